@@ -1,0 +1,107 @@
+// cmd_forward.cpp — `statescope-cli forward --model DIR --input IN.h5 --output OUT.h5`.
+//
+// IN.h5:  input_ids int [B, L]; optional initial_ssm_state float [n_layer, B, nheads, headdim, d_state]
+//         and initial_conv_state float [n_layer, B, conv_dim, d_conv-1].
+// OUT.h5: logits float32 [B, L, V]; final_ssm_state, final_conv_state (shapes as above);
+//         ssm_state_norm float32 [n_layer, B, L]; ssm_state_norm_per_head float32 [n_layer, B, L, nheads].
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/h5file.h"
+
+namespace statescope::cli {
+namespace {
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// Reads an optional [n_layer, ...per-layer] float dataset and checks its shape.
+torch::Tensor read_state(const H5File& f, const std::string& name, const std::vector<int64_t>& want) {
+  if (!f.has(name)) return {};
+  std::vector<int64_t> d;
+  auto v = f.read_f32(name, &d);
+  if (d != want)
+    throw Error(f.path() + ": dataset '" + name + "' has shape " + dims_str(d) + ", expected " + dims_str(want));
+  return torch::from_blob(v.data(), d, torch::kFloat32).clone();
+}
+
+void write_tensor(H5File& f, const std::string& name, const torch::Tensor& t) {
+  auto c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+  f.write(name, c.data_ptr<float>(), c.sizes().vec());
+}
+
+}  // namespace
+
+Runner add_forward(CLI::App& app) {
+  struct Opts { std::string model, input, output, scan = "chunked"; int64_t chunk = 0; };
+  auto o = std::make_shared<Opts>();
+  app.add_option("--model", o->model, "model directory (config.json + model.safetensors or pytorch_model.bin)")
+      ->required();
+  app.add_option("--input", o->input,
+                 "HDF5 file with input_ids int [B,L]; optional initial_ssm_state float "
+                 "[n_layer,B,nheads,headdim,d_state] and initial_conv_state float [n_layer,B,conv_dim,d_conv-1]")
+      ->required();
+  app.add_option("--output", o->output,
+                 "HDF5 file to write: logits [B,L,V], final_ssm_state, final_conv_state, "
+                 "ssm_state_norm [n_layer,B,L], ssm_state_norm_per_head [n_layer,B,L,nheads]")
+      ->required();
+  app.add_option("--scan", o->scan, "scan implementation")->check(CLI::IsMember({"chunked", "sequential"}));
+  app.add_option("--chunk-size", o->chunk, "chunk length for the chunked scan (default: the config's)");
+  return [o]() {
+    auto model = load_model_dir(o->model);
+    model->eval();
+    const auto& c = model->config();
+    H5File in(o->input, H5File::Mode::Read);
+    if (!in.has("input_ids")) throw Error(o->input + ": dataset 'input_ids' not found");
+    if (!in.is_integer("input_ids")) throw Error(o->input + ": dataset 'input_ids' must be integer");
+    std::vector<int64_t> d;
+    auto ids = in.read_i64("input_ids", &d);
+    if (d.size() != 2) throw Error(o->input + ": dataset 'input_ids' must be [B, L], got " + dims_str(d));
+    auto tokens = torch::from_blob(ids.data(), d, torch::kInt64).clone();  // [B, L]
+    model->check_tokens(tokens, o->input + ": dataset 'input_ids'");
+    const int64_t B = d[0], L = d[1];
+
+    auto ssm0 = read_state(in, "initial_ssm_state", {c.n_layer, B, c.nheads(), c.headdim, c.d_state});
+    auto conv0 = read_state(in, "initial_conv_state", {c.n_layer, B, c.conv_dim(), c.d_conv - 1});
+    ModelState init;
+    const bool has_init = ssm0.defined() || conv0.defined();
+    for (int64_t i = 0; has_init && i < c.n_layer; ++i)
+      init.push_back({ssm0.defined() ? ssm0[i] : torch::Tensor(), conv0.defined() ? conv0[i] : torch::Tensor()});
+
+    torch::NoGradGuard ng;
+    ForwardOptions fo;
+    fo.scan = o->scan == "sequential" ? ScanImpl::Sequential : ScanImpl::Chunked;
+    fo.chunk_size = o->chunk;
+    fo.state_norms = true;
+    auto out = model->forward(tokens, has_init ? &init : nullptr, fo);
+
+    std::vector<torch::Tensor> ssm, conv;
+    for (auto& s : out.final_state) { ssm.push_back(s.ssm); conv.push_back(s.conv); }
+    H5File f(o->output, H5File::Mode::Create);
+    write_tensor(f, "logits", out.logits);
+    write_tensor(f, "final_ssm_state", torch::stack(ssm));
+    write_tensor(f, "final_conv_state", torch::stack(conv));
+    write_tensor(f, "ssm_state_norm", out.norm);
+    write_tensor(f, "ssm_state_norm_per_head", out.norm_per_head);
+    f.set_attr("/", "creator", "statescope-cli forward");
+    f.set_attr("/", "model", o->model);
+    f.set_attr("/", "scan", o->scan);
+    std::cout << "forward: " << B << " x " << L << " tokens, " << c.n_layer << " layers -> " << o->output
+              << " (mean final-token state norm per layer:";
+    if (L > 0) {
+      auto last = out.norm.select(2, L - 1).mean(1);  // [n_layer]
+      for (int64_t i = 0; i < c.n_layer; ++i) std::cout << " " << last[i].item<float>();
+    }
+    std::cout << ")\n";
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli

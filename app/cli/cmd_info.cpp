@@ -1,0 +1,29 @@
+// cmd_info.cpp — `statescope-cli info --model DIR`: configuration and parameter count.
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "core/checkpoint.h"
+
+namespace statescope::cli {
+
+Runner add_info(CLI::App& app) {
+  auto dir = std::make_shared<std::string>();
+  app.add_option("--model", *dir, "model directory (config.json + weights)")->required();
+  return [dir]() {
+    auto model = load_model_dir(*dir);
+    const auto& c = model->config();
+    int64_t n = 0;
+    for (auto& p : model->parameters()) n += p.numel();
+    std::cout << "model " << *dir << "\n"
+              << "  d_model " << c.d_model << ", n_layer " << c.n_layer << ", d_state " << c.d_state
+              << ", headdim " << c.headdim << ", nheads " << c.nheads() << ", ngroups " << c.ngroups
+              << ", d_conv " << c.d_conv << ", chunk_size " << c.chunk_size << "\n"
+              << "  vocab " << c.vocab_size << ", tied " << (c.tie_embeddings ? "yes" : "no")
+              << ", gated norm " << (c.norm_per_group ? "per group (mamba_ssm)" : "over d_inner (HF)")
+              << ", dt_limit (" << c.dt_limit_lo << ", " << c.dt_limit_hi << ")\n"
+              << "  parameters " << n << "\n";
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli

@@ -1,0 +1,37 @@
+// main.cpp — statescope-cli: the headless front end. Verbs live in cmd_*.cpp.
+// Exit codes: 0 success, 1 failure (with one line on stderr naming the cause), 2 bad usage.
+#include <iostream>
+#include <map>
+
+#include "app/cli/commands.h"
+#include "core/error.h"
+#include "core/runtime.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"statescope-cli — length generalization lab for Mamba-2 (headless)"};
+  app.require_subcommand(1);
+  int threads = 0;
+  app.add_option("--threads", threads, "intra-op CPU threads (default: $STATESCOPE_THREADS or 1)");
+  std::map<CLI::App*, statescope::cli::Runner> runners;
+  auto add = [&](const char* name, const char* help, auto adder) {
+    auto* sub = app.add_subcommand(name, help);
+    runners[sub] = adder(*sub);
+  };
+  add("forward", "run a model on token ids from an HDF5 file; write logits, final states, state norms",
+      statescope::cli::add_forward);
+  add("info", "print a model directory's configuration and parameter count", statescope::cli::add_info);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  try {
+    statescope::configure_threads(threads);
+    for (auto* sub : app.get_subcommands()) return runners.at(sub)();
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    std::cerr << "statescope-cli: error: " << msg.substr(0, msg.find('\n')) << "\n";
+    return 1;
+  }
+  return 1;
+}

@@ -1,0 +1,50 @@
+// h5file.h — a small RAII wrapper over the HDF5 C API: files, groups, typed datasets, attributes.
+//
+// What it is: just enough HDF5 for statescope's files, with errors as statescope::Error naming the
+// file and the dataset. What it is not: a general HDF5 binding. No LibTorch, no Qt.
+// Datasets are written chunked with shuffle + gzip (readable by h5py and HDFView without plugins).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace statescope {
+
+class H5File {
+ public:
+  enum class Mode { Read, ReadWrite, Create };  // Create truncates
+  H5File(const std::string& path, Mode mode);
+  ~H5File();
+  H5File(const H5File&) = delete;
+  H5File& operator=(const H5File&) = delete;
+
+  const std::string& path() const { return path_; }
+  bool has(const std::string& name) const;            // dataset or group, "a/b/c" allowed
+  std::vector<int64_t> dims(const std::string& dataset) const;
+  bool is_integer(const std::string& dataset) const;
+
+  // Reads any numeric dataset, converted by HDF5 to the requested type.
+  std::vector<float> read_f32(const std::string& dataset, std::vector<int64_t>* dims = nullptr) const;
+  std::vector<double> read_f64(const std::string& dataset, std::vector<int64_t>* dims = nullptr) const;
+  std::vector<int64_t> read_i64(const std::string& dataset, std::vector<int64_t>* dims = nullptr) const;
+
+  // Writes a new dataset (parent groups are created). Replaces an existing one of the same name.
+  void write(const std::string& dataset, const float* data, const std::vector<int64_t>& dims);
+  void write(const std::string& dataset, const double* data, const std::vector<int64_t>& dims);
+  void write(const std::string& dataset, const int64_t* data, const std::vector<int64_t>& dims);
+
+  // String attribute on a group or dataset ("/" for the root).
+  void set_attr(const std::string& object, const std::string& key, const std::string& value);
+  std::string attr(const std::string& object, const std::string& key) const;
+  void flush();
+
+ private:
+  void write_impl(const std::string& name, const void* data, const std::vector<int64_t>& dims, int64_t type);
+  template <class T>
+  std::vector<T> read_impl(const std::string& name, int64_t type, std::vector<int64_t>* dims) const;
+  void ensure_parents(const std::string& name);
+  std::string path_;
+  int64_t id_ = -1;  // hid_t
+};
+
+}  // namespace statescope

@@ -1,0 +1,136 @@
+// test_cli.cpp — `statescope-cli forward` end to end against the golden reference, and its
+// refusals: each bad input gives a non-zero exit and one line naming the file and the field.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/h5file.h"
+#include "tests/test_util.h"
+
+using namespace statescope;
+using statescope::test::close;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kGolden = std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/";
+
+struct Run { int code; std::string output; };
+
+Run cli(const std::string& args) {
+  const std::string cmd = std::string(STATESCOPE_CLI) + " " + args + " 2>&1";
+  Run r{-1, ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+torch::Tensor read(const std::string& path, const std::string& name) {
+  H5File f(path, H5File::Mode::Read);
+  std::vector<int64_t> d;
+  auto v = f.read_f32(name, &d);
+  return torch::from_blob(v.data(), d, torch::kFloat32).clone();
+}
+
+std::string tmp(const std::string& name) { return (fs::temp_directory_path() / ("statescope_cli_" + name)).string(); }
+
+// Writes an input file from golden datasets: ids from `ids_name`, optional initial states.
+std::string make_input(const std::string& name, const std::string& ids_name, bool with_state,
+                       const std::vector<int64_t>& ssm_shape_override = {}) {
+  H5File g(kGolden + "hf-untied/golden.h5", H5File::Mode::Read);
+  const auto path = tmp(name);
+  H5File f(path, H5File::Mode::Create);
+  std::vector<int64_t> d;
+  auto ids = g.read_i64(ids_name, &d);
+  f.write("input_ids", ids.data(), d);
+  if (with_state) {
+    auto ssm = g.read_f32("final_ssm_state", &d);
+    if (!ssm_shape_override.empty()) d = ssm_shape_override;
+    f.write("initial_ssm_state", ssm.data(), d);
+    auto conv = g.read_f32("final_conv_state", &d);
+    f.write("initial_conv_state", conv.data(), d);
+  }
+  return path;
+}
+
+}  // namespace
+
+TEST(Cli, ForwardMatchesGolden) {
+  const auto in = make_input("in.h5", "input_ids", false), out = tmp("out.h5");
+  auto r = cli("forward --model " + kGolden + "hf-untied --input " + in + " --output " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  const auto g = kGolden + "hf-untied/golden.h5";
+  EXPECT_TRUE(close(read(out, "logits"), read(g, "logits"), 1e-4, "logits"));
+  EXPECT_TRUE(close(read(out, "final_ssm_state"), read(g, "final_ssm_state"), 1e-4, "ssm"));
+  EXPECT_TRUE(close(read(out, "final_conv_state"), read(g, "final_conv_state"), 1e-4, "conv"));
+  auto norm = read(out, "ssm_state_norm");  // [n_layer, B, L]
+  EXPECT_EQ(norm.sizes().vec(), (std::vector<int64_t>{2, 2, 45}));
+  // The last position's norm is the norm of the final state.
+  auto fin = read(out, "final_ssm_state");  // [n_layer, B, H, P, N]
+  EXPECT_TRUE(close(norm.select(2, 44), fin.square().sum({2, 3, 4}).sqrt(), 1e-5, "norm of final state"));
+}
+
+TEST(Cli, ForwardFromInitialStates) {
+  const auto in = make_input("in_state.h5", "next_ids", true), out = tmp("out_state.h5");
+  auto r = cli("forward --model " + kGolden + "hf-untied --scan sequential --input " + in + " --output " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(close(read(out, "logits"), read(kGolden + "hf-untied/golden.h5", "next_logits"), 1e-4, "logits"));
+}
+
+TEST(Cli, Help) {
+  auto r = cli("forward --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.output.find("input_ids"), std::string::npos);
+  EXPECT_NE(r.output.find("ssm_state_norm"), std::string::npos);
+}
+
+TEST(Cli, RefusesBadInput) {
+  const auto model = kGolden + "hf-untied";
+  auto r = cli("forward --input x.h5 --output y.h5");
+  EXPECT_EQ(r.code, 2) << r.output;
+  r = cli("forward --model " + model + " --input /nonexistent/in.h5 --output " + tmp("o.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("/nonexistent/in.h5"), std::string::npos) << r.output;
+  r = cli("forward --model /nonexistent/model --input x.h5 --output " + tmp("o.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("/nonexistent/model"), std::string::npos) << r.output;
+
+  // Token ids out of range.
+  {
+    const auto p = tmp("bad_ids.h5");
+    H5File f(p, H5File::Mode::Create);
+    std::vector<int64_t> ids{1, 2, 64};
+    f.write("input_ids", ids.data(), {1, 3});
+  }
+  r = cli("forward --model " + model + " --input " + tmp("bad_ids.h5") + " --output " + tmp("o.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("input_ids"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("token id 64"), std::string::npos) << r.output;
+
+  // No input_ids dataset.
+  {
+    const auto p = tmp("no_ids.h5");
+    H5File f(p, H5File::Mode::Create);
+    std::vector<float> x{1};
+    f.write("tokens", x.data(), {1});
+  }
+  r = cli("forward --model " + model + " --input " + tmp("no_ids.h5") + " --output " + tmp("o.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("'input_ids' not found"), std::string::npos) << r.output;
+
+  // Initial state of the wrong shape (the golden [2, 2, 8, 8, 8] read as [2, 2, 8, 16, 4]).
+  const auto bad = make_input("bad_state.h5", "next_ids", true, {2, 2, 8, 16, 4});
+  r = cli("forward --model " + model + " --input " + bad + " --output " + tmp("o.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("initial_ssm_state"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected [2, 2, 8, 8, 8]"), std::string::npos) << r.output;
+  // Exactly one line of error.
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}

@@ -1,0 +1,50 @@
+// test_h5file.cpp — the HDF5 wrapper: round trips, type conversion, attributes, errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/h5file.h"
+
+using namespace statescope;
+
+TEST(H5File, RoundTripAndConversion) {
+  const auto path = (std::filesystem::temp_directory_path() / "ss_h5.h5").string();
+  {
+    H5File f(path, H5File::Mode::Create);
+    std::vector<float> a(2 * 3 * 5);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = 0.5f * static_cast<float>(i);
+    f.write("group/sub/a", a.data(), {2, 3, 5});
+    std::vector<int64_t> ids{1, 2, 3, 40000000000LL};
+    f.write("ids", ids.data(), {2, 2});
+    f.set_attr("/", "format", "statescope");
+    f.set_attr("group", "note", "héllo");
+  }
+  H5File f(path, H5File::Mode::Read);
+  EXPECT_TRUE(f.has("group/sub/a"));
+  EXPECT_FALSE(f.has("group/nope/a"));
+  std::vector<int64_t> d;
+  auto a = f.read_f64("group/sub/a", &d);
+  EXPECT_EQ(d, (std::vector<int64_t>{2, 3, 5}));
+  EXPECT_DOUBLE_EQ(a[29], 14.5);
+  EXPECT_EQ(f.read_i64("ids")[3], 40000000000LL);
+  EXPECT_TRUE(f.is_integer("ids"));
+  EXPECT_FALSE(f.is_integer("group/sub/a"));
+  EXPECT_EQ(f.attr("/", "format"), "statescope");
+  EXPECT_EQ(f.attr("group", "note"), "héllo");
+  std::filesystem::remove(path);
+}
+
+TEST(H5File, Errors) {
+  EXPECT_THROW(H5File("/nonexistent/f.h5", H5File::Mode::Read), Error);
+  const auto path = (std::filesystem::temp_directory_path() / "ss_not_h5.h5").string();
+  std::ofstream(path) << "plain text";
+  try {
+    H5File f(path, H5File::Mode::Read);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
