@@ -166,6 +166,81 @@ void H5File::write(const std::string& n, const int64_t* d, const std::vector<int
   write_impl(n, d, dims, H5T_NATIVE_INT64);
 }
 
+void H5File::create_growable(const std::string& name, bool integer) {
+  ensure_parents(name);
+  if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 4096;
+  Handle sp{H5Screate_simple(1, &zero, &unlimited), H5Sclose};
+  Handle pl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  H5Pset_chunk(pl.id, 1, &chunk);
+  H5Pset_shuffle(pl.id);
+  H5Pset_deflate(pl.id, 4);
+  const hid_t type = integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+  Handle ds{H5Dcreate2(id_, name.c_str(), type, sp.id, H5P_DEFAULT, pl.id, H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": cannot create growable dataset '" + name + "'");
+}
+
+void H5File::append_impl(const std::string& name, const void* data, int64_t n, int64_t type) {
+  if (n <= 0) return;
+  Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": growable dataset '" + name + "' not found");
+  Handle sp0{H5Dget_space(ds.id), H5Sclose};
+  hsize_t old = 0;
+  H5Sget_simple_extent_dims(sp0.id, &old, nullptr);
+  hsize_t size = old + static_cast<hsize_t>(n), count = static_cast<hsize_t>(n);
+  if (H5Dset_extent(ds.id, &size) < 0) throw Error(path_ + ": cannot extend dataset '" + name + "'");
+  Handle fs{H5Dget_space(ds.id), H5Sclose};
+  H5Sselect_hyperslab(fs.id, H5S_SELECT_SET, &old, nullptr, &count, nullptr);
+  Handle ms{H5Screate_simple(1, &count, nullptr), H5Sclose};
+  if (H5Dwrite(ds.id, static_cast<hid_t>(type), ms.id, fs.id, H5P_DEFAULT, data) < 0)
+    throw Error(path_ + ": appending to dataset '" + name + "' failed (disk full?)");
+}
+
+void H5File::append(const std::string& n, const double* d, int64_t k) { append_impl(n, d, k, H5T_NATIVE_DOUBLE); }
+void H5File::append(const std::string& n, const int64_t* d, int64_t k) { append_impl(n, d, k, H5T_NATIVE_INT64); }
+
+std::vector<std::string> H5File::children(const std::string& group) const {
+  std::vector<std::string> out;
+  Handle g{H5Oopen(id_, group.c_str(), H5P_DEFAULT), H5Oclose};
+  if (g.id < 0) throw Error(path_ + ": group '" + group + "' not found");
+#if H5_VERSION_GE(1, 12, 0)
+  using LinkInfo = H5L_info2_t;
+#else
+  using LinkInfo = H5L_info_t;
+#endif
+  H5Literate(g.id, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+              [](hid_t, const char* name, const LinkInfo*, void* op) -> herr_t {
+                static_cast<std::vector<std::string>*>(op)->push_back(name);
+                return 0;
+              },
+              &out);
+  return out;
+}
+
+bool H5File::is_group(const std::string& name) const {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  if (!has(name) || H5Oget_info_by_name3(id_, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
+#else
+  H5O_info_t info;
+  if (!has(name) || H5Oget_info_by_name2(id_, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
+#endif
+  return info.type == H5O_TYPE_GROUP;
+}
+
+std::vector<std::string> H5File::attr_names(const std::string& object) const {
+  std::vector<std::string> out;
+  Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
+  if (obj.id < 0) return out;
+  H5Aiterate2(obj.id, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+              [](hid_t, const char* name, const H5A_info_t*, void* op) -> herr_t {
+                static_cast<std::vector<std::string>*>(op)->push_back(name);
+                return 0;
+              },
+              &out);
+  return out;
+}
+
 void H5File::set_attr(const std::string& object, const std::string& key, const std::string& value) {
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
   Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};

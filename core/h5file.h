@@ -33,12 +33,21 @@ class H5File {
   void write(const std::string& dataset, const double* data, const std::vector<int64_t>& dims);
   void write(const std::string& dataset, const int64_t* data, const std::vector<int64_t>& dims);
 
+  // Growable 1-D datasets (unlimited, chunked, gzip): created empty, then appended to.
+  void create_growable(const std::string& dataset, bool integer);
+  void append(const std::string& dataset, const double* data, int64_t n);
+  void append(const std::string& dataset, const int64_t* data, int64_t n);
+
   // String attribute on a group or dataset ("/" for the root).
   void set_attr(const std::string& object, const std::string& key, const std::string& value);
   std::string attr(const std::string& object, const std::string& key) const;
+  std::vector<std::string> attr_names(const std::string& object) const;
+  std::vector<std::string> children(const std::string& group) const;  // member names, sorted
+  bool is_group(const std::string& name) const;
   void flush();
 
  private:
+  void append_impl(const std::string& name, const void* data, int64_t n, int64_t type);
   void write_impl(const std::string& name, const void* data, const std::vector<int64_t>& dims, int64_t type);
   template <class T>
   std::vector<T> read_impl(const std::string& name, int64_t type, std::vector<int64_t>* dims) const;

@@ -55,7 +55,7 @@ fi
 for m in "${PY_EXTRA[@]}"; do
   "$py" -c "import $m" 2>/dev/null || { echo "[setup] installing $m"; "$py" -m pip install -q "$m"; }
 done
-if [ "${STATESCOPE_GOLDEN:-0}" = "1" ]; then   # only for regenerating tests/golden by hand
+if [ "${STATESCOPE_DEV:-0}" = "1" ]; then   # only for tests/golden and bench/ reference runs
   "$py" -c "import transformers, safetensors" 2>/dev/null || "$py" -m pip install -q transformers safetensors
 fi
 echo "[setup] ok: torch $("$py" -c 'import torch; print(torch.__version__)') in $venv"

@@ -20,6 +20,18 @@ int main(int argc, char** argv) {
   add("forward", "run a model on token ids from an HDF5 file; write logits, final states, state norms",
       statescope::cli::add_forward);
   add("info", "print a model directory's configuration and parameter count", statescope::cli::add_info);
+  std::string command = "statescope-cli";
+  for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+  auto addc = [&](const char* name, const char* help, auto adder) {
+    auto* sub = app.add_subcommand(name, help);
+    runners[sub] = adder(*sub, command);
+  };
+  addc("pretrain", "train a new byte-level Mamba-2 from scratch (zero initial state)", statescope::cli::add_pretrain);
+  addc("posttrain", "continue training a model with an initial-state policy", statescope::cli::add_posttrain);
+  addc("eval", "per-position loss, excess over the state-reset reference, and state norms far past T",
+       statescope::cli::add_eval);
+  addc("run", "run a whole experiment spec (post-train with each policy, evaluate all)", statescope::cli::add_run);
+  addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,7 +9,7 @@ mamba_ssm layout (config.json with d_model/ssm_cfg, pytorch_model.bin via torch.
 named backbone.embedding.weight and lm_head.weight sharing its storage).
 
 Regenerate (outputs are committed):
-    STATESCOPE_GOLDEN=1 bash tools/setup.sh
+    STATESCOPE_DEV=1 bash tools/setup.sh
     HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden.py
 """
 import json

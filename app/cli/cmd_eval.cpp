@@ -1,0 +1,109 @@
+// cmd_eval.cpp — `eval` (per-position loss, excess and state norms of one model into an experiment
+// file) and `run` (a whole experiment spec).
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/checkpoint.h"
+#include "core/corpus.h"
+#include "core/error.h"
+#include "core/evaluate.h"
+#include "core/experiment.h"
+#include "core/experiment_store.h"
+#include "core/model_registry.h"
+#include "core/runtime.h"
+
+namespace statescope::cli {
+namespace fs = std::filesystem;
+
+Runner add_eval(CLI::App& app, const std::string& command) {
+  struct O {
+    std::string model, output, run = "eval", data = "embedded";
+    EvalOptions e;
+    bool append = false;
+  };
+  auto o = std::make_shared<O>();
+  o->e.T = 0;
+  o->e.length = 0;
+  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  app.add_option("--run", o->run, "run (group) name in the file")->capture_default_str();
+  app.add_flag("--append", o->append, "add the run to an existing experiment file instead of creating it");
+  app.add_option("--data", o->data, "'embedded' or a .txt file / folder (its validation split is used)")
+      ->capture_default_str();
+  app.add_option("--T", o->e.T, "training context (default: the model's record)");
+  app.add_option("--length", o->e.length, "positions per sequence (default 64T)");
+  app.add_option("--sequences", o->e.sequences, "sequences averaged")->capture_default_str();
+  app.add_option("--segment", o->e.segment, "tokens per forward; state carried between segments")->capture_default_str();
+  app.add_option("--batch", o->e.batch, "sequences per forward")->capture_default_str();
+  return [o, command]() {
+    const std::string dir = resolve_model(o->model);
+    auto rec = read_model_record(dir);
+    if (o->e.T <= 0) o->e.T = rec.T;
+    if (o->e.T <= 0) throw Error("--T is required: " + dir + " records no training context");
+    if (o->e.length <= 0) o->e.length = 64 * o->e.T;
+    const Corpus corpus = o->data == "embedded" ? load_austen(default_corpus_path()) : load_text(o->data);
+    auto model = load_model_dir(dir);
+    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
+    nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}};
+    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), "none (evaluation only)", 0,
+                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    ProgressLine line;
+    EvalResult r;
+    try {
+      r = evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
+        line.update("eval batch " + std::to_string(d) + "/" + std::to_string(t), d == t);
+        return true;
+      });
+    } catch (const Error& e) {
+      file->set_status(o->run, "failed", e.what());
+      throw;
+    }
+    line.done();
+    file->write_eval(o->run, r);
+    file->set_status(o->run, "finished");
+    std::cout << format_summary_table({summarize(r, o->run, "none")});
+    return 0;
+  };
+}
+
+Runner add_run(CLI::App& app, const std::string&) {
+  struct O { std::string spec, output; };
+  auto o = std::make_shared<O>();
+  app.add_option("spec", o->spec, "experiment spec (JSON), e.g. data/experiments/demo.json")->required();
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  return [o]() {
+    std::ifstream in(o->spec);
+    if (!in) throw Error(o->spec + ": cannot open experiment spec");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    ProgressLine line;
+    using clk = std::chrono::steady_clock;
+    const auto t0 = clk::now();
+    auto runs = run_experiment(ss.str(), o->spec, o->output, [&](const ExperimentProgress& p) {
+      char buf[200];
+      const double el = std::chrono::duration<double>(clk::now() - t0).count();
+      if (p.phase == "train")
+        std::snprintf(buf, sizeof buf, "[%s] %-9s train step %lld/%lld  loss %.3f bits/byte  %.0f tok/s  ETA %s",
+                      fmt_eta(el).c_str(), p.run.c_str(), (long long)p.done, (long long)p.total, p.loss / std::log(2.0),
+                      p.rate, fmt_eta(p.eta_s).c_str());
+      else
+        std::snprintf(buf, sizeof buf, "[%s] %-9s eval batch %lld/%lld  ETA %s", fmt_eta(el).c_str(), p.run.c_str(),
+                      (long long)p.done, (long long)p.total, fmt_eta(p.eta_s).c_str());
+      line.update(buf, p.done == p.total);
+      return true;
+    });
+    line.done();
+    std::cout << format_summary_table(runs);
+    std::cout << "wrote " << o->output << "\n";
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli

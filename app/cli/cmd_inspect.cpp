@@ -1,0 +1,73 @@
+// cmd_inspect.cpp — `inspect FILE.h5`: a readable summary of every group in an experiment file.
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "core/error.h"
+#include "core/experiment.h"
+#include "core/experiment_store.h"
+
+namespace statescope::cli {
+namespace {
+
+std::string dims_str(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+void walk(const H5File& f, const std::string& group, int depth) {
+  for (auto& name : f.children(group)) {
+    const std::string path = group == "/" ? name : group + "/" + name;
+    const std::string pad(2 * depth, ' ');
+    if (f.is_group(path)) {
+      std::cout << pad << name << "/\n";
+      walk(f, path, depth + 1);
+    } else {
+      std::cout << pad << name << " " << dims_str(f.dims(path)) << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+Runner add_inspect(CLI::App& app, const std::string&) {
+  auto path = std::make_shared<std::string>();
+  auto tree = std::make_shared<bool>(false);
+  app.add_option("file", *path, "experiment file (HDF5)")->required();
+  app.add_flag("--tree", *tree, "also list every dataset with its shape");
+  return [path, tree]() {
+    H5File f(*path, H5File::Mode::Read);
+    std::cout << *path << "\n";
+    for (auto& a : f.attr_names("/"))
+      if (a != "spec") std::cout << "  " << a << ": " << f.attr("/", a) << "\n";
+    std::vector<RunSummary> sums;
+    for (auto& run : f.children("/")) {
+      if (!f.is_group(run)) continue;
+      auto get = [&](const char* k) {
+        try { return f.attr(run, k); } catch (const Error&) { return std::string("?"); }
+      };
+      std::cout << "run " << run << ": status " << get("status") << ", intervention " << get("intervention")
+                << ", seed " << get("seed") << ", model " << get("model") << "\n";
+      const std::string msg = get("message");
+      if (!msg.empty() && msg != "?") std::cout << "  message: " << msg << "\n";
+      if (f.has(run + "/train/loss")) {
+        auto loss = f.read_f64(run + "/train/loss");
+        if (!loss.empty())
+          std::cout << "  train: " << loss.size() << " steps, loss " << loss.front() << " -> " << loss.back()
+                    << " nats/token\n";
+      }
+      if (f.has(run + "/ppl/nll")) {
+        auto r = read_eval(f, run);
+        auto s = summarize(r, run, get("intervention"));
+        s.status = get("status");
+        sums.push_back(s);
+        std::cout << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
+      }
+      if (*tree) walk(f, run, 1);
+    }
+    if (!sums.empty()) std::cout << "\n" << format_summary_table(sums);
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli

@@ -1,0 +1,148 @@
+// cmd_train.cpp — `pretrain` (a new model from scratch) and `posttrain` (continue a model with an
+// initial-state policy). Both write a model directory with statescope.json recording the exact
+// command, and a training record (HDF5 experiment file with one run).
+#include <torch/torch.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/checkpoint.h"
+#include "core/corpus.h"
+#include "core/error.h"
+#include "core/experiment_store.h"
+#include "core/model_registry.h"
+#include "core/runtime.h"
+#include "core/trainer.h"
+
+namespace statescope::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct CommonTrain {
+  std::string out, data = "embedded", record;
+  TrainOptions t;
+};
+
+void add_train_options(CLI::App& app, CommonTrain& o) {
+  app.add_option("--out", o.out, "model directory to write")->required();
+  app.add_option("--data", o.data, "'embedded' (the Austen corpus) or a .txt file / folder")->capture_default_str();
+  app.add_option("--record", o.record, "training record HDF5 (default: OUT/training.h5)");
+  app.add_option("--T", o.t.T, "training context in tokens")->capture_default_str();
+  app.add_option("--steps", o.t.steps, "optimizer steps")->capture_default_str();
+  app.add_option("--batch", o.t.batch, "sequences per step")->capture_default_str();
+  app.add_option("--lr", o.t.lr, "peak learning rate")->capture_default_str();
+  app.add_option("--warmup", o.t.warmup, "linear warmup steps")->capture_default_str();
+  app.add_option("--min-lr-ratio", o.t.min_lr_ratio, "cosine floor as a fraction of --lr")->capture_default_str();
+  app.add_option("--weight-decay", o.t.weight_decay, "AdamW weight decay (not on A_log, dt_bias, D, norms)")
+      ->capture_default_str();
+  app.add_option("--grad-clip", o.t.grad_clip, "gradient norm clip (0: off)")->capture_default_str();
+  app.add_option("--seed", o.t.seed, "seed for data order, noise and initialisation")->capture_default_str();
+}
+
+int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
+                 ModelRecord rec, const std::string& command, const std::string& source_model) {
+  const Corpus corpus = o.data == "embedded" ? load_austen(default_corpus_path()) : load_text(o.data);
+  fs::create_directories(o.out);
+  const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
+  auto file = ExperimentFile::create(record);
+  nlohmann::json spec{{"command", command}, {"T", o.t.T}, {"steps", o.t.steps}, {"batch", o.t.batch}, {"lr", o.t.lr},
+                      {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
+  file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
+                   o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+  auto policy = make_policy(ps, o.t.seed + 17);
+  ProgressLine line;
+  auto result = train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
+    file->append_train(run_name, s);
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f (%.3f bits/byte)  lr %.2e  %.0f tok/s  ETA %s",
+                  run_name.c_str(), (long long)s.step, (long long)s.steps, s.loss, s.loss / std::log(2.0), s.lr,
+                  s.tokens_per_s, fmt_eta(s.eta_s).c_str());
+    line.update(buf, s.step == s.steps);
+    return true;
+  });
+  line.done();
+  file->set_status(run_name, result.status, result.message);
+  if (result.status != "finished") throw Error(run_name + " " + result.status + ": " + result.message);
+  save_model_dir(model, o.out);
+  rec.T = o.t.T;
+  rec.seed = o.t.seed;
+  rec.command = command;
+  write_model_record(o.out, rec);
+  std::cout << run_name << ": " << result.steps_done << " steps, final loss "
+            << result.history.back().loss / std::log(2.0) << " bits/byte -> " << o.out << " (record " << record << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+Runner add_pretrain(CLI::App& app, const std::string& command) {
+  struct O : CommonTrain {
+    Mamba2Config c;
+    double a_min = 1.0, a_max = 16.0, dt_limit = 0;
+    bool freeze_A = false;
+  };
+  auto o = std::make_shared<O>();
+  o->c.d_model = 64; o->c.n_layer = 2; o->c.d_state = 32; o->c.headdim = 16; o->c.chunk_size = 64;
+  o->c.vocab_size = 256; o->c.tie_embeddings = true;
+  add_train_options(app, *o);
+  app.add_option("--d-model", o->c.d_model)->capture_default_str();
+  app.add_option("--n-layer", o->c.n_layer)->capture_default_str();
+  app.add_option("--d-state", o->c.d_state)->capture_default_str();
+  app.add_option("--headdim", o->c.headdim)->capture_default_str();
+  app.add_option("--ngroups", o->c.ngroups)->capture_default_str();
+  app.add_option("--chunk-size", o->c.chunk_size)->capture_default_str();
+  app.add_option("--dt-min", o->c.dt_min, "dt initialisation range (log-uniform)")->capture_default_str();
+  app.add_option("--dt-max", o->c.dt_max)->capture_default_str();
+  app.add_option("--dt-limit", o->dt_limit, "clamp dt to at most this after softplus (time_step_limit; 0: none)")
+      ->capture_default_str();
+  app.add_option("--a-min", o->a_min, "A initialised uniform in [a-min, a-max]")->capture_default_str();
+  app.add_option("--a-max", o->a_max)->capture_default_str();
+  app.add_flag("--freeze-A", o->freeze_A, "keep A_log at its initial value (e.g. A = 1 with --a-min 1 --a-max 1)");
+  return [o, command]() {
+    if (o->dt_limit > 0) o->c.dt_limit_hi = o->dt_limit;
+    o->c.dt_init_floor = std::min(o->c.dt_init_floor, o->c.dt_min);
+    o->c.validate("pretrain options");
+    if (!(o->a_min > 0) || o->a_max < o->a_min) throw Error("--a-min/--a-max: need 0 < a-min <= a-max");
+    Mamba2LM model(o->c);
+    model->reset_parameters(o->t.seed, o->a_min, o->a_max);
+    o->t.freeze_A_log = o->freeze_A;
+    ModelRecord rec;
+    rec.freeze_A_log = o->freeze_A;
+    rec.notes = "pretrained by statescope from scratch with a zero initial state";
+    return run_training(model, *o, PolicySpec{}, "pretrain", rec, command, "");
+  };
+}
+
+Runner add_posttrain(CLI::App& app, const std::string& command) {
+  struct O : CommonTrain {
+    std::string model;
+    PolicySpec ps;
+    int pass_conv = -1;
+  };
+  auto o = std::make_shared<O>();
+  o->t.steps = 200; o->t.lr = 5e-4; o->t.warmup = 10; o->t.T = 0;  // T: the model's record unless given
+  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
+  add_train_options(app, *o);
+  app.add_option("--policy", o->ps.kind, "initial-state policy")
+      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+  app.add_option("--sigma", o->ps.sigma, "random: std of the initial SSM state")->capture_default_str();
+  app.add_option("--ema", o->ps.ema, "fitted: EMA decay of the fitted statistics")->capture_default_str();
+  app.add_option("--pass-conv", o->pass_conv, "pass the conv state too (1/0; default: 1 for passing/tbtt, 0 for noise)");
+  return [o, command]() {
+    o->ps.pass_conv = o->pass_conv;
+    const std::string dir = resolve_model(o->model);
+    auto model = load_model_dir(dir);
+    ModelRecord rec = read_model_record(dir);
+    if (o->t.T <= 0) o->t.T = rec.T;
+    if (o->t.T <= 0) throw Error("--T is required: " + dir + " records no training context");
+    o->t.freeze_A_log = rec.freeze_A_log;
+    rec.notes = "post-trained from " + dir + " with policy " + o->ps.label();
+    return run_training(model, *o, o->ps, "posttrain", rec, command, dir);
+  };
+}
+
+}  // namespace statescope::cli

@@ -1,0 +1,43 @@
+// progress.h — one-line progress for long CLI work: step, rate, ETA; redrawn in place on a terminal,
+// printed every few seconds otherwise (logs stay readable).
+#pragma once
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace statescope::cli {
+
+class ProgressLine {
+ public:
+  void update(const std::string& text, bool force = false) {
+    const auto now = std::chrono::steady_clock::now();
+    const double since = std::chrono::duration<double>(now - last_).count();
+    if (!force && since < (tty_ ? 0.1 : 5.0)) return;
+    last_ = now;
+    if (tty_) std::fprintf(stderr, "\r\033[K%s", text.c_str());
+    else std::fprintf(stderr, "%s\n", text.c_str());
+    std::fflush(stderr);
+    dirty_ = tty_;
+  }
+  void done() {
+    if (dirty_) std::fprintf(stderr, "\n");
+    dirty_ = false;
+  }
+  ~ProgressLine() { done(); }
+
+ private:
+  bool tty_ = isatty(2);
+  bool dirty_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+inline std::string fmt_eta(double s) {
+  char b[32];
+  if (s >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
+  else std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
+  return b;
+}
+
+}  // namespace statescope::cli

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""hf_forward.py — the reference side of bench/run_forward.sh: transformers' Mamba2ForCausalLM
+(pure-torch path) on the same shapes, torch build and thread count as bench_forward.
+Usage: hf_forward.py SHAPES.json NAME THREADS ITERS   -> one JSON line."""
+import json
+import sys
+import time
+
+import torch
+from transformers import Mamba2Config, Mamba2ForCausalLM
+
+
+def main():
+    shapes, name, threads, iters = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    s = json.load(open(shapes))[name]
+    torch.set_num_threads(threads)
+    cfg = Mamba2Config(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
+                       head_dim=s["headdim"], num_heads=2 * s["d_model"] // s["headdim"], n_groups=1,
+                       vocab_size=s["vocab_size"], chunk_size=s["chunk_size"], tie_word_embeddings=True)
+    model = Mamba2ForCausalLM(cfg).float()
+    torch.manual_seed(0)
+    tokens = torch.randint(0, s["vocab_size"], (s["batch"], s["length"]))
+    ntok = s["batch"] * s["length"]
+
+    def time_it(backward):
+        best = float("inf")
+        for i in range(iters + 1):
+            t0 = time.perf_counter()
+            if backward:
+                model.train()
+                out = model(tokens, labels=tokens)
+                out.loss.backward()
+                model.zero_grad()
+            else:
+                model.eval()
+                with torch.no_grad():
+                    model(tokens)
+            dt = time.perf_counter() - t0
+            if i > 0:
+                best = min(best, dt)
+        return ntok / best
+
+    fwd, fwdbwd = time_it(False), time_it(True)
+    print(json.dumps({"impl": "transformers", "shape": name, "threads": threads,
+                      "fwd_tok_s": fwd, "fwdbwd_tok_s": fwdbwd}))
+
+
+if __name__ == "__main__":
+    main()

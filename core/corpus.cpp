@@ -1,0 +1,155 @@
+// corpus.cpp — loading and splitting text corpora.
+#include "corpus.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "error.h"
+
+#ifndef STATESCOPE_SOURCE_DIR
+#define STATESCOPE_SOURCE_DIR ""
+#endif
+
+namespace statescope {
+namespace fs = std::filesystem;
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open text file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string::npos) nl = text.size();
+    lines.push_back(text.substr(pos, nl - pos));
+    pos = nl + 1;
+  }
+  return lines;
+}
+
+int64_t count(const std::vector<Document>& d) {
+  int64_t n = 0;
+  for (auto& x : d) n += static_cast<int64_t>(x.tokens.size());
+  return n;
+}
+
+}  // namespace
+
+int64_t Corpus::train_tokens() const { return count(train); }
+int64_t Corpus::validation_tokens() const { return count(validation); }
+
+std::vector<int32_t> encode_bytes(const std::string& text) {
+  std::vector<int32_t> t(text.size());
+  for (size_t i = 0; i < text.size(); ++i) t[i] = static_cast<unsigned char>(text[i]);
+  return t;
+}
+
+std::string decode_bytes(const std::vector<int32_t>& tokens) {
+  std::string s(tokens.size(), '\0');
+  for (size_t i = 0; i < tokens.size(); ++i) s[i] = static_cast<char>(tokens[i] & 0xff);
+  return s;
+}
+
+Corpus load_austen(const std::string& path, const std::string& validation_novel) {
+  static const std::vector<std::string> kTitles{"EMMA", "MANSFIELD PARK", "NORTHANGER ABBEY", "Persuasion",
+                                                "PRIDE AND PREJUDICE", "SENSE AND SENSIBILITY"};
+  if (std::find(kTitles.begin(), kTitles.end(), validation_novel) == kTitles.end())
+    throw Error("validation novel '" + validation_novel + "' is not one of the six titles");
+  const auto lines = split_lines(read_file(path));
+  Corpus c;
+  c.source = path;
+  std::string novel, chapter = "front matter", buf;
+  int found = 0;
+  auto flush = [&] {
+    if (!novel.empty() && buf.find_first_not_of(" \n\r\t") != std::string::npos) {
+      Document d{novel + "/" + chapter, encode_bytes(buf)};
+      (novel == validation_novel ? c.validation : c.train).push_back(std::move(d));
+    }
+    buf.clear();
+  };
+  for (const auto& line : lines) {
+    std::string t = line;
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\r')) t.pop_back();
+    if (std::find(kTitles.begin(), kTitles.end(), t) != kTitles.end()) {
+      flush();
+      novel = t;
+      chapter = "front matter";
+      ++found;
+    } else if (t.rfind("CHAPTER ", 0) == 0 || t.rfind("Chapter ", 0) == 0) {
+      flush();
+      chapter = t;
+    }
+    buf += line;
+    buf += '\n';
+  }
+  flush();
+  if (found != 6)
+    throw Error(path + ": expected the six novel title lines, found " + std::to_string(found));
+  return c;
+}
+
+Corpus load_text(const std::string& path, int64_t doc_bytes, int val_every) {
+  if (val_every < 2) throw Error("val_every must be at least 2");
+  std::vector<Document> docs;
+  if (fs::is_directory(path)) {
+    std::vector<fs::path> files;
+    for (auto& e : fs::recursive_directory_iterator(path))
+      if (e.is_regular_file() && e.path().extension() == ".txt") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (auto& f : files) {
+      auto text = read_file(f.string());
+      if (!text.empty()) docs.push_back({fs::relative(f, path).string(), encode_bytes(text)});
+    }
+  } else if (fs::is_regular_file(path)) {
+    // Split at blank lines into documents of about doc_bytes.
+    const auto text = read_file(path);
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = std::min(text.size(), start + static_cast<size_t>(doc_bytes));
+      if (end < text.size()) {
+        const size_t blank = text.find("\n\n", end);
+        end = blank == std::string::npos ? text.size() : blank + 2;
+      }
+      docs.push_back({fs::path(path).filename().string() + "#" + std::to_string(docs.size()),
+                      encode_bytes(text.substr(start, end - start))});
+      start = end;
+    }
+  } else {
+    throw Error(path + ": no such file or directory");
+  }
+  if (docs.size() < 2)
+    throw Error(path + ": need at least two documents (or a file over " + std::to_string(2 * doc_bytes) +
+                " bytes) to split into train and validation; found " + std::to_string(docs.size()));
+  Corpus c;
+  c.source = path;
+  for (size_t i = 0; i < docs.size(); ++i)
+    ((i % val_every == static_cast<size_t>(val_every - 1)) ? c.validation : c.train).push_back(std::move(docs[i]));
+  if (c.validation.empty()) {  // fewer documents than val_every: the last one validates
+    c.validation.push_back(std::move(c.train.back()));
+    c.train.pop_back();
+  }
+  return c;
+}
+
+std::string default_corpus_path() {
+  const char* env = std::getenv("STATESCOPE_DATA");
+  std::vector<std::string> candidates;
+  if (env && *env) candidates.push_back(std::string(env) + "/corpus/austen-novels.txt");
+  if (*STATESCOPE_SOURCE_DIR) candidates.push_back(std::string(STATESCOPE_SOURCE_DIR) + "/data/corpus/austen-novels.txt");
+  candidates.push_back("data/corpus/austen-novels.txt");
+  for (auto& c : candidates)
+    if (fs::exists(c)) return c;
+  throw Error("embedded corpus data/corpus/austen-novels.txt not found (set STATESCOPE_DATA to the data/ folder)");
+}
+
+}  // namespace statescope

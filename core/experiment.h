@@ -1,0 +1,44 @@
+// experiment.h — an experiment spec (JSON) becomes runs: load or build the model, post-train a copy
+// with each initial-state policy, evaluate every model far past T, and write everything into one
+// experiment file while it goes. Progress is reported through a callback that can cancel.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "results.h"
+
+namespace statescope {
+
+struct ExperimentProgress {
+  std::string run;     // run name
+  std::string phase;   // "train" | "eval"
+  int64_t done = 0, total = 0;
+  double rate = 0;     // tokens/s (train) or sequences batches/s (eval)
+  double eta_s = 0;
+  double loss = 0;     // train only
+};
+// Return false to cancel: the current run is marked "cancelled" and the file stays valid.
+using ExperimentProgressFn = std::function<bool(const ExperimentProgress&)>;
+
+struct RunSummary {
+  std::string name, intervention, status;
+  int64_t T = 0;
+  double loss_near = 0;                  // mean nll over positions [T, 2T), bits/byte
+  double loss_far = 0;                   // mean nll over the last half of positions, bits/byte
+  std::vector<std::pair<int64_t, int64_t>> bins;  // log-spaced position bins [T,2T), [2T,4T), ...
+  std::vector<double> excess;            // mean excess per bin, bits/byte
+  std::vector<double> excess_se;         // its standard error (over sequences)
+  double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
+};
+
+// Runs `spec_json` (see data/experiments/demo.json and docs/experiment-spec.md), writing `out_path`.
+// Throws Error naming the spec field at fault before anything is written.
+std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
+                                       const std::string& out_path, const ExperimentProgressFn& progress = {});
+
+// Summary of an evaluated run (bits per byte for byte-level models).
+RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
+std::string format_summary_table(const std::vector<RunSummary>& runs);
+
+}  // namespace statescope

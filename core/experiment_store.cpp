@@ -1,0 +1,161 @@
+// experiment_store.cpp — writing and reading run groups.
+#include "experiment_store.h"
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "error.h"
+
+namespace statescope {
+
+std::string iso8601_now() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path) {
+  auto f = std::make_unique<H5File>(path, H5File::Mode::Create);
+  f->set_attr("/", "format", kFormatName);
+  f->set_attr("/", "format_version", kFormatVersion);
+  f->set_attr("/", "creator", "statescope 0.1.0");
+  f->set_attr("/", "created", iso8601_now());
+  f->flush();
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f)));
+}
+
+std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path) {
+  auto f = std::make_unique<H5File>(path, H5File::Mode::ReadWrite);
+  std::string fmt;
+  try {
+    fmt = f->attr("/", "format");
+  } catch (const Error&) {
+  }
+  if (fmt != kFormatName) throw Error(path + ": not a statescope experiment file (root attribute 'format')");
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f)));
+}
+
+void ExperimentFile::begin_run(const RunInfo& i) {
+  if (i.name.empty() || i.name.find('/') != std::string::npos || i.name == ".")
+    throw Error("run name '" + i.name + "' must be non-empty and contain no '/'");
+  const std::string g = i.name;
+  for (const char* d : {"step", "loss", "lr", "grad_norm"})
+    f_->create_growable(g + "/train/" + d, std::string(d) == "step");
+  f_->set_attr(g, "spec", i.spec_json);
+  f_->set_attr(g, "model", i.model);
+  f_->set_attr(g, "checkpoint_hash", i.checkpoint_hash);
+  f_->set_attr(g, "intervention", i.intervention);
+  f_->set_attr(g, "seed", std::to_string(i.seed));
+  f_->set_attr(g, "versions", i.versions);
+  f_->set_attr(g, "device", i.device);
+  f_->set_attr(g, "started", iso8601_now());
+  f_->set_attr(g + "/train", "NX_class", "NXdata");
+  f_->set_attr(g + "/train", "signal", "loss");
+  f_->set_attr(g + "/train", "axes", "step");
+  f_->set_attr(g, "status", "running");
+  f_->flush();
+}
+
+void ExperimentFile::append_train(const std::string& run, const StepInfo& s) {
+  const int64_t step = s.step;
+  f_->append(run + "/train/step", &step, 1);
+  f_->append(run + "/train/loss", &s.loss, 1);
+  f_->append(run + "/train/lr", &s.lr, 1);
+  f_->append(run + "/train/grad_norm", &s.grad_norm, 1);
+  f_->flush();
+}
+
+void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
+  const int64_t L = r.length, n = std::max<int64_t>(1, r.sequences);
+  std::vector<int64_t> pos(L);
+  for (int64_t i = 0; i < L; ++i) pos[i] = i;
+  const std::string p = run + "/ppl";
+  f_->write(p + "/position", pos.data(), {L});
+  f_->write(p + "/nll", r.nll.data(), {L});
+  // Standard errors over sequences, per position.
+  auto stderr_of = [&](const std::vector<float>& a, const std::vector<float>* b) {
+    std::vector<double> se(L, 0.0);
+    if (n < 2) return se;
+    for (int64_t i = 0; i < L; ++i) {
+      double s1 = 0, s2 = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        const double v = a[k * L + i] - (b ? (*b)[k * L + i] : 0.0f);
+        s1 += v;
+        s2 += v * v;
+      }
+      const double mean = s1 / n;
+      se[i] = std::sqrt(std::max(0.0, s2 / n - mean * mean) / static_cast<double>(n - 1));
+    }
+    return se;
+  };
+  auto se = stderr_of(r.nll_seq, nullptr);
+  f_->write(p + "/nll_stderr", se.data(), {L});
+  f_->write(p + "/nll_per_sequence", r.nll_seq.data(), {n, L});
+  f_->set_attr(p, "NX_class", "NXdata");
+  f_->set_attr(p, "signal", "nll");
+  f_->set_attr(p, "axes", "position");
+  f_->set_attr(p, "units", "nats per token; position p predicts token p+1");
+  f_->set_attr(p, "T", std::to_string(r.T));
+  f_->set_attr(p, "sequences", std::to_string(r.sequences));
+  if (!r.windowed_nll.empty()) {
+    f_->write(p + "/windowed_nll", r.windowed_nll.data(), {L});
+    f_->write(p + "/windowed_nll_per_sequence", r.windowed_seq.data(), {n, L});
+    std::vector<double> ex(L);
+    for (int64_t i = 0; i < L; ++i) ex[i] = r.nll[i] - r.windowed_nll[i];
+    auto exse = stderr_of(r.nll_seq, &r.windowed_seq);
+    f_->write(p + "/excess", ex.data(), {L});
+    f_->write(p + "/excess_stderr", exse.data(), {L});
+  }
+  if (!r.norm.empty()) {
+    const std::string s = run + "/state_norm";
+    std::vector<int64_t> layer(r.n_layer), head(r.nheads);
+    for (int64_t i = 0; i < r.n_layer; ++i) layer[i] = i;
+    for (int64_t i = 0; i < r.nheads; ++i) head[i] = i;
+    f_->write(s + "/position", pos.data(), {L});
+    f_->write(s + "/layer", layer.data(), {r.n_layer});
+    f_->write(s + "/head", head.data(), {r.nheads});
+    f_->write(s + "/norm", r.norm.data(), {r.n_layer, L});
+    f_->write(s + "/norm_per_head", r.norm_per_head.data(), {r.n_layer, r.nheads, L});
+    f_->set_attr(s, "NX_class", "NXdata");
+    f_->set_attr(s, "signal", "norm");
+    f_->set_attr(s, "axes", "[\"layer\", \"position\"]");
+    f_->set_attr(s, "units", "Frobenius norm of the SSM state after token p, mean over sequences");
+  }
+  f_->flush();
+}
+
+void ExperimentFile::set_status(const std::string& run, const std::string& status, const std::string& message) {
+  f_->set_attr(run, "finished", iso8601_now());
+  f_->set_attr(run, "message", message);
+  f_->set_attr(run, "status", status);  // last
+  f_->flush();
+}
+
+EvalResult read_eval(const H5File& f, const std::string& run) {
+  EvalResult r;
+  const std::string p = run + "/ppl";
+  if (!f.has(p + "/nll")) throw Error(f.path() + ": run '" + run + "' has no ppl/nll");
+  r.nll = f.read_f64(p + "/nll");
+  r.length = static_cast<int64_t>(r.nll.size());
+  r.T = std::stoll(f.attr(p, "T"));
+  r.sequences = std::stoll(f.attr(p, "sequences"));
+  r.nll_seq = f.read_f32(p + "/nll_per_sequence");
+  if (f.has(p + "/windowed_nll")) {
+    r.windowed_nll = f.read_f64(p + "/windowed_nll");
+    r.windowed_seq = f.read_f32(p + "/windowed_nll_per_sequence");
+  }
+  if (f.has(run + "/state_norm/norm")) {
+    std::vector<int64_t> d;
+    r.norm = f.read_f64(run + "/state_norm/norm", &d);
+    r.n_layer = d[0];
+    r.norm_per_head = f.read_f64(run + "/state_norm/norm_per_head", &d);
+    r.nheads = d[1];
+  }
+  return r;
+}
+
+}  // namespace statescope

@@ -1,0 +1,133 @@
+// trainer.cpp — the training loop.
+#include "trainer.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+
+#include "error.h"
+#include "samplers.h"
+
+namespace statescope {
+namespace {
+
+bool no_decay(const std::string& name) {
+  auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
+  return ends("A_log") || ends("dt_bias") || ends(".D") || name.find("norm") != std::string::npos || ends(".bias");
+}
+
+}  // namespace
+
+double learning_rate(const TrainOptions& o, int64_t step) {
+  if (o.warmup > 0 && step <= o.warmup) return o.lr * static_cast<double>(step) / static_cast<double>(o.warmup);
+  const double span = static_cast<double>(std::max<int64_t>(1, o.steps - o.warmup));
+  const double progress = std::clamp(static_cast<double>(step - o.warmup) / span, 0.0, 1.0);
+  const double cosine = 0.5 * (1.0 + std::cos(M_PI * progress));
+  return o.lr * (o.min_lr_ratio + (1.0 - o.min_lr_ratio) * cosine);
+}
+
+TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+                  const TrainOptions& opt, const ProgressFn& progress) {
+  if (opt.steps < 0 || opt.batch <= 0 || opt.T <= 0)
+    throw Error("train: steps must be >= 0, batch and T positive");
+  if (!(opt.lr > 0)) throw Error("train: learning rate must be positive");
+  torch::manual_seed(opt.seed);
+  model->train();
+
+  std::vector<torch::Tensor> decay, plain;
+  for (auto& p : model->named_parameters()) {
+    const bool frozen = opt.freeze_A_log && p.key().size() >= 5 && p.key().compare(p.key().size() - 5, 5, "A_log") == 0;
+    p.value().set_requires_grad(!frozen);
+    if (frozen) continue;
+    (no_decay(p.key()) ? plain : decay).push_back(p.value());
+  }
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  auto make_opts = [&](double wd) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(opt.lr).betas({opt.beta1, opt.beta2}).weight_decay(wd).eps(1e-8));
+  };
+  groups.emplace_back(decay, make_opts(opt.weight_decay));
+  groups.emplace_back(plain, make_opts(0.0));
+  torch::optim::AdamW optimizer(groups);
+  std::vector<torch::Tensor> trainable = decay;
+  trainable.insert(trainable.end(), plain.begin(), plain.end());
+
+  const bool stream = policy.wants_stream();
+  WindowSampler windows(docs, opt.T, opt.seed * 7919 + 1);
+  std::unique_ptr<StreamSampler> streams;
+  if (stream) streams = std::make_unique<StreamSampler>(docs, opt.T, opt.batch, opt.seed * 7919 + 2);
+  const int64_t V = model->config().vocab_size;
+
+  if (policy.wants_calibration()) {  // fitted noise: measure final states before step 1
+    torch::NoGradGuard ng;
+    for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
+      auto tokens = windows.next(opt.batch).narrow(1, 0, opt.T);
+      policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
+    }
+  }
+
+  TrainResult result;
+  using clk = std::chrono::steady_clock;
+  const auto t_start = clk::now();
+  for (int64_t step = 1; step <= opt.steps; ++step) {
+    const double lr = learning_rate(opt, step);
+    for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
+    PolicyStep ps{step, {}};
+    torch::Tensor tokens;  // [B, T+1]
+    if (stream) {
+      auto b = streams->next();
+      tokens = b.tokens;
+      ps.fresh = b.fresh;
+    } else {
+      tokens = windows.next(opt.batch);
+    }
+    ModelState init = policy.initial(model, opt.batch, ps);
+    auto out = model->forward(tokens.narrow(1, 0, opt.T), init.empty() ? nullptr : &init);
+    auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
+                                                     tokens.narrow(1, 1, opt.T).reshape({-1}));
+    const double loss_v = loss.item<double>();
+    if (!std::isfinite(loss_v)) {
+      result.status = "failed";
+      result.message = "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
+      break;
+    }
+    optimizer.zero_grad();
+    loss.backward();
+    double gn = 0;
+    if (opt.grad_clip > 0) gn = torch::nn::utils::clip_grad_norm_(trainable, opt.grad_clip);
+    else {
+      for (auto& p : trainable) if (p.grad().defined()) gn += p.grad().square().sum().item<double>();
+      gn = std::sqrt(gn);
+    }
+    if (!std::isfinite(gn)) {
+      result.status = "failed";
+      result.message = "gradient norm became " + std::to_string(gn) + " at step " + std::to_string(step);
+      break;
+    }
+    optimizer.step();
+    policy.observe(detach_state(out.final_state), ps);
+
+    StepInfo info;
+    info.step = step;
+    info.steps = opt.steps;
+    info.loss = loss_v;
+    info.lr = lr;
+    info.grad_norm = gn;
+    info.elapsed_s = std::chrono::duration<double>(clk::now() - t_start).count();
+    info.tokens_per_s = static_cast<double>(step * opt.batch * opt.T) / std::max(1e-9, info.elapsed_s);
+    info.eta_s = info.elapsed_s / static_cast<double>(step) * static_cast<double>(opt.steps - step);
+    result.history.push_back(info);
+    result.steps_done = step;
+    if (progress && !progress(info)) {
+      result.status = "cancelled";
+      result.message = "cancelled after step " + std::to_string(step);
+      break;
+    }
+  }
+  for (auto& p : model->parameters()) p.set_requires_grad(true);
+  model->eval();
+  return result;
+}
+
+}  // namespace statescope

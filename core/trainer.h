@@ -1,0 +1,47 @@
+// trainer.h — one loop for pretraining and post-training: AdamW (no weight decay on A_log, dt_bias,
+// D and norms), linear warmup then cosine decay, gradient clipping, deterministic seeds, an
+// initial-state policy, and a progress callback that can cancel.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "corpus.h"
+#include "mamba2_model.h"
+#include "results.h"
+#include "state_policy.h"
+
+namespace statescope {
+
+struct TrainOptions {
+  int64_t steps = 500;
+  int64_t batch = 16;
+  int64_t T = 32;               // training context
+  double lr = 1e-3;
+  double min_lr_ratio = 0.1;    // cosine decays to lr * min_lr_ratio
+  int64_t warmup = 0;           // linear warmup steps
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.95;
+  double grad_clip = 1.0;       // <= 0: no clipping
+  uint64_t seed = 0;
+  bool freeze_A_log = false;    // keep A fixed (e.g. A = 1 via A_log = 0)
+};
+
+
+struct TrainResult {
+  std::string status = "finished";  // finished | cancelled | failed
+  std::string message;
+  int64_t steps_done = 0;
+  std::vector<StepInfo> history;
+};
+
+// Return false to cancel; the loop stops after the current step.
+using ProgressFn = std::function<bool(const StepInfo&)>;
+
+double learning_rate(const TrainOptions& o, int64_t step);  // step from 1
+
+// Trains `model` in place on `docs`. A NaN/Inf loss stops with status "failed" naming the step.
+TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+                  const TrainOptions& opt, const ProgressFn& progress = {});
+
+}  // namespace statescope
