@@ -88,7 +88,11 @@ Spec parse_spec(const std::string& text, const std::string& src) {
     ps.ema = field<double>(p, "ema", 0.99, src, "policies[].");
     ps.calibration_batches = field<int64_t>(p, "calibration_batches", 4, src, "policies[].");
     if (p.contains("pass_conv")) ps.pass_conv = field<bool>(p, "pass_conv", false, src, "policies[].") ? 1 : 0;
-    make_policy(ps, 0);  // validates kind and knobs
+    try {
+      make_policy(ps, 0);  // validates kind and knobs
+    } catch (const Error& e) {
+      throw Error(src + ": field 'policies[" + std::to_string(s.policies.size()) + "]': " + e.what());
+    }
     std::string name = field<std::string>(p, "name", ps.kind, src, "policies[].");
     for (int k = 2; names.count(name); ++k) name = ps.kind + "_" + std::to_string(k);
     names.insert(name);

@@ -1,0 +1,103 @@
+// test_eval.cpp — streamed per-position evaluation: segment size does not change the numbers,
+// the windowed reference is what it claims, the excess is exactly 0 below T, norms are right.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <random>
+
+#include "core/error.h"
+#include "core/evaluate.h"
+#include "tests/test_util.h"
+
+using namespace statescope;
+using statescope::test::close;
+
+namespace {
+
+struct Fixture {
+  Mamba2LM model{nullptr};
+  std::vector<Document> docs;
+  Fixture() {
+    Mamba2Config c;
+    c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
+    model = Mamba2LM(c);
+    model->reset_parameters(3, 0.05, 0.5);  // slow decay: long memory, so resets matter
+    model->to(torch::kFloat64);
+    std::mt19937_64 rng(1);
+    for (int d = 0; d < 3; ++d) {
+      Document doc{"d", {}};
+      for (int t = 0; t < 500; ++t) doc.tokens.push_back(static_cast<int32_t>(rng() % 256));
+      docs.push_back(doc);
+    }
+  }
+};
+
+torch::Tensor vec(const std::vector<double>& v) { return torch::tensor(v, torch::kFloat64); }
+
+}  // namespace
+
+TEST(Eval, SegmentSizeDoesNotChangeTheResult) {
+  Fixture f;
+  EvalOptions a;
+  a.T = 16; a.length = 150; a.sequences = 5; a.batch = 2; a.segment = 150;
+  EvalOptions b = a;
+  b.segment = 7;  // state carried across 22 segments
+  auto ra = evaluate_positions(f.model, f.docs, a), rb = evaluate_positions(f.model, f.docs, b);
+  EXPECT_TRUE(close(vec(rb.nll), vec(ra.nll), 1e-9, "nll"));
+  EXPECT_TRUE(close(vec(rb.norm), vec(ra.norm), 1e-9, "norm"));
+  EXPECT_TRUE(close(vec(rb.norm_per_head), vec(ra.norm_per_head), 1e-9, "norm per head"));
+  EXPECT_TRUE(close(vec(rb.windowed_nll), vec(ra.windowed_nll), 1e-9, "windowed"));
+}
+
+TEST(Eval, WindowedReferenceAndExcess) {
+  Fixture f;
+  EvalOptions o;
+  o.T = 16; o.length = 100; o.sequences = 1; o.batch = 1; o.segment = 64;
+  auto r = evaluate_positions(f.model, f.docs, o);
+  // Exactly zero below T.
+  for (int64_t p = 0; p < o.T; ++p) EXPECT_EQ(r.nll[p], r.windowed_nll[p]) << p;
+  // Recompute a few positions by hand: position p uses the window starting at (p/8 - 1)*8.
+  auto seq = eval_sequences(f.docs, o.length, 1)[0];
+  auto toks = torch::tensor(std::vector<int64_t>(seq.begin(), seq.end()), torch::kInt64);
+  torch::NoGradGuard ng;
+  for (int64_t p : {16, 23, 24, 57, 99}) {
+    const int64_t s = (p / 8 - 1) * 8;
+    auto w = toks.narrow(0, s, p - s + 2).unsqueeze(0);
+    auto logits = f.model->forward(w.narrow(1, 0, p - s + 1)).logits[0][p - s];
+    const double nll = -torch::log_softmax(logits, -1)[toks[p + 1].item<int64_t>()].item<double>();
+    EXPECT_NEAR(r.windowed_nll[p], nll, 1e-5) << "position " << p;
+    EXPECT_GE(p - s + 1, o.T / 2 + 1);
+    EXPECT_LE(p - s + 1, o.T);
+  }
+  // With long memory the reset changes the loss past T (the test would be vacuous otherwise).
+  double diff = 0;
+  for (int64_t p = o.T; p < o.length; ++p) diff += std::abs(r.nll[p] - r.windowed_nll[p]);
+  EXPECT_GT(diff, 1e-3);
+}
+
+TEST(Eval, NormsMatchTheModelsOwnNorms) {
+  Fixture f;
+  EvalOptions o;
+  o.T = 16; o.length = 40; o.sequences = 2; o.batch = 2; o.segment = 13; o.windowed = false;
+  auto r = evaluate_positions(f.model, f.docs, o);
+  auto seqs = eval_sequences(f.docs, o.length, 2);
+  std::vector<int64_t> flat;
+  for (auto& s : seqs) flat.insert(flat.end(), s.begin(), s.begin() + o.length);
+  auto toks = torch::tensor(flat, torch::kInt64).view({2, o.length});
+  torch::NoGradGuard ng;
+  ForwardOptions fo;
+  fo.state_norms = true;
+  auto out = f.model->forward(toks, nullptr, fo);
+  EXPECT_TRUE(close(vec(r.norm).view({2, o.length}), out.norm.mean(1), 1e-9, "layer norm"));
+  EXPECT_TRUE(r.windowed_nll.empty());
+}
+
+TEST(Eval, TooLittleTextIsRefused) {
+  Fixture f;
+  try {
+    eval_sequences(f.docs, 1000, 5);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("room for 1 sequences"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,104 @@
+// test_experiment.cpp — a whole (tiny) experiment spec end to end: every run lands in the file with
+// its groups and status; cancelling leaves a valid file; bad specs are refused; h5py reads the file.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/experiment.h"
+#include "core/experiment_store.h"
+#include "core/model_registry.h"
+
+using namespace statescope;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tiny_model_dir() {
+  const auto dir = (fs::temp_directory_path() / "statescope_exp_model").string();
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(1);
+  save_model_dir(m, dir);
+  ModelRecord r;
+  r.T = 16;
+  write_model_record(dir, r);
+  return dir;
+}
+
+std::string spec(const std::string& model) {
+  return R"({"model": ")" + model + R"(", "seed": 3,
+    "posttrain": {"steps": 3, "batch": 4, "lr": 1e-3, "warmup": 1},
+    "policies": [{"kind": "zero"}, {"kind": "random", "sigma": 0.5}, {"kind": "fitted"},
+                 {"kind": "passing"}, {"kind": "tbtt"}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}})";
+}
+
+}  // namespace
+
+TEST(Experiment, AllPoliciesEndToEnd) {
+  const auto out = (fs::temp_directory_path() / "statescope_exp.h5").string();
+  std::vector<std::string> seen;
+  auto runs = run_experiment(spec(tiny_model_dir()), "spec.json", out, [&](const ExperimentProgress& p) {
+    if (seen.empty() || seen.back() != p.run) seen.push_back(p.run);
+    return true;
+  });
+  ASSERT_EQ(runs.size(), 6u);
+  EXPECT_EQ(seen, (std::vector<std::string>{"baseline", "zero", "random", "fitted", "passing", "tbtt"}));
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_EQ(f.attr("/", "format"), "statescope-experiment");
+  for (auto& r : runs) {
+    EXPECT_EQ(r.status, "finished") << r.name;
+    EXPECT_EQ(f.attr(r.name, "status"), "finished");
+    EXPECT_EQ(f.dims(r.name + "/ppl/nll"), (std::vector<int64_t>{64}));
+    EXPECT_EQ(f.dims(r.name + "/state_norm/norm_per_head"), (std::vector<int64_t>{1, 8, 64}));
+    EXPECT_EQ(f.dims(r.name + "/train/loss")[0], r.name == "baseline" ? 0 : 3);
+    EXPECT_EQ(r.bins.size(), 2u);  // [16, 32), [32, 64)
+  }
+  EXPECT_EQ(f.dims("fitted/state_stats/fitted_mean"), (std::vector<int64_t>{1, 8}));
+  EXPECT_NE(f.attr("random", "intervention").find("sigma=0.5"), std::string::npos);
+
+  // A generic HDF5 reader (h5py, as a user would) opens it without help.
+  const std::string py = std::string(STATESCOPE_SOURCE_DIR) + "/.venv/bin/python";
+  if (fs::exists(py)) {
+    const std::string cmd = py + " -c \"import h5py; f = h5py.File('" + out +
+                            "', 'r'); assert f['tbtt/ppl/nll'].shape == (64,); "
+                            "assert f['tbtt'].attrs['status'] == 'finished'; print('ok')\" > /dev/null 2>&1";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+}
+
+TEST(Experiment, CancelLeavesAValidFile) {
+  const auto out = (fs::temp_directory_path() / "statescope_exp_cancel.h5").string();
+  auto runs = run_experiment(spec(tiny_model_dir()), "spec.json", out,
+                             [](const ExperimentProgress& p) { return !(p.run == "random" && p.done == 2); });
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_EQ(f.attr("baseline", "status"), "finished");
+  EXPECT_EQ(f.attr("zero", "status"), "finished");
+  EXPECT_EQ(f.attr("random", "status"), "cancelled");
+  EXPECT_EQ(f.dims("random/train/loss")[0], 2);
+  EXPECT_FALSE(f.has("passing"));
+  EXPECT_EQ(runs.back().status, "cancelled");
+}
+
+TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
+  const auto out = (fs::temp_directory_path() / "statescope_exp_bad.h5").string();
+  fs::remove(out);
+  auto expect = [&](const std::string& s, const std::string& frag) {
+    try {
+      run_experiment(s, "bad.json", out);
+      FAIL() << s;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(frag), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    }
+  };
+  expect(R"({"modle": "x"})", "unknown field 'modle'");
+  expect(R"({"policies": [{"kind": "magic"}]})", "magic");
+  expect(R"({"posttrain": {"steps": "many"}})", "posttrain.steps");
+  expect("{", "not valid JSON");
+  EXPECT_FALSE(fs::exists(out));
+}
