@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
-# run.sh — build and run statescope's main job on the embedded default.
-# For now that is the CLI on the tiny reference model in tests/golden: print its configuration,
-# run it on the reference token ids and write logits, final states and per-token state norms.
-# (The demo and the desktop app take this over when they land.)
+# run.sh — build and run statescope's main job on the embedded default: the demo experiment.
+# Post-trains the embedded model (T = 32) with each initial-state policy, evaluates all six models to
+# 64T, prints the summary table and writes demo.h5 (about 4 minutes on 2 cores).
+# (The desktop app takes this over when it lands.)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/tools/build.sh"
 build="${STATESCOPE_BUILD_DIR:-$root/build}"
-cli="$build/bin/statescope-cli"
-model="$root/tests/golden/hf-untied"
-"$cli" info --model "$model"
-"$cli" forward --model "$model" --input "$model/golden.h5" --output "$build/demo-forward.h5"
-echo "wrote $build/demo-forward.h5 (logits, final_ssm_state, final_conv_state, ssm_state_norm)"
+cd "$root"
+"$build/bin/statescope-cli" run data/experiments/demo.json -o "${1:-demo.h5}"

@@ -10,6 +10,7 @@
 
 #include "app/cli/commands.h"
 #include "core/checkpoint.h"
+#include "core/model_registry.h"
 #include "core/error.h"
 #include "core/h5file.h"
 
@@ -55,7 +56,7 @@ Runner add_forward(CLI::App& app) {
   app.add_option("--scan", o->scan, "scan implementation")->check(CLI::IsMember({"chunked", "sequential"}));
   app.add_option("--chunk-size", o->chunk, "chunk length for the chunked scan (default: the config's)");
   return [o]() {
-    auto model = load_model_dir(o->model);
+    auto model = load_model_dir(resolve_model(o->model));
     model->eval();
     const auto& c = model->config();
     H5File in(o->input, H5File::Mode::Read);

@@ -3,14 +3,15 @@
 
 #include "app/cli/commands.h"
 #include "core/checkpoint.h"
+#include "core/model_registry.h"
 
 namespace statescope::cli {
 
 Runner add_info(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
-  app.add_option("--model", *dir, "model directory (config.json + weights)")->required();
+  app.add_option("--model", *dir, "model directory (config.json + weights) or 'embedded'")->required();
   return [dir]() {
-    auto model = load_model_dir(*dir);
+    auto model = load_model_dir(resolve_model(*dir));
     const auto& c = model->config();
     int64_t n = 0;
     for (auto& p : model->parameters()) n += p.numel();
