@@ -72,9 +72,12 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
       // excess is exactly 0 below T.
       auto win = nll.clone();  // [b, L]
       // Scores windows starting at `starts`, each with `len` predictions, into win.
+      // Windows per forward: the same token budget as a full-context segment, so peak memory depends
+      // on the segment size and not on the length.
+      const int64_t group = std::max<int64_t>(1, o.segment / o.T);
       auto score = [&](const std::vector<int64_t>& starts, int64_t len) {
-        for (size_t k0 = 0; k0 < starts.size(); k0 += 64) {
-          const int64_t nk = std::min<int64_t>(64, static_cast<int64_t>(starts.size() - k0));
+        for (size_t k0 = 0; k0 < starts.size(); k0 += group) {
+          const int64_t nk = std::min<int64_t>(group, static_cast<int64_t>(starts.size() - k0));
           std::vector<torch::Tensor> rows;
           for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
           auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]

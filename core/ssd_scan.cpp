@@ -94,7 +94,7 @@ ScanResult ssd_scan_chunked(const torch::Tensor& x, const torch::Tensor& dt, con
   if (chunk <= 0) throw Error("ssd_scan: chunk size must be positive, got " + std::to_string(chunk));
   const int64_t b = x.size(0), L = x.size(1), H = x.size(2), P = x.size(3), N = B.size(3);
   if (L == 0) return ssd_scan_sequential(x, dt, A, B, C, h0, want_norms);  // nothing to chunk
-  const int64_t Q = chunk;
+  const int64_t Q = std::min(chunk, L);  // a sequence shorter than a chunk is one chunk, unpadded
   const int64_t pad = (Q - L % Q) % Q, Lp = L + pad, nc = Lp / Q;
 
   // Discretise, then pad the discretised tensors with zeros: a padded step has decay exp(0) = 1

@@ -44,6 +44,8 @@ class RandomNoisePolicy : public InitialStatePolicy {
     auto std = torch::full({c.n_layer, c.nheads()}, spec_.sigma, torch::kFloat64);
     return gaussian_state(model, batch, mean, std, gen_);
   }
+  std::vector<torch::Tensor> save_state() const override { return {gen_.get_state()}; }
+  void load_state(const std::vector<torch::Tensor>& s) override { gen_.set_state(s.at(0)); }
 
  private:
   PolicySpec spec_;
@@ -77,6 +79,18 @@ class FittedNoisePolicy : public InitialStatePolicy {
   }
   torch::Tensor fitted_mean() const override { return mean_; }
   torch::Tensor fitted_std() const override { return std_; }
+  std::vector<torch::Tensor> save_state() const override { return {gen_.get_state(), m1_, m2_}; }
+  void load_state(const std::vector<torch::Tensor>& s) override {
+    gen_.set_state(s.at(0));
+    m1_ = s.at(1);
+    m2_ = s.at(2);
+    if (m1_.defined() && m1_.numel() > 0) {
+      mean_ = m1_;
+      std_ = (m2_ - m1_.square()).clamp_min(0).sqrt();
+    } else {
+      m1_ = m2_ = mean_ = std_ = torch::Tensor();
+    }
+  }
 
  private:
   PolicySpec spec_;
@@ -109,6 +123,19 @@ class PassingPolicy : public InitialStatePolicy {
     return s;
   }
   void observe(const ModelState& fin, const PolicyStep&) override { last_ = detach_state(fin); }
+  std::vector<torch::Tensor> save_state() const override {
+    std::vector<torch::Tensor> out;
+    for (auto& l : last_) {
+      out.push_back(l.ssm);
+      out.push_back(l.conv.defined() ? l.conv : torch::empty({0}));
+    }
+    return out;
+  }
+  void load_state(const std::vector<torch::Tensor>& s) override {
+    last_.clear();
+    for (size_t i = 0; i + 1 < s.size(); i += 2)
+      last_.push_back({s[i], s[i + 1].numel() ? s[i + 1] : torch::Tensor()});
+  }
 
  private:
   PolicySpec spec_;

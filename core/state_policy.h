@@ -43,6 +43,9 @@ class InitialStatePolicy {
   virtual torch::Tensor fitted_std() const { return {}; }
   // Whether observe() wants final states of calibration batches before step 1.
   virtual bool wants_calibration() const { return false; }
+  // Everything needed to continue exactly after a checkpoint (tensors; undefined ones allowed).
+  virtual std::vector<torch::Tensor> save_state() const { return {}; }
+  virtual void load_state(const std::vector<torch::Tensor>& s) {}
 };
 
 // Throws Error for an unknown kind or a bad knob, naming it.

@@ -5,7 +5,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
+#include "checkpoint.h"
 #include "error.h"
 #include "samplers.h"
 
@@ -28,7 +32,7 @@ double learning_rate(const TrainOptions& o, int64_t step) {
 }
 
 TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
-                  const TrainOptions& opt, const ProgressFn& progress) {
+                  const TrainOptions& opt, const ProgressFn& progress, const CheckpointOptions& ckpt) {
   if (opt.steps < 0 || opt.batch <= 0 || opt.T <= 0)
     throw Error("train: steps must be >= 0, batch and T positive");
   if (!(opt.lr > 0)) throw Error("train: learning rate must be positive");
@@ -59,7 +63,44 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
   if (stream) streams = std::make_unique<StreamSampler>(docs, opt.T, opt.batch, opt.seed * 7919 + 2);
   const int64_t V = model->config().vocab_size;
 
-  if (policy.wants_calibration()) {  // fitted noise: measure final states before step 1
+  int64_t first = 1;
+  namespace fs = std::filesystem;
+  const fs::path cdir = ckpt.dir;
+  if (!ckpt.dir.empty() && ckpt.resume && fs::exists(cdir / "trainer.json")) {
+    nlohmann::json st;
+    std::ifstream(cdir / "trainer.json") >> st;
+    if (st.at("steps").get<int64_t>() != opt.steps || st.at("batch").get<int64_t>() != opt.batch ||
+        st.at("T").get<int64_t>() != opt.T || st.at("policy").get<std::string>() != policy.spec().label())
+      throw Error((cdir / "trainer.json").string() + ": checkpoint was made with other options (steps, batch, T or policy)");
+    load_state_dict(model, read_weights_file((cdir / "model.safetensors").string()), (cdir / "model.safetensors").string());
+    torch::load(optimizer, (cdir / "optimizer.pt").string());
+    std::vector<torch::Tensor> ps;
+    torch::load(ps, (cdir / "policy.pt").string());
+    policy.load_state(ps);
+    windows.set_rng_state(st.at("windows").get<std::string>());
+    if (streams) streams->set_state(st.at("streams").get<std::string>());
+    first = st.at("step").get<int64_t>() + 1;
+  }
+  auto save_checkpoint = [&](int64_t step) {
+    if (ckpt.dir.empty()) return;
+    const fs::path tmp = cdir.string() + ".tmp";
+    fs::remove_all(tmp);
+    fs::create_directories(tmp);
+    save_model_dir(model, tmp.string());
+    torch::save(optimizer, (tmp / "optimizer.pt").string());
+    auto ps = policy.save_state();
+    for (auto& t : ps)
+      if (!t.defined()) t = torch::empty({0});
+    torch::save(ps, (tmp / "policy.pt").string());
+    nlohmann::json st{{"step", step}, {"steps", opt.steps}, {"batch", opt.batch}, {"T", opt.T},
+                      {"policy", policy.spec().label()}, {"windows", windows.rng_state()},
+                      {"streams", streams ? streams->state() : std::string()}};
+    std::ofstream(tmp / "trainer.json") << st.dump(2);
+    fs::remove_all(cdir);
+    fs::rename(tmp, cdir);  // a checkpoint is either the old one or the new one, never half
+  };
+
+  if (first == 1 && policy.wants_calibration()) {  // fitted noise: measure final states before step 1
     torch::NoGradGuard ng;
     for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
       auto tokens = windows.next(opt.batch).narrow(1, 0, opt.T);
@@ -68,9 +109,11 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
   }
 
   TrainResult result;
+  result.resumed_from = first - 1;
+  result.steps_done = first - 1;
   using clk = std::chrono::steady_clock;
   const auto t_start = clk::now();
-  for (int64_t step = 1; step <= opt.steps; ++step) {
+  for (int64_t step = first; step <= opt.steps; ++step) {
     const double lr = learning_rate(opt, step);
     for (auto& g : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
     PolicyStep ps{step, {}};
@@ -115,16 +158,19 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
     info.lr = lr;
     info.grad_norm = gn;
     info.elapsed_s = std::chrono::duration<double>(clk::now() - t_start).count();
-    info.tokens_per_s = static_cast<double>(step * opt.batch * opt.T) / std::max(1e-9, info.elapsed_s);
-    info.eta_s = info.elapsed_s / static_cast<double>(step) * static_cast<double>(opt.steps - step);
+    const double done_here = static_cast<double>(step - first + 1);
+    info.tokens_per_s = done_here * static_cast<double>(opt.batch * opt.T) / std::max(1e-9, info.elapsed_s);
+    info.eta_s = info.elapsed_s / done_here * static_cast<double>(opt.steps - step);
     result.history.push_back(info);
     result.steps_done = step;
+    if (ckpt.every > 0 && step % ckpt.every == 0 && step < opt.steps) save_checkpoint(step);
     if (progress && !progress(info)) {
       result.status = "cancelled";
       result.message = "cancelled after step " + std::to_string(step);
       break;
     }
   }
+  if (result.status != "failed" && result.steps_done >= first) save_checkpoint(result.steps_done);
   for (auto& p : model->parameters()) p.set_requires_grad(true);
   model->eval();
   return result;

@@ -32,7 +32,16 @@ struct TrainResult {
   std::string status = "finished";  // finished | cancelled | failed
   std::string message;
   int64_t steps_done = 0;
-  std::vector<StepInfo> history;
+  std::vector<StepInfo> history;   // steps run by this call (a resumed run starts after its checkpoint)
+  int64_t resumed_from = 0;        // checkpoint step this call started from
+};
+
+// Periodic checkpoints (model, optimizer, data order, policy state) so a stopped run resumes
+// exactly: training 2k steps straight and k + resume k give the same numbers.
+struct CheckpointOptions {
+  std::string dir;       // empty: no checkpoints
+  int64_t every = 0;     // steps between checkpoints (0: only at the end or on cancel)
+  bool resume = false;   // continue from dir if it holds a checkpoint
 };
 
 // Return false to cancel; the loop stops after the current step.
@@ -42,6 +51,6 @@ double learning_rate(const TrainOptions& o, int64_t step);  // step from 1
 
 // Trains `model` in place on `docs`. A NaN/Inf loss stops with status "failed" naming the step.
 TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
-                  const TrainOptions& opt, const ProgressFn& progress = {});
+                  const TrainOptions& opt, const ProgressFn& progress = {}, const CheckpointOptions& ckpt = {});
 
 }  // namespace statescope

@@ -4,6 +4,8 @@
 #include <torch/torch.h>
 
 #include <array>
+#include <chrono>
+#include <thread>
 #include <cstdio>
 #include <filesystem>
 
@@ -133,4 +135,30 @@ TEST(Cli, RefusesBadInput) {
   EXPECT_NE(r.output.find("expected [2, 2, 8, 8, 8]"), std::string::npos) << r.output;
   // Exactly one line of error.
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+}
+
+// A training process killed with SIGKILL mid-run leaves a record that opens, with the steps it
+// logged and status "running" (the status is written last, so a half-written run is recognisable).
+TEST(Cli, KilledRunLeavesAReadableRecord) {
+  const auto out = tmp("killed_model");
+  fs::remove_all(out);
+  const std::string cmd = "timeout -s KILL 4 " + std::string(STATESCOPE_CLI) + " posttrain --model " +
+                          std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded --out " + out +
+                          " --steps 100000 --batch 4 --policy passing > /dev/null 2>&1";
+  std::system(cmd.c_str());
+  // The killed writer's file lock can outlive `timeout` by a few milliseconds: retry for up to 2 s.
+  std::unique_ptr<H5File> fp;
+  for (int i = 0; i < 40 && !fp; ++i) {
+    try {
+      fp = std::make_unique<H5File>(out + "/training.h5", H5File::Mode::Read);
+    } catch (const std::exception&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ASSERT_TRUE(fp) << "record not readable after the kill";
+  H5File& f = *fp;
+  EXPECT_EQ(f.attr("posttrain", "status"), "running");
+  auto loss = f.read_f64("posttrain/train/loss");
+  EXPECT_GT(loss.size(), 0u);
+  EXPECT_EQ(f.read_i64("posttrain/train/step").size(), loss.size());
 }

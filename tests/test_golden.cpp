@@ -42,6 +42,8 @@ void check_against(const std::string& model_dir, const std::string& golden_dir, 
   auto out = model->forward(ids, nullptr, opt);
   auto ref = read(g, "logits");
   EXPECT_TRUE(close(out.logits, ref, 1e-4, "logits"));
+  std::cout << "[golden] " << model_dir << ": worst |logit diff| " << (out.logits - ref).abs().max().item<double>()
+            << ", max |logit| " << ref.abs().max().item<double>() << "\n";
   const int64_t V = out.logits.size(-1), L = ids.size(1);
   auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
                                                    ids.narrow(1, 1, L - 1).reshape({-1}));
@@ -84,4 +86,22 @@ TEST(Golden, TransformersFourNormDiffersForTwoGroups) {
   for (auto& p : other->named_parameters()) p.value().copy_(src[p.key()]);
   H5File g(kGolden + "hf-groups2/golden.h5", H5File::Mode::Read);
   EXPECT_FALSE(close(other->forward(read(g, "input_ids")).logits, read(g, "logits"), 1e-3, "4.x norm"));
+}
+
+// The other direction: transformers loaded statescope's saved embedded model (with time_step_limit
+// (0, 0.02), so the dt clamp is exercised) and produced these logits (check_hf_loads_ours.py).
+TEST(Golden, TransformersLoadsOurSavedModelAndAgrees) {
+  auto model = load_model_dir(std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded");
+  ASSERT_TRUE(model->config().has_dt_limit());
+  H5File g(kGolden + "embedded-hf.h5", H5File::Mode::Read);
+  torch::NoGradGuard ng;
+  auto ids = read(g, "input_ids");
+  for (auto scan : {ScanImpl::Chunked, ScanImpl::Sequential}) {
+    auto out = model->forward(ids, nullptr, {scan});
+    EXPECT_TRUE(close(out.logits, read(g, "logits"), 1e-4, "logits"));
+    const int64_t V = out.logits.size(-1), L = ids.size(1);
+    auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
+                                                     ids.narrow(1, 1, L - 1).reshape({-1}));
+    EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4);
+  }
 }

@@ -1,5 +1,7 @@
 // cmd_eval.cpp — `eval` (per-position loss, excess and state norms of one model into an experiment
 // file) and `run` (a whole experiment spec).
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -69,6 +71,10 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     file->write_eval(o->run, r);
     file->set_status(o->run, "finished");
     std::cout << format_summary_table({summarize(r, o->run, "none")});
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    std::cout << "evaluated " << o->e.sequences << " x " << o->e.length << " positions (segment " << o->e.segment
+              << "); peak resident memory " << ru.ru_maxrss / 1024 << " MiB\n";
     return 0;
   };
 }

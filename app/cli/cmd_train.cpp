@@ -25,6 +25,8 @@ namespace {
 struct CommonTrain {
   std::string out, data = "embedded", record;
   TrainOptions t;
+  int64_t checkpoint_every = 0;
+  bool resume = false;
 };
 
 void add_train_options(CLI::App& app, CommonTrain& o) {
@@ -41,6 +43,9 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
       ->capture_default_str();
   app.add_option("--grad-clip", o.t.grad_clip, "gradient norm clip (0: off)")->capture_default_str();
   app.add_option("--seed", o.t.seed, "seed for data order, noise and initialisation")->capture_default_str();
+  app.add_option("--checkpoint-every", o.checkpoint_every,
+                 "write OUT/checkpoint every N steps (also written at the end and on cancel)")->capture_default_str();
+  app.add_flag("--resume", o.resume, "continue from OUT/checkpoint (same options) and append to the record");
 }
 
 int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
@@ -48,10 +53,13 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   const Corpus corpus = o.data == "embedded" ? load_austen(default_corpus_path()) : load_text(o.data);
   fs::create_directories(o.out);
   const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
-  auto file = ExperimentFile::create(record);
+  const std::string ckdir = (fs::path(o.out) / "checkpoint").string();
+  const bool resuming = o.resume && fs::exists(fs::path(ckdir) / "trainer.json") && fs::exists(record);
+  auto file = resuming ? ExperimentFile::open(record) : ExperimentFile::create(record);
   nlohmann::json spec{{"command", command}, {"T", o.t.T}, {"steps", o.t.steps}, {"batch", o.t.batch}, {"lr", o.t.lr},
                       {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
-  file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
+  if (resuming) file->file().set_attr(run_name, "status", "running");
+  else file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
                    o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
   auto policy = make_policy(ps, o.t.seed + 17);
   ProgressLine line;
@@ -63,7 +71,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
     return true;
-  });
+  }, {ckdir, o.checkpoint_every, o.resume});
   line.done();
   file->set_status(run_name, result.status, result.message);
   if (result.status != "finished") throw Error(run_name + " " + result.status + ": " + result.message);
