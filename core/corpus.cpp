@@ -28,7 +28,7 @@ std::string read_file(const std::string& path) {
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t pos = 0;
-  while (pos <= text.size()) {
+  while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
     if (nl == std::string::npos) nl = text.size();
     lines.push_back(text.substr(pos, nl - pos));

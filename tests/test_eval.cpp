@@ -5,7 +5,9 @@
 
 #include <random>
 
+#include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/model_registry.h"
 #include "core/evaluate.h"
 #include "tests/test_util.h"
 
@@ -100,4 +102,25 @@ TEST(Eval, TooLittleTextIsRefused) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("room for 1 sequences"), std::string::npos) << e.what();
   }
+}
+
+// The committed embedded model must show the failure the paper is about (data/models/embedded).
+TEST(Eval, EmbeddedModelFailsPastItsTrainingContext) {
+  auto model = load_model_dir(resolve_model("embedded"));
+  auto corpus = load_austen(default_corpus_path());
+  EvalOptions o;
+  o.T = 32; o.length = 1024; o.sequences = 8; o.segment = 256; o.batch = 8;
+  auto r = evaluate_positions(model, corpus.validation, o);
+  double near = 0, far = 0, norm_T = 0, norm_far = 0;
+  for (int64_t p = 64; p < 128; ++p) near += (r.nll[p] - r.windowed_nll[p]) / 64;
+  for (int64_t p = 512; p < 1024; ++p) far += (r.nll[p] - r.windowed_nll[p]) / 512;
+  for (int64_t l = 0; l < r.n_layer; ++l) {
+    norm_T += r.norm[l * 1024 + 31];
+    for (int64_t p = 512; p < 1024; ++p) norm_far += r.norm[l * 1024 + p] / 512;
+  }
+  std::cout << "[embedded] excess 64-128: " << near / std::log(2.0) << " bits/byte, 512-1024: " << far / std::log(2.0)
+            << " bits/byte, norm far/T: " << norm_far / norm_T << "\n";
+  EXPECT_GT(far / std::log(2.0), 0.15);  // clearly worse far past T than the state-reset reference
+  EXPECT_GT(far / std::log(2.0), near / std::log(2.0) + 0.1);  // and growing with position
+  EXPECT_GT(norm_far / norm_T, 2.0);     // the state norm keeps growing
 }
