@@ -1,0 +1,11 @@
+// ssm_scan_ref.h — CPU twin of kernels/ssm_scan.cu: the same arguments (host pointers), the same
+// loop order, plain C++. It is the reference the CUDA kernel is tested against; it is itself
+// tested against the LibTorch scans in tests/test_kernels.cpp.
+#pragma once
+#include "kernels/ssm_scan.h"
+
+namespace statescope {
+
+void ssm_scan_fwd_ref(const kernels::SsmScanArgs& a);  // host pointers
+
+}  // namespace statescope
