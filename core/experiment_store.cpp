@@ -128,6 +128,49 @@ void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
   f_->flush();
 }
 
+void ExperimentFile::write_effrem(const std::string& run, const EffRemResult& r) {
+  const std::string g = run + "/effrem";
+  const int64_t nT = static_cast<int64_t>(r.T.size()), nt = static_cast<int64_t>(r.t.size());
+  f_->write(g + "/T", r.T.data(), {nT});
+  f_->write(g + "/t", r.t.data(), {nt});
+  f_->write(g + "/value", r.value.data(), {nT, nt});
+  f_->write(g + "/stderr", r.stderr_.data(), {nT, nt});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "value");
+  f_->set_attr(g, "axes", "[\"T\", \"t\"]");
+  f_->set_attr(g, "definition", "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T");
+  f_->set_attr(g, "sequences", std::to_string(r.sequences));
+  f_->set_attr(g, "forward_tokens", std::to_string(r.forward_tokens));
+  f_->flush();
+}
+
+void ExperimentFile::write_state_stats(const std::string& run, const StateStatsResult& r) {
+  const std::string g = run + "/state_stats";
+  const int64_t np = static_cast<int64_t>(r.positions.size()), nl = static_cast<int64_t>(r.layers.size());
+  const int64_t nb = static_cast<int64_t>(r.bin_edges.size()) - 1, H = r.nheads;
+  std::vector<int64_t> head(H), pos(r.length);
+  for (int64_t i = 0; i < H; ++i) head[i] = i;
+  for (int64_t i = 0; i < r.length; ++i) pos[i] = i;
+  f_->write(g + "/position", r.positions.data(), {np});
+  f_->write(g + "/layer", r.layers.data(), {nl});
+  f_->write(g + "/head", head.data(), {H});
+  f_->write(g + "/bin_edges", r.bin_edges.data(), {nb + 1});
+  f_->write(g + "/histogram", r.histogram.data(), {nl, np, H, nb});
+  f_->write(g + "/mean", r.mean.data(), {nl, np, H});
+  f_->write(g + "/std", r.std.data(), {nl, np, H});
+  f_->write(g + "/fitted_mean", r.fitted_mean.data(), {nl, H});
+  f_->write(g + "/fitted_std", r.fitted_std.data(), {nl, H});
+  f_->write(g + "/delta_position", pos.data(), {r.length});
+  f_->write(g + "/delta_norm", r.delta_norm.data(), {r.n_layer, r.length});
+  f_->set_attr(g, "T", std::to_string(r.T));
+  f_->set_attr(g, "sequences", std::to_string(r.sequences));
+  f_->set_attr(g, "definition",
+               "histogram: density of SSM state entries of each (layer, position, head) over sequences, headdim and "
+               "d_state; fitted_*: Gaussian per (layer, head) of states at position T-1; delta_norm: mean "
+               "||S_t - S_{t-1}||_F");
+  f_->flush();
+}
+
 void ExperimentFile::set_status(const std::string& run, const std::string& status, const std::string& message) {
   f_->set_attr(run, "finished", iso8601_now());
   f_->set_attr(run, "message", message);
@@ -155,6 +198,23 @@ EvalResult read_eval(const H5File& f, const std::string& run) {
     r.norm_per_head = f.read_f64(run + "/state_norm/norm_per_head", &d);
     r.nheads = d[1];
   }
+  return r;
+}
+
+}  // namespace statescope
+
+namespace statescope {
+
+EffRemResult read_effrem(const H5File& f, const std::string& run) {
+  const std::string g = run + "/effrem";
+  if (!f.has(g + "/value")) throw Error(f.path() + ": run '" + run + "' has no effrem/value");
+  EffRemResult r;
+  r.T = f.read_i64(g + "/T");
+  r.t = f.read_i64(g + "/t");
+  r.value = f.read_f64(g + "/value");
+  r.stderr_ = f.read_f64(g + "/stderr");
+  r.sequences = std::stoll(f.attr(g, "sequences"));
+  r.forward_tokens = std::stoll(f.attr(g, "forward_tokens"));
   return r;
 }
 

@@ -6,7 +6,10 @@
 // model, checkpoint_hash, intervention, seed, versions, device, status, message.
 // Datasets: train/{step, loss, lr, grad_norm} (growable); ppl/{position, nll, nll_stderr,
 // windowed_nll, excess, excess_stderr}; state_norm/{position, layer, head, norm [layer, position],
-// norm_per_head [layer, head, position]}. Plottable groups carry NeXus signal/axes attributes.
+// norm_per_head [layer, head, position]}; effrem/{T, t, value [T, t], stderr [T, t]};
+// state_stats/{position, layer, head, bin_edges, histogram [layer, position, head, bin], mean, std,
+// fitted_mean, fitted_std [layer, head], delta_norm [n_layer, position]}.
+// Plottable groups carry NeXus signal/axes attributes.
 #pragma once
 #include <map>
 #include <memory>
@@ -38,6 +41,8 @@ class ExperimentFile {
   void begin_run(const RunInfo& info);
   void append_train(const std::string& run, const StepInfo& s);
   void write_eval(const std::string& run, const EvalResult& r);
+  void write_effrem(const std::string& run, const EffRemResult& r);
+  void write_state_stats(const std::string& run, const StateStatsResult& r);
   void set_status(const std::string& run, const std::string& status, const std::string& message = "");
   H5File& file() { return *f_; }
 
@@ -48,6 +53,7 @@ class ExperimentFile {
 
 // Reads a run's ppl/ and state_norm/ groups back into an EvalResult (for inspect, export, the GUI).
 EvalResult read_eval(const H5File& f, const std::string& run);
+EffRemResult read_effrem(const H5File& f, const std::string& run);
 
 std::string iso8601_now();
 constexpr const char* kFormatName = "statescope-experiment";

@@ -23,3 +23,29 @@ struct EvalResult {
 };
 
 }  // namespace statescope
+
+namespace statescope {
+
+// Effective Remembrance EffRem_T(t) = TV(p(.|x[0:T]), p(.|x[t:T])) on a grid of t, for several T.
+struct EffRemResult {
+  std::vector<int64_t> T;        // [nT] context lengths
+  std::vector<int64_t> t;        // [nt] truncation points (common grid; entries with t >= T are NaN)
+  std::vector<double> value;     // [nT, nt] mean TV over sequences
+  std::vector<double> stderr_;   // [nT, nt] standard error over sequences
+  int64_t sequences = 0;
+  int64_t forward_tokens = 0;    // total tokens forwarded to make it (the cost)
+};
+
+// Distribution of SSM state entries at chosen positions, and the state change per token.
+struct StateStatsResult {
+  std::vector<int64_t> positions;   // [npos]
+  std::vector<int64_t> layers;      // [nl] selected layers
+  int64_t nheads = 0, length = 0, sequences = 0, T = 0, n_layer = 0;
+  std::vector<double> bin_edges;    // [bins + 1], shared by every histogram
+  std::vector<double> histogram;    // [nl, npos, nheads, bins] probability density
+  std::vector<double> mean, std;    // [nl, npos, nheads] over sequences, headdim and d_state
+  std::vector<double> fitted_mean, fitted_std;  // [nl, nheads] of states at position T-1 (what training saw)
+  std::vector<double> delta_norm;   // [n_layer, length] mean ||S_t - S_{t-1}||_F over sequences
+};
+
+}  // namespace statescope

@@ -15,5 +15,6 @@ Runner add_posttrain(CLI::App& app, const std::string& command);
 Runner add_eval(CLI::App& app, const std::string& command);
 Runner add_run(CLI::App& app, const std::string& command);
 Runner add_inspect(CLI::App& app, const std::string& command);
+Runner add_effrem(CLI::App& app, const std::string& command);
 
 }  // namespace statescope::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   addc("eval", "per-position loss, excess over the state-reset reference, and state norms far past T",
        statescope::cli::add_eval);
   addc("run", "run a whole experiment spec (post-train with each policy, evaluate all)", statescope::cli::add_run);
+  addc("effrem", "Effective Remembrance EffRem_T(t) curves and heatmap", statescope::cli::add_effrem);
   addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);

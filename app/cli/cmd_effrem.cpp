@@ -1,0 +1,80 @@
+// cmd_effrem.cpp — `effrem`: Effective Remembrance curves/heatmap of one model into an experiment file.
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/checkpoint.h"
+#include "core/corpus.h"
+#include "core/effrem.h"
+#include "core/error.h"
+#include "core/experiment_store.h"
+#include "core/model_registry.h"
+#include "core/runtime.h"
+
+namespace statescope::cli {
+
+Runner add_effrem(CLI::App& app, const std::string& command) {
+  struct O {
+    std::string model, output, run = "effrem", data = "embedded";
+    EffRemOptions e;
+    bool append = false, linear = false;
+  };
+  auto o = std::make_shared<O>();
+  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
+  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  app.add_option("--data", o->data, "'embedded' or a .txt file / folder (validation split)")->capture_default_str();
+  app.add_option("--T", o->e.Ts, "context lengths (one curve each; several make the heatmap)")->delimiter(',')
+      ->capture_default_str();
+  app.add_option("--points", o->e.points, "t grid points")->capture_default_str();
+  app.add_flag("--linear", o->linear, "linear t grid (default: log-spaced)");
+  app.add_option("--sequences", o->e.sequences, "validation sequences averaged")->capture_default_str();
+  return [o, command]() {
+    o->e.log_grid = !o->linear;
+    const std::string dir = resolve_model(o->model);
+    const Corpus corpus = o->data == "embedded" ? load_austen(default_corpus_path()) : load_text(o->data);
+    auto model = load_model_dir(dir);
+    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
+    nlohmann::json spec{{"command", command}, {"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
+    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), "none (analysis)", 0,
+                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    ProgressLine line;
+    const auto t0 = std::chrono::steady_clock::now();
+    EffRemResult r;
+    try {
+      r = effective_remembrance(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
+        line.update("effrem " + std::to_string(d) + "/" + std::to_string(t), d == t);
+        return true;
+      });
+    } catch (const Error& e) {
+      file->set_status(o->run, "failed", e.what());
+      throw;
+    }
+    line.done();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    file->write_effrem(o->run, r);
+    file->set_status(o->run, "finished");
+    std::cout << "EffRem_T(t), mean over " << r.sequences << " sequences (rows T, columns t):\n" << std::setw(7) << "T\\t";
+    for (auto t : r.t) std::cout << std::setw(7) << t;
+    std::cout << "\n" << std::fixed << std::setprecision(3);
+    for (size_t i = 0; i < r.T.size(); ++i) {
+      std::cout << std::setw(7) << r.T[i];
+      for (size_t j = 0; j < r.t.size(); ++j) {
+        const double v = r.value[i * r.t.size() + j];
+        if (std::isnan(v)) std::cout << std::setw(7) << "";
+        else std::cout << std::setw(7) << v;
+      }
+      std::cout << "\n";
+    }
+    std::cout << std::setprecision(1) << "cost: " << r.forward_tokens << " forward tokens in " << secs << " s -> "
+              << o->output << "\n";
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli
