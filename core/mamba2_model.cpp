@@ -62,7 +62,7 @@ Mamba2MixerImpl::Mamba2MixerImpl(const Mamba2Config& c) : cfg(c) {
 
 torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState* init,
                                        const ForwardOptions& opt, LayerState& fin,
-                                       torch::Tensor* norm_per_head) {
+                                       torch::Tensor* norm_per_head, torch::Tensor* delta_norm) {
   const auto& c = cfg;
   const int64_t b = u.size(0), L = u.size(1);
   const int64_t H = c.nheads(), P = c.headdim, G = c.ngroups, N = c.d_state, Di = c.d_inner();
@@ -105,6 +105,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
                      : ssd_scan_chunked(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
   fin.ssm = s.final_state;                                      // [b, H, P, N]
   if (norms) *norm_per_head = s.state_norm;                     // [b, L, H]
+  if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
   auto y = s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});      // [b, L, H, P]
   y = y.reshape({b, L, Di}).to(u.scalar_type());
 
@@ -185,7 +186,7 @@ ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelStat
   if (init) check_state(*init, b, "forward initial state");
   ForwardOutput out;
   out.final_state.resize(cfg_.n_layer);
-  std::vector<torch::Tensor> norms(opt.state_norms ? cfg_.n_layer : 0);
+  std::vector<torch::Tensor> norms(opt.state_norms ? cfg_.n_layer : 0), deltas(norms.size());
 
   auto h = F::embedding(tokens.to(torch::kInt64), embeddings_->weight);   // [b, L, d_model]
   if (cfg_.residual_in_fp32) h = h.to(at_least_f32(h.scalar_type()));
@@ -193,13 +194,15 @@ ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelStat
     auto& blk = layers_[i];
     auto u = rms_norm(h, blk->norm->weight, cfg_.norm_eps).to(embeddings_->weight.scalar_type());
     const LayerState* li = init ? &(*init)[i] : nullptr;
-    h = h + blk->mixer->forward(u, li, opt, out.final_state[i], opt.state_norms ? &norms[i] : nullptr);
+    h = h + blk->mixer->forward(u, li, opt, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
+                                opt.state_norms ? &deltas[i] : nullptr);
   }
   auto hf = rms_norm(h, norm_f_->weight, cfg_.norm_eps).to(embeddings_->weight.scalar_type());
   out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
   if (opt.state_norms) {
     out.norm_per_head = torch::stack(norms, 0);                             // [n_layer, b, L, H]
     out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [n_layer, b, L]
+    out.delta_norm = torch::stack(deltas, 0);                               // [n_layer, b, L]
   }
   return out;
 }

@@ -36,6 +36,7 @@ struct ForwardOutput {
   ModelState final_state;        // state after the last token
   torch::Tensor norm_per_head;   // [n_layer, b, L, nheads] ||S_t||_F per head (if requested)
   torch::Tensor norm;            // [n_layer, b, L] ||S_t||_F over all heads of a layer (if requested)
+  torch::Tensor delta_norm;      // [n_layer, b, L] ||S_t - S_{t-1}||_F over all heads (with the norms)
 };
 
 // A module holding a "weight" (and optionally a "bias") parameter, so names match checkpoints.
@@ -51,7 +52,7 @@ class Mamba2MixerImpl : public torch::nn::Module {
   explicit Mamba2MixerImpl(const Mamba2Config& cfg);
   // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state.
   torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                        LayerState& final_state, torch::Tensor* norm_per_head);
+                        LayerState& final_state, torch::Tensor* norm_per_head, torch::Tensor* delta_norm = nullptr);
   Mamba2Config cfg;
   ParamHolder in_proj{nullptr}, conv1d{nullptr}, norm{nullptr}, out_proj{nullptr};
   torch::Tensor dt_bias, A_log, D;  // [nheads] each

@@ -68,22 +68,27 @@ ScanResult ssd_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, 
   auto Bh = expand_groups(B, H), Ch = expand_groups(C, H);  // [b, L, H, N]
   auto decay = torch::exp(dt * A);                            // [b, L, H]
   auto S = h0.defined() ? h0 : torch::zeros({b, H, P, N}, x.options());
-  std::vector<torch::Tensor> ys, norms;
+  std::vector<torch::Tensor> ys, norms, deltas;
   ys.reserve(L);
   for (int64_t t = 0; t < L; ++t) {
     auto xt = x.select(1, t) * dt.select(1, t).unsqueeze(-1);                     // [b, H, P]
+    auto prev = S;
     S = decay.select(1, t).unsqueeze(-1).unsqueeze(-1) * S +
         xt.unsqueeze(-1) * Bh.select(1, t).unsqueeze(-2);                         // [b, H, P, N]
     ys.push_back(torch::matmul(S, Ch.select(1, t).unsqueeze(-1)).squeeze(-1));   // [b, H, P]
     if (want_norms) {
       torch::NoGradGuard ng;
       norms.push_back(S.detach().square().sum({-2, -1}).sqrt());                  // [b, H]
+      deltas.push_back((S.detach() - prev.detach()).square().sum({-2, -1}).sqrt());
     }
   }
   ScanResult r;
   r.y = L ? torch::stack(ys, 1) : torch::zeros({b, 0, H, P}, x.options());
   r.final_state = S;
-  if (want_norms) r.state_norm = L ? torch::stack(norms, 1) : torch::zeros({b, 0, H}, x.options());
+  if (want_norms) {
+    r.state_norm = L ? torch::stack(norms, 1) : torch::zeros({b, 0, H}, x.options());
+    r.delta_norm = L ? torch::stack(deltas, 1) : torch::zeros({b, 0, H}, x.options());
+  }
   return r;
 }
 
@@ -153,20 +158,26 @@ ScanResult ssd_scan_chunked(const torch::Tensor& x, const torch::Tensor& dt, con
     // S_t = exp(A_cs[t]) S_in + sum_{s<=t} Lmat[t, s] X_s B_s^T, materialised a block at a time.
     torch::NoGradGuard ng;
     const int64_t blk = std::max<int64_t>(1, std::min<int64_t>(Q, 32));
-    auto norms = torch::empty({b, Lp, H}, x.options());
+    auto norms = torch::empty({b, Lp, H}, x.options()), deltas = torch::empty({b, Lp, H}, x.options());
     auto Ld = Lmat.detach(), Xcd = Xc.detach(), Bcd = Bc.detach(), Sd = S_in.detach();
     auto Ecs = torch::exp(A_cs.detach());                                      // [b, H, nc, Q]
     for (int64_t c = 0; c < nc; ++c) {
+      auto prev = Sd.select(1, c);                                             // [b, H, P, N] state before the chunk
       for (int64_t t0 = 0; t0 < Q; t0 += blk) {
         const int64_t n = std::min(blk, Q - t0);
         auto Lb = Ld.select(2, c).narrow(2, t0, n);                            // [b, H, n, Q]
         auto part = torch::einsum("bhts,bshp,bshn->bthpn", {Lb, Xcd.select(1, c), Bcd.select(1, c)});
         auto carry = Ecs.select(2, c).narrow(2, t0, n).permute({0, 2, 1}).unsqueeze(-1).unsqueeze(-1) *
                      Sd.select(1, c).unsqueeze(1);                             // [b, n, H, P, N]
-        norms.narrow(1, c * Q + t0, n).copy_((part + carry).square().sum({-2, -1}).sqrt());
+        auto St = part + carry;                                                // [b, n, H, P, N]
+        norms.narrow(1, c * Q + t0, n).copy_(St.square().sum({-2, -1}).sqrt());
+        auto before = torch::cat({prev.unsqueeze(1), St.narrow(1, 0, n - 1)}, 1);
+        deltas.narrow(1, c * Q + t0, n).copy_((St - before).square().sum({-2, -1}).sqrt());
+        prev = St.select(1, n - 1);
       }
     }
     r.state_norm = norms.narrow(1, 0, L);
+    r.delta_norm = deltas.narrow(1, 0, L);
   }
   return r;
 }

@@ -18,6 +18,7 @@ struct ScanResult {
   torch::Tensor y;            // [b, L, H, P]
   torch::Tensor final_state;  // [b, H, P, N], the state after the last token
   torch::Tensor state_norm;   // [b, L, H] Frobenius norm of S_t, or undefined if not requested
+  torch::Tensor delta_norm;   // [b, L, H] ||S_t - S_{t-1}||_F (S_{-1} = initial state), with state_norm
 };
 
 ScanResult ssd_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,

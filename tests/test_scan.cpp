@@ -55,6 +55,7 @@ TEST_P(ScanEquivalence, ChunkedMatchesSequential) {
   EXPECT_TRUE(close(got.y, ref.y, tol, "y"));
   EXPECT_TRUE(close(got.final_state, ref.final_state, tol, "final state"));
   EXPECT_TRUE(close(got.state_norm, ref.state_norm, tol, "state norm"));
+  EXPECT_TRUE(close(got.delta_norm, ref.delta_norm, tol, "state change norm"));
 
   // Gradients of a random linear functional of (y, final state) w.r.t. every input.
   torch::manual_seed(99);

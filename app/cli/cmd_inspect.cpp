@@ -1,4 +1,5 @@
 // cmd_inspect.cpp — `inspect FILE.h5`: a readable summary of every group in an experiment file.
+#include <cmath>
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -62,6 +63,34 @@ Runner add_inspect(CLI::App& app, const std::string&) {
         s.status = get("status");
         sums.push_back(s);
         std::cout << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
+      }
+      if (f.has(run + "/effrem/value")) {
+        auto e = read_effrem(f, run);
+        std::cout << "  effrem: T = {";
+        for (size_t i = 0; i < e.T.size(); ++i) std::cout << (i ? ", " : "") << e.T[i];
+        std::cout << "}, " << e.t.size() << " truncation points, " << e.sequences << " sequences, "
+                  << e.forward_tokens << " forward tokens; EffRem at the largest grid t < T:";
+        for (size_t i = 0; i < e.T.size(); ++i) {
+          double last = NAN;
+          for (size_t j = 0; j < e.t.size(); ++j)
+            if (!std::isnan(e.value[i * e.t.size() + j])) last = e.value[i * e.t.size() + j];
+          std::cout << " " << last;
+        }
+        std::cout << "\n";
+      }
+      if (f.has(run + "/state_stats/histogram")) {
+        auto pos = f.read_i64(run + "/state_stats/position");
+        auto std_ = f.read_f64(run + "/state_stats/std");
+        auto fit = f.read_f64(run + "/state_stats/fitted_std");
+        std::cout << "  state_stats: positions {";
+        for (size_t i = 0; i < pos.size(); ++i) std::cout << (i ? ", " : "") << pos[i];
+        double m_last = 0, m_fit = 0;
+        const size_t H = fit.size() / f.read_i64(run + "/state_stats/layer").size();
+        for (size_t h = 0; h < H; ++h) {
+          m_last += std_[(pos.size() - 1) * H + h] / H;
+          m_fit += fit[h] / H;
+        }
+        std::cout << "}; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit << "\n";
       }
       if (*tree) walk(f, run, 1);
     }

@@ -32,6 +32,8 @@ int main(int argc, char** argv) {
        statescope::cli::add_eval);
   addc("run", "run a whole experiment spec (post-train with each policy, evaluate all)", statescope::cli::add_run);
   addc("effrem", "Effective Remembrance EffRem_T(t) curves and heatmap", statescope::cli::add_effrem);
+  addc("states", "SSM state distributions below and far beyond T, fitted Gaussian, state change per token",
+       statescope::cli::add_states);
   addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,77 @@
+// cmd_states.cpp — `states`: SSM state distributions at positions below and far beyond T, the
+// Gaussian fitted at T-1, and the state change per token, into an experiment file.
+#include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "core/checkpoint.h"
+#include "core/corpus.h"
+#include "core/error.h"
+#include "core/experiment_store.h"
+#include "core/model_registry.h"
+#include "core/runtime.h"
+#include "core/state_stats.h"
+
+namespace statescope::cli {
+
+Runner add_states(CLI::App& app, const std::string& command) {
+  struct O {
+    std::string model, output, run = "states", data = "embedded";
+    StateStatsOptions s;
+    bool append = false;
+  };
+  auto o = std::make_shared<O>();
+  o->s.T = 0;
+  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
+  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  app.add_option("--data", o->data, "'embedded' or a .txt file / folder (validation split)")->capture_default_str();
+  app.add_option("--T", o->s.T, "training context (default: the model's record)");
+  app.add_option("--positions", o->s.positions, "positions (default T/2, T-1, 2T, 8T, 32T, 64T-1)")->delimiter(',');
+  app.add_option("--layers", o->s.layers, "layers (default all)")->delimiter(',');
+  app.add_option("--length", o->s.length, "positions scanned for the state change norm (default 64T)");
+  app.add_option("--sequences", o->s.sequences)->capture_default_str();
+  app.add_option("--bins", o->s.bins)->capture_default_str();
+  app.add_option("--range", o->s.range, "histogram range [-r, r] (default: largest |entry|)");
+  return [o, command]() {
+    const std::string dir = resolve_model(o->model);
+    if (o->s.T <= 0) o->s.T = read_model_record(dir).T;
+    if (o->s.T <= 0) throw Error("--T is required: " + dir + " records no training context");
+    const Corpus corpus = o->data == "embedded" ? load_austen(default_corpus_path()) : load_text(o->data);
+    auto model = load_model_dir(dir);
+    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
+    nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
+    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), "none (analysis)", 0,
+                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    StateStatsResult r;
+    try {
+      r = state_statistics(model, corpus.validation, o->s);
+    } catch (const Error& e) {
+      file->set_status(o->run, "failed", e.what());
+      throw;
+    }
+    file->write_state_stats(o->run, r);
+    file->set_status(o->run, "finished");
+    const int64_t H = r.nheads, np = r.positions.size();
+    std::cout << "SSM state entries: std per position (mean over heads), and the fit at T-1 = " << r.T - 1 << "\n"
+              << std::fixed << std::setprecision(4);
+    for (size_t li = 0; li < r.layers.size(); ++li) {
+      double fit = 0;
+      for (int64_t h = 0; h < H; ++h) fit += r.fitted_std[li * H + h] / H;
+      std::cout << "layer " << r.layers[li] << " (fit std " << fit << "):";
+      for (int64_t k = 0; k < np; ++k) {
+        double s = 0;
+        for (int64_t h = 0; h < H; ++h) s += r.std[(li * np + k) * H + h] / H;
+        std::cout << "  p" << r.positions[k] << " " << s;
+      }
+      std::cout << "\n";
+    }
+    std::cout << "-> " << o->output << "\n";
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli
