@@ -171,6 +171,23 @@ void ExperimentFile::write_state_stats(const std::string& run, const StateStatsR
   f_->flush();
 }
 
+void ExperimentFile::write_passkey(const std::string& run, const std::vector<int64_t>& lengths,
+                                   const std::vector<double>& depths, const std::vector<double>& accuracy,
+                                   const std::vector<double>& digit_accuracy, int64_t samples) {
+  const std::string g = run + "/passkey";
+  const int64_t nl = static_cast<int64_t>(lengths.size()), nd = static_cast<int64_t>(depths.size());
+  f_->write(g + "/length", lengths.data(), {nl});
+  f_->write(g + "/depth", depths.data(), {nd});
+  f_->write(g + "/accuracy", accuracy.data(), {nl, nd});
+  f_->write(g + "/digit_accuracy", digit_accuracy.data(), {nl, nd});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "accuracy");
+  f_->set_attr(g, "axes", "[\"length\", \"depth\"]");
+  f_->set_attr(g, "samples", std::to_string(samples));
+  f_->set_attr(g, "definition", "greedy decoding of the 5-digit key; accuracy = all 5 digits right");
+  f_->flush();
+}
+
 void ExperimentFile::set_status(const std::string& run, const std::string& status, const std::string& message) {
   f_->set_attr(run, "finished", iso8601_now());
   f_->set_attr(run, "message", message);

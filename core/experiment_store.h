@@ -43,6 +43,9 @@ class ExperimentFile {
   void write_eval(const std::string& run, const EvalResult& r);
   void write_effrem(const std::string& run, const EffRemResult& r);
   void write_state_stats(const std::string& run, const StateStatsResult& r);
+  // passkey/{length, depth, accuracy [length, depth], digit_accuracy [length, depth]}
+  void write_passkey(const std::string& run, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
+                     const std::vector<double>& accuracy, const std::vector<double>& digit_accuracy, int64_t samples);
   void set_status(const std::string& run, const std::string& status, const std::string& message = "");
   H5File& file() { return *f_; }
 

@@ -17,5 +17,6 @@ Runner add_run(CLI::App& app, const std::string& command);
 Runner add_inspect(CLI::App& app, const std::string& command);
 Runner add_effrem(CLI::App& app, const std::string& command);
 Runner add_states(CLI::App& app, const std::string& command);
+Runner add_passkey(CLI::App& app, const std::string& command);
 
 }  // namespace statescope::cli

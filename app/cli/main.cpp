@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   addc("effrem", "Effective Remembrance EffRem_T(t) curves and heatmap", statescope::cli::add_effrem);
   addc("states", "SSM state distributions below and far beyond T, fitted Gaussian, state change per token",
        statescope::cli::add_states);
+  addc("passkey", "passkey retrieval: optional fine-tuning, then the length x depth accuracy grid",
+       statescope::cli::add_passkey);
   addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,101 @@
+// cmd_passkey.cpp — `passkey`: optional fine-tuning on passkey samples at length T with any
+// initial-state policy, then the length x depth accuracy grid, into an experiment file.
+#include <iomanip>
+#include <sstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/checkpoint.h"
+#include "core/error.h"
+#include "core/experiment_store.h"
+#include "core/model_registry.h"
+#include "core/passkey.h"
+#include "core/runtime.h"
+#include "core/trainer.h"
+
+namespace statescope::cli {
+
+Runner add_passkey(CLI::App& app, const std::string& command) {
+  struct O {
+    std::string model, output, run = "passkey", save;
+    std::vector<int64_t> lengths{128, 256, 512, 1024, 2048};
+    std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
+    int64_t samples = 10, examples = 2000;
+    uint64_t seed = 0;
+    bool append = false;
+    TrainOptions t;
+    PolicySpec ps;
+  };
+  auto o = std::make_shared<O>();
+  o->t.steps = 0; o->t.T = 128; o->t.batch = 16; o->t.lr = 1e-3; o->t.warmup = 10;
+  o->ps.kind = "fitted";
+  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
+  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  app.add_option("--lengths", o->lengths, "prompt lengths of the grid (bytes)")->delimiter(',')->capture_default_str();
+  app.add_option("--depths", o->depths, "key depths of the grid, 0..1")->delimiter(',')->capture_default_str();
+  app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();
+  app.add_option("--seed", o->seed)->capture_default_str();
+  app.add_option("--finetune-steps", o->t.steps, "fine-tuning steps on passkey samples first (0: none)")
+      ->capture_default_str();
+  app.add_option("--T", o->t.T, "fine-tuning prompt length (the answer's 5 bytes come on top)")->capture_default_str();
+  app.add_option("--batch", o->t.batch)->capture_default_str();
+  app.add_option("--lr", o->t.lr)->capture_default_str();
+  app.add_option("--policy", o->ps.kind, "initial-state policy while fine-tuning (the paper used fitted noise)")
+      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+  app.add_option("--sigma", o->ps.sigma)->capture_default_str();
+  app.add_option("--save", o->save, "write the fine-tuned model to this directory");
+  return [o, command]() {
+    const std::string dir = resolve_model(o->model);
+    auto model = load_model_dir(dir);
+    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
+    nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()}};
+    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), o->t.steps ? o->ps.label() : "none", o->seed,
+                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    if (o->t.steps > 0) {
+      o->t.seed = o->seed;
+      o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
+      auto docs = passkey_training_docs(o->examples, o->t.T, o->seed + 1);
+      const int64_t prompt_len = o->t.T;
+      o->t.T = prompt_len + 4;  // windows of T+1 = prompt + 5 answer bytes: whole samples
+      auto policy = make_policy(o->ps, o->seed + 2);
+      ProgressLine line;
+      auto r = train(model, docs, *policy, o->t, [&](const StepInfo& s) {
+        file->append_train(o->run, s);
+        line.update("passkey fine-tune step " + std::to_string(s.step) + "/" + std::to_string(s.steps) + "  loss " +
+                        std::to_string(s.loss) + "  ETA " + fmt_eta(s.eta_s),
+                    s.step == s.steps);
+        return true;
+      });
+      line.done();
+      if (r.status != "finished") {
+        file->set_status(o->run, r.status, r.message);
+        throw Error("passkey fine-tuning " + r.status + ": " + r.message);
+      }
+      if (!o->save.empty()) save_model_dir(model, o->save);
+    }
+    auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3);
+    file->write_passkey(o->run, g.lengths, g.depths, g.accuracy, g.digit_accuracy, g.samples);
+    file->set_status(o->run, "finished");
+    std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"
+              << std::setw(8) << "len\\dep";
+    for (auto d : g.depths) std::cout << std::setw(14) << d;
+    std::cout << "\n" << std::fixed << std::setprecision(2);
+    for (size_t i = 0; i < g.lengths.size(); ++i) {
+      std::cout << std::setw(8) << g.lengths[i];
+      for (size_t j = 0; j < g.depths.size(); ++j) {
+        const size_t k = i * g.depths.size() + j;
+        std::ostringstream c;
+        c << std::fixed << std::setprecision(2) << g.accuracy[k] << " (" << g.digit_accuracy[k] << ")";
+        std::cout << std::setw(14) << c.str();
+      }
+      std::cout << "\n";
+    }
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli
