@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/checkpoint.h"
 #include "core/corpus.h"
@@ -37,12 +38,10 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
   return [o, command]() {
     o->e.log_grid = !o->linear;
     const std::string dir = resolve_model(o->model);
-    const Corpus corpus = o->data == "embedded" ? load_austen(default_corpus_path()) : load_text(o->data);
+    const Corpus corpus = load_corpus(o->data);
     auto model = load_model_dir(dir);
-    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
     nlohmann::json spec{{"command", command}, {"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
-    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), "none (analysis)", 0,
-                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
     ProgressLine line;
     const auto t0 = std::chrono::steady_clock::now();
     EffRemResult r;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/checkpoint.h"
 #include "core/corpus.h"
@@ -50,12 +51,10 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     if (o->e.T <= 0) o->e.T = rec.T;
     if (o->e.T <= 0) throw Error("--T is required: " + dir + " records no training context");
     if (o->e.length <= 0) o->e.length = 64 * o->e.T;
-    const Corpus corpus = o->data == "embedded" ? load_austen(default_corpus_path()) : load_text(o->data);
+    const Corpus corpus = load_corpus(o->data);
     auto model = load_model_dir(dir);
-    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
     nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}};
-    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), "none (evaluation only)", 0,
-                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (evaluation only)", 0);
     ProgressLine line;
     EvalResult r;
     try {

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "core/checkpoint.h"
 #include "core/model_registry.h"
 #include "core/error.h"
@@ -16,12 +17,6 @@
 
 namespace statescope::cli {
 namespace {
-
-std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
 
 // Reads an optional [n_layer, ...per-layer] float dataset and checks its shape.
 torch::Tensor read_state(const H5File& f, const std::string& name, const std::vector<int64_t>& want) {

@@ -3,18 +3,13 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "core/error.h"
 #include "core/experiment.h"
 #include "core/experiment_store.h"
 
 namespace statescope::cli {
 namespace {
-
-std::string dims_str(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + "]";
-}
 
 void walk(const H5File& f, const std::string& group, int depth) {
   for (auto& name : f.children(group)) {

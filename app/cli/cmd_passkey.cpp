@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
@@ -51,10 +52,8 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     auto model = load_model_dir(dir);
-    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()}};
-    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), o->t.steps ? o->ps.label() : "none", o->seed,
-                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed);
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "core/checkpoint.h"
 #include "core/corpus.h"
 #include "core/error.h"
@@ -40,12 +41,10 @@ Runner add_states(CLI::App& app, const std::string& command) {
     const std::string dir = resolve_model(o->model);
     if (o->s.T <= 0) o->s.T = read_model_record(dir).T;
     if (o->s.T <= 0) throw Error("--T is required: " + dir + " records no training context");
-    const Corpus corpus = o->data == "embedded" ? load_austen(default_corpus_path()) : load_text(o->data);
+    const Corpus corpus = load_corpus(o->data);
     auto model = load_model_dir(dir);
-    auto file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
-    file->begin_run({o->run, spec.dump(), dir, weights_hash(dir), "none (analysis)", 0,
-                     std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
     StateStatsResult r;
     try {
       r = state_statistics(model, corpus.validation, o->s);

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/checkpoint.h"
 #include "core/corpus.h"
@@ -50,7 +51,7 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
 
 int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
                  ModelRecord rec, const std::string& command, const std::string& source_model) {
-  const Corpus corpus = o.data == "embedded" ? load_austen(default_corpus_path()) : load_text(o.data);
+  const Corpus corpus = load_corpus(o.data);
   fs::create_directories(o.out);
   const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
   const std::string ckdir = (fs::path(o.out) / "checkpoint").string();
