@@ -45,7 +45,8 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
   app.add_option("--grad-clip", o.t.grad_clip, "gradient norm clip (0: off)")->capture_default_str();
   app.add_option("--seed", o.t.seed, "seed for data order, noise and initialisation")->capture_default_str();
   app.add_option("--checkpoint-every", o.checkpoint_every,
-                 "write OUT/checkpoint every N steps (also written at the end and on cancel)")->capture_default_str();
+                 "write OUT/checkpoint every N steps, at the end and on cancel (0: no checkpoints)")
+      ->capture_default_str();
   app.add_flag("--resume", o.resume, "continue from OUT/checkpoint (same options) and append to the record");
 }
 
@@ -72,7 +73,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
     return true;
-  }, {ckdir, o.checkpoint_every, o.resume});
+  }, {(o.checkpoint_every > 0 || o.resume) ? ckdir : std::string(), o.checkpoint_every, o.resume});
   line.done();
   file->set_status(run_name, result.status, result.message);
   if (result.status != "finished") throw Error(run_name + " " + result.status + ": " + result.message);
