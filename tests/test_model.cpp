@@ -80,7 +80,7 @@ TEST_P(ModelEquivalence, ChunkedMatchesSequentialWithGradients) {
   for (size_t i = 0; i < leaves.size(); ++i) {
     const std::string n = i < names.size() ? names[i] : "initial state " + std::to_string(i - names.size());
     ASSERT_TRUE(g_ref[i].defined()) << n;
-    EXPECT_TRUE(close(g_got[i], g_ref[i], tol * 10, "grad " + n));
+    EXPECT_TRUE(close(g_got[i], g_ref[i], tol, "grad " + n));
   }
 }
 
