@@ -124,6 +124,7 @@ void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
     f_->set_attr(s, "signal", "norm");
     f_->set_attr(s, "axes", "[\"layer\", \"position\"]");
     f_->set_attr(s, "units", "Frobenius norm of the SSM state after token p, mean over sequences");
+    f_->set_attr(s, "T", std::to_string(r.T));  // positions >= T lie beyond the training context
   }
   f_->flush();
 }

@@ -55,6 +55,7 @@ TEST(Experiment, AllPoliciesEndToEnd) {
     EXPECT_EQ(f.attr(r.name, "status"), "finished");
     EXPECT_EQ(f.dims(r.name + "/ppl/nll"), (std::vector<int64_t>{64}));
     EXPECT_EQ(f.dims(r.name + "/state_norm/norm_per_head"), (std::vector<int64_t>{1, 8, 64}));
+    EXPECT_EQ(f.attr(r.name + "/state_norm", "T"), "16");
     EXPECT_EQ(f.dims(r.name + "/train/loss")[0], r.name == "baseline" ? 0 : 3);
     EXPECT_EQ(r.bins.size(), 2u);  // [16, 32), [32, 64)
   }
