@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyses.h"
 #include "checkpoint.h"
 #include "corpus.h"
 #include "error.h"
@@ -36,6 +37,7 @@ struct Spec {
   std::vector<std::pair<std::string, PolicySpec>> policies;  // (run name, policy)
   EvalOptions eval;
   std::string save_models;
+  AnalysesSpec analyses;
 };
 
 template <class T>
@@ -57,7 +59,7 @@ Spec parse_spec(const std::string& text, const std::string& src) {
   }
   if (!j.is_object()) throw Error(src + ": expected a JSON object");
   static const std::set<std::string> known{"model", "data", "T", "seed", "baseline", "posttrain", "policies", "eval",
-                                           "save_models", "comment"};
+                                           "save_models", "comment", "analyses"};
   for (auto& [k, v] : j.items())
     if (!known.count(k)) throw Error(src + ": unknown field '" + k + "'");
   Spec s;
@@ -98,6 +100,7 @@ Spec parse_spec(const std::string& text, const std::string& src) {
     names.insert(name);
     s.policies.emplace_back(name, ps);
   }
+  if (j.contains("analyses")) s.analyses = parse_analyses(j["analyses"], src);
   const json ev = j.value("eval", json::object());
   s.eval.length = field<int64_t>(ev, "length", 0, src, "eval.");
   s.eval.sequences = field<int64_t>(ev, "sequences", 32, src, "eval.");
@@ -260,8 +263,10 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
         if (auto m = policy->fitted_mean(); m.defined()) {
           auto sd = policy->fitted_std();
           auto mc = m.contiguous(), sc = sd.contiguous();
-          file->file().write(name + "/state_stats/fitted_mean", mc.data_ptr<double>(), mc.sizes().vec());
-          file->file().write(name + "/state_stats/fitted_std", sc.data_ptr<double>(), sc.sizes().vec());
+          file->file().write(name + "/policy/fitted_mean", mc.data_ptr<double>(), mc.sizes().vec());
+          file->file().write(name + "/policy/fitted_std", sc.data_ptr<double>(), sc.sizes().vec());
+          file->file().set_attr(name + "/policy", "definition",
+                                "fitted-noise statistics [layer, head] at the end of post-training (EMA of final states)");
         }
         if (!spec.save_models.empty()) {
           save_model_dir(model, (fs::path(spec.save_models) / name).string());
@@ -271,6 +276,18 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
         }
       }
       out.push_back(evaluate_into(model, name, label));
+      if (spec.analyses.any() && !cancelled) {
+        AnalysisContext ctx{&corpus.validation, spec.T, spec.seed, is_baseline ? PolicySpec{} : ps,
+                            [&](const std::string& phase, int64_t done, int64_t total, double loss) {
+                              ExperimentProgress p{name, phase, done, total, 0, 0, loss};
+                              if (progress && !progress(p)) {
+                                cancelled = true;
+                                return false;
+                              }
+                              return true;
+                            }};
+        run_analyses(model, spec.analyses, ctx, *file, name);
+      }
       file->set_status(name, "finished");
     } catch (const Error& e) {
       const std::string st = cancelled ? "cancelled" : "failed";

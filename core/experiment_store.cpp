@@ -1,6 +1,8 @@
 // experiment_store.cpp — writing and reading run groups.
 #include "experiment_store.h"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -62,6 +64,13 @@ void ExperimentFile::begin_run(const RunInfo& i) {
 
 void ExperimentFile::append_train(const std::string& run, const StepInfo& s) {
   const int64_t step = s.step;
+  if (!f_->has(run + "/train/step")) {  // a nested training record, e.g. run/copying/train
+    for (const char* d : {"step", "loss", "lr", "grad_norm"})
+      f_->create_growable(run + "/train/" + d, std::string(d) == "step");
+    f_->set_attr(run + "/train", "NX_class", "NXdata");
+    f_->set_attr(run + "/train", "signal", "loss");
+    f_->set_attr(run + "/train", "axes", "step");
+  }
   f_->append(run + "/train/step", &step, 1);
   f_->append(run + "/train/loss", &s.loss, 1);
   f_->append(run + "/train/lr", &s.lr, 1);
@@ -172,20 +181,56 @@ void ExperimentFile::write_state_stats(const std::string& run, const StateStatsR
   f_->flush();
 }
 
-void ExperimentFile::write_passkey(const std::string& run, const std::vector<int64_t>& lengths,
-                                   const std::vector<double>& depths, const std::vector<double>& accuracy,
-                                   const std::vector<double>& digit_accuracy, int64_t samples) {
+void ExperimentFile::write_passkey(const std::string& run, const PasskeyResult& r) {
   const std::string g = run + "/passkey";
-  const int64_t nl = static_cast<int64_t>(lengths.size()), nd = static_cast<int64_t>(depths.size());
-  f_->write(g + "/length", lengths.data(), {nl});
-  f_->write(g + "/depth", depths.data(), {nd});
-  f_->write(g + "/accuracy", accuracy.data(), {nl, nd});
-  f_->write(g + "/digit_accuracy", digit_accuracy.data(), {nl, nd});
+  const int64_t nl = static_cast<int64_t>(r.lengths.size()), nd = static_cast<int64_t>(r.depths.size());
+  f_->write(g + "/length", r.lengths.data(), {nl});
+  f_->write(g + "/depth", r.depths.data(), {nd});
+  f_->write(g + "/accuracy", r.accuracy.data(), {nl, nd});
+  f_->write(g + "/digit_accuracy", r.digit_accuracy.data(), {nl, nd});
   f_->set_attr(g, "NX_class", "NXdata");
   f_->set_attr(g, "signal", "accuracy");
   f_->set_attr(g, "axes", "[\"length\", \"depth\"]");
-  f_->set_attr(g, "samples", std::to_string(samples));
+  f_->set_attr(g, "samples", std::to_string(r.samples));
   f_->set_attr(g, "definition", "greedy decoding of the 5-digit key; accuracy = all 5 digits right");
+  f_->flush();
+}
+
+void ExperimentFile::write_copying(const std::string& run, const CopyResult& r) {
+  const std::string g = run + "/copying";
+  const int64_t n = static_cast<int64_t>(r.lengths.size());
+  f_->write(g + "/length", r.lengths.data(), {n});
+  f_->write(g + "/exact", r.exact.data(), {n});
+  f_->write(g + "/token_accuracy", r.token_accuracy.data(), {n});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "exact");
+  f_->set_attr(g, "axes", "[\"length\"]");
+  f_->set_attr(g, "L", std::to_string(r.L));
+  f_->set_attr(g, "alphabet", std::to_string(r.alphabet));
+  f_->set_attr(g, "T", std::to_string(r.T));
+  f_->set_attr(g, "samples", std::to_string(r.samples));
+  f_->set_attr(g, "definition",
+               "fresh model trained to copy strings of 1..L letters after '|' (windows of T tokens); exact = whole "
+               "string right, token_accuracy = fraction of right letters; greedy from a zero state");
+  f_->flush();
+}
+
+void ExperimentFile::write_babi(const std::string& run, const BabiResult& r) {
+  const std::string g = run + "/babi";
+  const int64_t n = static_cast<int64_t>(r.lengths.size());
+  f_->write(g + "/length", r.lengths.data(), {n});
+  f_->write(g + "/accuracy", r.accuracy.data(), {n});
+  f_->write(g + "/choice_accuracy", r.choice_accuracy.data(), {n});
+  f_->write(g + "/mean_distance", r.mean_distance.data(), {n});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "accuracy");
+  f_->set_attr(g, "axes", "[\"length\"]");
+  f_->set_attr(g, "samples", std::to_string(r.samples));
+  f_->set_attr(g, "candidates", std::to_string(r.candidates));
+  f_->set_attr(g, "definition",
+               "single-supporting-fact 'where is X?' in distractor prose; accuracy = greedy answer is the location; "
+               "choice_accuracy = most likely of the candidate locations is right (chance 1/candidates); "
+               "mean_distance = tokens from the supporting fact to the end of the prompt");
   f_->flush();
 }
 
@@ -234,6 +279,96 @@ EffRemResult read_effrem(const H5File& f, const std::string& run) {
   r.sequences = std::stoll(f.attr(g, "sequences"));
   r.forward_tokens = std::stoll(f.attr(g, "forward_tokens"));
   return r;
+}
+
+namespace {
+int64_t attr_i64(const H5File& f, const std::string& g, const char* key) {
+  const std::string v = f.attr(g, key);
+  return v.empty() ? 0 : std::stoll(v);
+}
+void require(const H5File& f, const std::string& ds, const std::string& run) {
+  if (!f.has(ds)) throw Error(f.path() + ": run '" + run + "' has no " + ds.substr(run.size() + 1));
+}
+}  // namespace
+
+StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
+  const std::string g = run + "/state_stats";
+  require(f, g + "/histogram", run);
+  StateStatsResult r;
+  r.positions = f.read_i64(g + "/position");
+  r.layers = f.read_i64(g + "/layer");
+  r.nheads = static_cast<int64_t>(f.read_i64(g + "/head").size());
+  r.bin_edges = f.read_f64(g + "/bin_edges");
+  r.histogram = f.read_f64(g + "/histogram");
+  r.mean = f.read_f64(g + "/mean");
+  r.std = f.read_f64(g + "/std");
+  r.fitted_mean = f.read_f64(g + "/fitted_mean");
+  r.fitted_std = f.read_f64(g + "/fitted_std");
+  std::vector<int64_t> d;
+  r.delta_norm = f.read_f64(g + "/delta_norm", &d);
+  r.n_layer = d.size() == 2 ? d[0] : 0;
+  r.length = d.size() == 2 ? d[1] : 0;
+  r.T = attr_i64(f, g, "T");
+  r.sequences = attr_i64(f, g, "sequences");
+  return r;
+}
+
+PasskeyResult read_passkey(const H5File& f, const std::string& run) {
+  const std::string g = run + "/passkey";
+  require(f, g + "/accuracy", run);
+  PasskeyResult r;
+  r.lengths = f.read_i64(g + "/length");
+  r.depths = f.read_f64(g + "/depth");
+  r.accuracy = f.read_f64(g + "/accuracy");
+  r.digit_accuracy = f.read_f64(g + "/digit_accuracy");
+  r.samples = attr_i64(f, g, "samples");
+  return r;
+}
+
+CopyResult read_copying(const H5File& f, const std::string& run) {
+  const std::string g = run + "/copying";
+  require(f, g + "/exact", run);
+  CopyResult r;
+  r.lengths = f.read_i64(g + "/length");
+  r.exact = f.read_f64(g + "/exact");
+  r.token_accuracy = f.read_f64(g + "/token_accuracy");
+  r.L = attr_i64(f, g, "L");
+  r.alphabet = attr_i64(f, g, "alphabet");
+  r.T = attr_i64(f, g, "T");
+  r.samples = attr_i64(f, g, "samples");
+  return r;
+}
+
+BabiResult read_babi(const H5File& f, const std::string& run) {
+  const std::string g = run + "/babi";
+  require(f, g + "/accuracy", run);
+  BabiResult r;
+  r.lengths = f.read_i64(g + "/length");
+  r.accuracy = f.read_f64(g + "/accuracy");
+  r.choice_accuracy = f.read_f64(g + "/choice_accuracy");
+  r.mean_distance = f.read_f64(g + "/mean_distance");
+  r.samples = attr_i64(f, g, "samples");
+  r.candidates = attr_i64(f, g, "candidates");
+  return r;
+}
+
+std::vector<StepInfo> read_train(const H5File& f, const std::string& run) {
+  const std::string g = run + "/train";
+  std::vector<StepInfo> out;
+  if (!f.has(g + "/loss")) return out;
+  auto step = f.read_i64(g + "/step");
+  auto loss = f.read_f64(g + "/loss"), lr = f.read_f64(g + "/lr"), gn = f.read_f64(g + "/grad_norm");
+  const size_t n = std::min({step.size(), loss.size(), lr.size(), gn.size()});  // a killed writer may leave one short
+  for (size_t i = 0; i < n; ++i) {
+    StepInfo s;
+    s.step = step[i];
+    s.steps = step.empty() ? 0 : step[n - 1];
+    s.loss = loss[i];
+    s.lr = lr[i];
+    s.grad_norm = gn[i];
+    out.push_back(s);
+  }
+  return out;
 }
 
 }  // namespace statescope

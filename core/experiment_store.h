@@ -11,6 +11,7 @@
 // fitted_mean, fitted_std [layer, head], delta_norm [n_layer, position]}.
 // Plottable groups carry NeXus signal/axes attributes.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -44,8 +45,11 @@ class ExperimentFile {
   void write_effrem(const std::string& run, const EffRemResult& r);
   void write_state_stats(const std::string& run, const StateStatsResult& r);
   // passkey/{length, depth, accuracy [length, depth], digit_accuracy [length, depth]}
-  void write_passkey(const std::string& run, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
-                     const std::vector<double>& accuracy, const std::vector<double>& digit_accuracy, int64_t samples);
+  void write_passkey(const std::string& run, const PasskeyResult& r);
+  // copying/{length, exact, token_accuracy}; attrs L, alphabet, T, samples
+  void write_copying(const std::string& run, const CopyResult& r);
+  // babi/{length, accuracy, choice_accuracy, mean_distance}; attrs samples, candidates
+  void write_babi(const std::string& run, const BabiResult& r);
   void set_status(const std::string& run, const std::string& status, const std::string& message = "");
   H5File& file() { return *f_; }
 
@@ -57,6 +61,11 @@ class ExperimentFile {
 // Reads a run's ppl/ and state_norm/ groups back into an EvalResult (for inspect, export, the GUI).
 EvalResult read_eval(const H5File& f, const std::string& run);
 EffRemResult read_effrem(const H5File& f, const std::string& run);
+StateStatsResult read_state_stats(const H5File& f, const std::string& run);
+PasskeyResult read_passkey(const H5File& f, const std::string& run);
+CopyResult read_copying(const H5File& f, const std::string& run);
+BabiResult read_babi(const H5File& f, const std::string& run);
+std::vector<StepInfo> read_train(const H5File& f, const std::string& run);  // empty if none
 
 std::string iso8601_now();
 constexpr const char* kFormatName = "statescope-experiment";

@@ -9,6 +9,7 @@
 
 #include "corpus.h"
 #include "mamba2_model.h"
+#include "results.h"
 
 namespace statescope {
 
@@ -25,13 +26,7 @@ PasskeySample make_passkey(int64_t length, double depth, std::mt19937_64& rng);
 // steps from the carried state. prompt [b, L] -> [b, n].
 torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n);
 
-struct PasskeyGrid {
-  std::vector<int64_t> lengths;
-  std::vector<double> depths;
-  std::vector<double> accuracy;        // [lengths, depths] exact match of all 5 digits
-  std::vector<double> digit_accuracy;  // [lengths, depths] fraction of correct digits
-  int64_t samples = 0;
-};
+using PasskeyGrid = PasskeyResult;  // results.h
 
 PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
                              int64_t samples, uint64_t seed);

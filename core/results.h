@@ -49,3 +49,37 @@ struct StateStatsResult {
 };
 
 }  // namespace statescope
+
+namespace statescope {
+
+// Synthetic copying: accuracy per evaluated string length.
+struct CopyResult {
+  std::vector<int64_t> lengths;        // [n] string lengths evaluated
+  std::vector<double> exact;           // [n] fraction of samples copied without error
+  std::vector<double> token_accuracy;  // [n] fraction of correct tokens
+  int64_t samples = 0, L = 0, alphabet = 0, T = 0;  // T: training window
+};
+
+// bAbI-style single-supporting-fact questions in long prose: accuracy per context length.
+struct BabiResult {
+  std::vector<int64_t> lengths;        // [n] prompt lengths (tokens)
+  std::vector<double> accuracy;        // [n] greedy answer equals the location word
+  std::vector<double> choice_accuracy; // [n] the location with the highest likelihood is right
+  std::vector<double> mean_distance;   // [n] mean tokens between the supporting fact and the question
+  int64_t samples = 0, candidates = 0; // candidates: number of locations (chance = 1/candidates)
+};
+
+}  // namespace statescope
+
+namespace statescope {
+
+// Passkey retrieval: accuracy per (prompt length, key depth) cell.
+struct PasskeyResult {
+  std::vector<int64_t> lengths;        // [nl] prompt lengths (tokens)
+  std::vector<double> depths;          // [nd] key depth, 0 = start, 1 = end
+  std::vector<double> accuracy;        // [nl, nd] exact match of all 5 digits
+  std::vector<double> digit_accuracy;  // [nl, nd] fraction of correct digits
+  int64_t samples = 0;
+};
+
+}  // namespace statescope

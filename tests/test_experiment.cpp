@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <set>
 
 #include "core/checkpoint.h"
 #include "core/error.h"
@@ -59,7 +60,7 @@ TEST(Experiment, AllPoliciesEndToEnd) {
     EXPECT_EQ(f.dims(r.name + "/train/loss")[0], r.name == "baseline" ? 0 : 3);
     EXPECT_EQ(r.bins.size(), 2u);  // [16, 32), [32, 64)
   }
-  EXPECT_EQ(f.dims("fitted/state_stats/fitted_mean"), (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(f.dims("fitted/policy/fitted_mean"), (std::vector<int64_t>{1, 8}));
   EXPECT_NE(f.attr("random", "intervention").find("sigma=0.5"), std::string::npos);
 
   // A generic HDF5 reader (h5py, as a user would) opens it without help.
@@ -101,5 +102,47 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   expect(R"({"policies": [{"kind": "magic"}]})", "magic");
   expect(R"({"posttrain": {"steps": "many"}})", "posttrain.steps");
   expect("{", "not valid JSON");
+  expect(R"({"analyses": {"efrem": {}}})", "analyses.efrem");
+  expect(R"({"analyses": {"effrem": {"T": [1]}}})", "analyses.effrem.T");
+  expect(R"({"analyses": {"passkey": {"depths": [1.5]}}})", "analyses.passkey.depths");
+  expect(R"({"analyses": {"copying": {"alphabet": 40}}})", "analyses.copying.alphabet");
+  expect(R"({"analyses": {"babi": {"samples": "x"}}})", "analyses.babi.samples");
   EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
+  const auto out = (fs::temp_directory_path() / "statescope_exp_analyses.h5").string();
+  const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "seed": 1,
+    "posttrain": {"steps": 2, "batch": 4, "lr": 1e-3, "warmup": 1},
+    "policies": [{"kind": "passing"}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2},
+    "analyses": {"effrem": {"T": [8, 16], "points": 3, "sequences": 2},
+                 "states": {"positions": [7, 15, 40], "sequences": 2, "bins": 11, "length": 48},
+                 "passkey": {"lengths": [130, 200], "depths": [0, 1], "samples": 2},
+                 "babi": {"lengths": [200, 300], "samples": 3, "facts": 2},
+                 "copying": {"L": 3, "alphabet": 3, "steps": 2, "batch": 4, "samples": 3, "train_docs": 16}}})";
+  std::set<std::string> phases;
+  auto runs = run_experiment(s, "analyses.json", out, [&](const ExperimentProgress& p) {
+    phases.insert(p.phase);
+    return true;
+  });
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(phases, (std::set<std::string>{"train", "eval", "effrem", "states", "passkey", "babi", "copying"}));
+  H5File f(out, H5File::Mode::Read);
+  for (const std::string run : {"baseline", "passing"}) {
+    EXPECT_EQ(f.attr(run, "status"), "finished");
+    EXPECT_EQ(f.dims(run + "/effrem/value"), (std::vector<int64_t>{2, 4})) << run;  // t = 0 plus 3 points
+    EXPECT_EQ(f.dims(run + "/state_stats/histogram"), (std::vector<int64_t>{1, 3, 8, 11}));
+    EXPECT_EQ(f.dims(run + "/passkey/accuracy"), (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(f.dims(run + "/babi/choice_accuracy"), (std::vector<int64_t>{2}));
+    EXPECT_EQ(f.dims(run + "/copying/exact"), (std::vector<int64_t>{6}));
+    EXPECT_EQ(f.dims(run + "/copying/train/loss"), (std::vector<int64_t>{2}));
+    auto c = read_copying(f, run);
+    EXPECT_EQ(c.L, 3);
+    auto b = read_babi(f, run);
+    EXPECT_EQ(b.candidates, 6);
+    auto p = read_passkey(f, run);
+    EXPECT_EQ(p.lengths, (std::vector<int64_t>{130, 200}));
+  }
+  EXPECT_NE(f.attr("passing", "intervention").find("passing"), std::string::npos);
 }

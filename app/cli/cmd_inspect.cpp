@@ -87,6 +87,28 @@ Runner add_inspect(CLI::App& app, const std::string&) {
         }
         std::cout << "}; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit << "\n";
       }
+      if (f.has(run + "/passkey/accuracy")) {
+        auto p = read_passkey(f, run);
+        double acc = 0, dig = 0;
+        for (size_t i = 0; i < p.accuracy.size(); ++i) acc += p.accuracy[i] / p.accuracy.size(), dig += p.digit_accuracy[i] / p.accuracy.size();
+        std::cout << "  passkey: " << p.lengths.size() << " lengths (" << p.lengths.front() << ".." << p.lengths.back()
+                  << ") x " << p.depths.size() << " depths, " << p.samples << " samples per cell; mean exact "
+                  << acc << ", mean digit accuracy " << dig << " (chance 0.1)\n";
+      }
+      if (f.has(run + "/copying/exact")) {
+        auto c = read_copying(f, run);
+        std::cout << "  copying: L = " << c.L << ", alphabet " << c.alphabet << "; exact (token accuracy) by length:";
+        for (size_t i = 0; i < c.lengths.size(); ++i)
+          std::cout << " " << c.lengths[i] << ": " << c.exact[i] << " (" << c.token_accuracy[i] << ")";
+        std::cout << "\n";
+      }
+      if (f.has(run + "/babi/accuracy")) {
+        auto b = read_babi(f, run);
+        std::cout << "  babi: greedy / choice accuracy by length (chance " << 1.0 / std::max<int64_t>(1, b.candidates) << "):";
+        for (size_t i = 0; i < b.lengths.size(); ++i)
+          std::cout << " " << b.lengths[i] << ": " << b.accuracy[i] << " / " << b.choice_accuracy[i];
+        std::cout << "\n";
+      }
       if (*tree) walk(f, run, 1);
     }
     if (!sums.empty()) std::cout << "\n" << format_summary_table(sums);

@@ -7,7 +7,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
-#include "app/cli/progress.h"
+#include "app/cli/finetune.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
 #include "core/experiment_store.h"
@@ -60,24 +60,11 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
       auto docs = passkey_training_docs(o->examples, o->t.T, o->seed + 1);
       const int64_t prompt_len = o->t.T;
       o->t.T = prompt_len + 4;  // windows of T+1 = prompt + 5 answer bytes: whole samples
-      auto policy = make_policy(o->ps, o->seed + 2);
-      ProgressLine line;
-      auto r = train(model, docs, *policy, o->t, [&](const StepInfo& s) {
-        file->append_train(o->run, s);
-        line.update("passkey fine-tune step " + std::to_string(s.step) + "/" + std::to_string(s.steps) + "  loss " +
-                        std::to_string(s.loss) + "  ETA " + fmt_eta(s.eta_s),
-                    s.step == s.steps);
-        return true;
-      });
-      line.done();
-      if (r.status != "finished") {
-        file->set_status(o->run, r.status, r.message);
-        throw Error("passkey fine-tuning " + r.status + ": " + r.message);
-      }
+      finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "passkey fine-tune");
       if (!o->save.empty()) save_model_dir(model, o->save);
     }
     auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3);
-    file->write_passkey(o->run, g.lengths, g.depths, g.accuracy, g.digit_accuracy, g.samples);
+    file->write_passkey(o->run, g);
     file->set_status(o->run, "finished");
     std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"
               << std::setw(8) << "len\\dep";

@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
        statescope::cli::add_states);
   addc("passkey", "passkey retrieval: optional fine-tuning, then the length x depth accuracy grid",
        statescope::cli::add_passkey);
+  addc("copying", "synthetic copying: train fresh models with and without state passing, accuracy up to 4L",
+       statescope::cli::add_copying);
+  addc("babi", "bAbI-style 'where is X?' questions in long prose: optional fine-tuning, accuracy by length",
+       statescope::cli::add_babi);
   addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,89 @@
+// cmd_copying.cpp — `copying`: train fresh models to copy strings up to L long, one run per
+// initial-state policy (default: zero and state passing), evaluate up to 4L, print the table.
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/copying.h"
+#include "core/error.h"
+#include "core/experiment_store.h"
+#include "core/runtime.h"
+
+namespace statescope::cli {
+
+Runner add_copying(CLI::App& app, const std::string& command) {
+  struct O {
+    std::string output;
+    std::vector<std::string> policies{"zero", "passing"};
+    bool append = false;
+    CopyOptions c;
+    TrainOptions t;
+  };
+  auto o = std::make_shared<O>();
+  o->c.model = default_copy_model();
+  o->t.steps = 600; o->t.batch = 32; o->t.lr = 3e-3; o->t.warmup = 30;
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  app.add_flag("--append", o->append, "add the runs to an existing experiment file");
+  app.add_option("--policies", o->policies, "one run per initial-state policy")
+      ->delimiter(',')->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+  app.add_option("--L", o->c.L, "longest training string")->capture_default_str();
+  app.add_option("--alphabet", o->c.alphabet, "letters in the alphabet (2..26)")->capture_default_str();
+  app.add_option("--T", o->c.T, "training window in tokens (0: 4L)")->capture_default_str();
+  app.add_option("--eval-lengths", o->c.eval_lengths, "string lengths to evaluate (default L/2 .. 4L)")->delimiter(',');
+  app.add_option("--samples", o->c.eval_samples, "evaluation strings per length")->capture_default_str();
+  app.add_option("--seed", o->c.seed)->capture_default_str();
+  app.add_option("--steps", o->t.steps)->capture_default_str();
+  app.add_option("--batch", o->t.batch)->capture_default_str();
+  app.add_option("--lr", o->t.lr)->capture_default_str();
+  app.add_option("--warmup", o->t.warmup)->capture_default_str();
+  app.add_option("--d-model", o->c.model.d_model)->capture_default_str();
+  app.add_option("--n-layer", o->c.model.n_layer)->capture_default_str();
+  app.add_option("--d-state", o->c.model.d_state)->capture_default_str();
+  app.add_option("--headdim", o->c.model.headdim)->capture_default_str();
+  return [o, command]() {
+    std::vector<std::pair<std::string, CopyResult>> table;
+    std::unique_ptr<ExperimentFile> file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
+    for (const auto& kind : o->policies) {
+      PolicySpec ps;
+      ps.kind = kind;
+      const std::string run = "copying_" + kind;
+      nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps},
+                          {"policy", ps.label()}};
+      file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), o->c.seed,
+                       std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+      ProgressLine line;
+      auto r = run_copying(o->c, ps, o->t, [&](const StepInfo& s) {
+        file->append_train(run, s);
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s", run.c_str(),
+                      (long long)s.step, (long long)s.steps, s.loss, s.tokens_per_s, fmt_eta(s.eta_s).c_str());
+        line.update(buf, s.step == s.steps);
+        return true;
+      });
+      line.done();
+      if (r.train.status != "finished") {
+        file->set_status(run, r.train.status, r.train.message);
+        throw Error(run + " " + r.train.status + ": " + r.train.message);
+      }
+      file->write_copying(run, r.result);
+      file->set_status(run, "finished");
+      table.emplace_back(kind, r.result);
+    }
+    const auto& first = table.front().second;
+    std::printf("copying: trained on strings of 1..%lld letters (alphabet %lld, windows of %lld tokens); exact match "
+                "(per-token accuracy), %lld strings per length\n%8s", (long long)first.L, (long long)first.alphabet,
+                (long long)first.T, (long long)first.samples, "length");
+    for (auto& [k, r] : table) std::printf("%20s", k.c_str());
+    std::printf("\n");
+    for (size_t i = 0; i < first.lengths.size(); ++i) {
+      std::printf("%8lld", (long long)first.lengths[i]);
+      for (auto& [k, r] : table) std::printf("%11.2f (%5.2f)", r.exact[i], r.token_accuracy[i]);
+      std::printf("%s\n", first.lengths[i] > first.L ? "   > L" : "");
+    }
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli

@@ -1,0 +1,44 @@
+// babi.h — bAbI-style single-supporting-fact questions (Weston et al. 2015, task 1: "who is where")
+// hidden in long distractor prose. A few facts ("Sandra went to the kitchen.") are scattered at
+// sentence boundaries through corpus text; the prompt ends with "Where is Sandra? Sandra is in the"
+// and the answer is the location of that person's last fact. Byte-level.
+//
+// Two scores per context length: greedy (the decoded bytes start with the location word followed
+// by a non-letter) and choice (the location with the highest log-likelihood among all candidates;
+// chance = 1 / candidates), so a weak model's partial knowledge still shows.
+#pragma once
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "corpus.h"
+#include "mamba2_model.h"
+#include "results.h"
+
+namespace statescope {
+
+struct BabiSample {
+  std::string prompt;       // exactly the requested length in bytes
+  std::string answer;       // a location word
+  int64_t distance = 0;     // bytes from the end of the supporting fact to the end of the prompt
+};
+
+const std::vector<std::string>& babi_people();
+const std::vector<std::string>& babi_locations();
+
+// prose: distractor text (e.g. the validation corpus); facts: number of fact sentences (>= 1).
+BabiSample make_babi(int64_t length, const std::string& prose, int64_t facts, std::mt19937_64& rng);
+
+// Training documents: each exactly window + 1 bytes, a prompt followed by its answer and ".".
+std::vector<Document> babi_training_docs(int64_t n, int64_t window, const std::string& prose, int64_t facts,
+                                         uint64_t seed);
+
+// Accuracy per prompt length, `samples` fresh samples each.
+BabiResult evaluate_babi(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
+                         int64_t samples, uint64_t seed);
+
+// Joins documents' bytes into one prose string (documents separated by a blank line).
+std::string prose_of(const std::vector<Document>& docs);
+
+}  // namespace statescope

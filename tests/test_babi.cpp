@@ -1,0 +1,93 @@
+// test_babi.cpp — bAbI-style prompts have the exact length, end with the question, answer with
+// the person's last fact, put facts at sentence ends and report the fact distance; evaluation's
+// choice accuracy agrees with likelihoods computed by independent full forwards.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <regex>
+
+#include "core/babi.h"
+#include "core/error.h"
+
+using namespace statescope;
+
+namespace {
+std::string prose() {
+  std::string p;
+  for (int i = 0; i < 200; ++i) p += "It was a truth universally acknowledged. She said so! Did he? ";
+  return p;
+}
+}  // namespace
+
+TEST(Babi, PromptLengthQuestionAnswerAndDistance) {
+  const std::string text = prose();
+  std::mt19937_64 rng(7);
+  const std::regex fact(" (Sandra|Daniel|Gertrude|Winston) (went to|moved to|journeyed to|travelled to) the ([a-z]+)\\.");
+  for (int64_t L : {200, 500, 3000})
+    for (int k = 0; k < 20; ++k) {
+      auto s = make_babi(L, text, 4, rng);
+      ASSERT_EQ(static_cast<int64_t>(s.prompt.size()), L);
+      std::smatch q;
+      ASSERT_TRUE(std::regex_search(s.prompt, q, std::regex(" Where is ([A-Za-z]+)\\? ([A-Za-z]+) is in the $")));
+      const std::string who = q[1];
+      EXPECT_EQ(q[2], who);
+      // The answer is the location of the person's last fact; the distance is measured from its end.
+      std::string last;
+      int64_t end = -1, count = 0;
+      for (auto it = std::sregex_iterator(s.prompt.begin(), s.prompt.end(), fact); it != std::sregex_iterator(); ++it) {
+        ++count;
+        const auto pos = it->position(0);
+        EXPECT_TRUE(pos == 0 || std::string(".!?").find(s.prompt[pos - 1]) != std::string::npos)
+            << "fact not at a sentence end: ..." << s.prompt.substr(std::max<int64_t>(0, pos - 10), 20);
+        if ((*it)[1] == who) last = (*it)[3], end = pos + it->length(0);
+      }
+      EXPECT_EQ(count, 4);
+      EXPECT_EQ(s.answer, last);
+      EXPECT_EQ(s.distance, L - end);
+    }
+  EXPECT_THROW(make_babi(100, text, 4, rng), Error);          // too short for 4 facts and the question
+  EXPECT_THROW(make_babi(200, "Short.", 1, rng), Error);      // not enough prose
+  EXPECT_THROW(make_babi(200, text, 0, rng), Error);
+  auto docs = babi_training_docs(5, 256, text, 3, 1);
+  for (auto& d : docs) {
+    ASSERT_EQ(d.tokens.size(), 257u);
+    std::string t(d.tokens.begin(), d.tokens.end());
+    EXPECT_TRUE(std::regex_search(t, std::regex(" is in the [a-z]+\\.$"))) << t.substr(200);
+  }
+}
+
+TEST(Babi, ChoiceAccuracyAgreesWithFullForwardLikelihoods) {
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(5);
+  m->to(torch::kFloat64);
+  const std::string text = prose();
+  const int64_t samples = 6, L = 220;
+  auto r = evaluate_babi(m, {L}, text, 2, samples, 9);
+  ASSERT_EQ(r.choice_accuracy.size(), 1u);
+  EXPECT_EQ(r.candidates, 6);
+  std::mt19937_64 rng(9);
+  torch::NoGradGuard ng;
+  double right = 0, dist = 0;
+  for (int64_t i = 0; i < samples; ++i) {
+    auto s = make_babi(L, text, 2, rng);
+    dist += s.distance;
+    double best = -1e300;
+    std::string arg;
+    for (auto& w : babi_locations()) {
+      const std::string full = s.prompt + w;
+      auto seq = torch::empty({1, static_cast<int64_t>(full.size())}, torch::kInt64);
+      for (size_t k = 0; k < full.size(); ++k) seq[0][k] = static_cast<unsigned char>(full[k]);
+      auto lp = torch::log_softmax(m->forward(seq).logits, -1);  // [1, n, V]
+      double sc = 0;
+      for (size_t k = 0; k < w.size(); ++k)
+        sc += lp[0][L - 1 + k][static_cast<unsigned char>(w[k])].item<double>();
+      if (sc > best) best = sc, arg = w;
+    }
+    right += arg == s.answer;
+  }
+  EXPECT_DOUBLE_EQ(r.choice_accuracy[0], right / samples);
+  EXPECT_DOUBLE_EQ(r.mean_distance[0], dist / samples);
+  EXPECT_TRUE(r.accuracy[0] >= 0 && r.accuracy[0] <= 1);
+}
