@@ -52,13 +52,16 @@ BabiSample compose(const Facts& f, int64_t length, const std::string& prose, std
                 std::to_string(fill) + " bytes");
   const size_t start = std::uniform_int_distribution<size_t>(0, prose.size() - fill)(rng);
   const std::string text = prose.substr(start, fill);
-  // Insertion points: sorted random offsets, each moved to just after the next sentence end.
+  // Insertion points: sorted random offsets, each moved to the next sentence end (or word boundary).
   std::vector<size_t> at;
   for (size_t i = 0; i < f.sentences.size(); ++i) {
     size_t p = std::uniform_int_distribution<size_t>(0, text.size())(rng);
-    size_t dot = text.find_first_of(".!?", p);
-    if (dot == std::string::npos && p > 0) dot = text.find_last_of(".!?", p - 1);  // none after p: the last one
-    at.push_back(dot == std::string::npos ? 0 : dot + 1);
+    // The next sentence end within 300 bytes, else the next word boundary, else p itself.
+    const size_t dot = text.find_first_of(".!?", p);
+    const size_t space = text.find(' ', p);
+    if (dot != std::string::npos && dot - p < 300) at.push_back(dot + 1);
+    else if (space != std::string::npos) at.push_back(space);
+    else at.push_back(p);
   }
   std::sort(at.begin(), at.end());
   BabiSample s;

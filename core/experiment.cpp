@@ -184,7 +184,7 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
 }
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
-                                       const ExperimentProgressFn& progress) {
+                                       const ExperimentProgressFn& progress, const RunDoneFn& run_done) {
   Spec spec = parse_spec(spec_text, src);
   const std::string model_dir = resolve_model(spec.model);
   ModelRecord rec = read_model_record(model_dir);
@@ -253,6 +253,7 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
         });
         if (tr.status != "finished") {
           file->set_status(name, tr.status, tr.message);
+          if (run_done) run_done(name, file->file());
           RunSummary rs;
           rs.name = name;
           rs.intervention = label;
@@ -289,9 +290,11 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
         run_analyses(model, spec.analyses, ctx, *file, name);
       }
       file->set_status(name, "finished");
+      if (run_done) run_done(name, file->file());
     } catch (const Error& e) {
       const std::string st = cancelled ? "cancelled" : "failed";
       file->set_status(name, st, e.what());
+      if (run_done) run_done(name, file->file());
       RunSummary rs;
       rs.name = name;
       rs.intervention = label;

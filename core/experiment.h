@@ -20,6 +20,10 @@ struct ExperimentProgress {
 };
 // Return false to cancel: the current run is marked "cancelled" and the file stays valid.
 using ExperimentProgressFn = std::function<bool(const ExperimentProgress&)>;
+class H5File;
+// Called on the running thread after each run's status is written, with the open experiment file
+// (for a live view: read the run's groups back with the experiment_store readers).
+using RunDoneFn = std::function<void(const std::string& run, const H5File& file)>;
 
 struct RunSummary {
   std::string name, intervention, status;
@@ -35,7 +39,8 @@ struct RunSummary {
 // Runs `spec_json` (see data/experiments/demo.json and docs/experiment-spec.md), writing `out_path`.
 // Throws Error naming the spec field at fault before anything is written.
 std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
-                                       const std::string& out_path, const ExperimentProgressFn& progress = {});
+                                       const std::string& out_path, const ExperimentProgressFn& progress = {},
+                                       const RunDoneFn& run_done = {});
 
 // Summary of an evaluated run (bits per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);

@@ -1,0 +1,204 @@
+// experiment_panel.cpp — form <-> spec JSON with validation at the field.
+#include "app/gui/experiment_panel.h"
+
+#include <QCheckBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <nlohmann/json.hpp>
+
+namespace statescope::gui {
+
+using nlohmann::json;
+
+ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  auto* form = new QFormLayout;
+  auto path_row = [&](QLineEdit*& edit, const QString& text, const QString& tip, bool dir) {
+    edit = new QLineEdit(text, this);
+    edit->setToolTip(tip);
+    auto* pick = new QToolButton(this);
+    pick->setText("...");
+    connect(pick, &QToolButton::clicked, this, [this, edit, dir] {
+      const QString p = dir ? QFileDialog::getExistingDirectory(this, tr("Choose a directory"))
+                            : QFileDialog::getOpenFileName(this, tr("Choose a text file"), {}, tr("Text (*.txt);;All (*)"));
+      if (!p.isEmpty()) edit->setText(p);
+    });
+    auto* h = new QHBoxLayout;
+    h->addWidget(edit);
+    h->addWidget(pick);
+    return h;
+  };
+  form->addRow(tr("Model"), path_row(model, "embedded", tr("'embedded' or a checkpoint directory"), true));
+  form->addRow(tr("Data"), path_row(data, "embedded", tr("'embedded' (Austen) or a .txt file / folder"), false));
+  auto spin = [&](QSpinBox*& s, int lo, int hi, int val, const QString& tip) {
+    s = new QSpinBox(this);
+    s->setRange(lo, hi);
+    s->setValue(val);
+    s->setToolTip(tip);
+    return s;
+  };
+  form->addRow(tr("Training context T"), spin(T, 2, 1 << 20, 32, tr("tokens; the model's T")));
+  form->addRow(tr("Post-training steps"), spin(steps, 0, 1000000, 200, tr("optimizer steps per policy")));
+  form->addRow(tr("Batch"), spin(batch, 1, 4096, 16, tr("sequences per step")));
+  lr = new QDoubleSpinBox(this);
+  lr->setDecimals(6);
+  lr->setRange(0, 1);
+  lr->setSingleStep(1e-4);
+  lr->setValue(5e-4);
+  form->addRow(tr("Learning rate"), lr);
+  form->addRow(tr("Seed"), spin(seed, 0, 1 << 30, 0, tr("data order, noise, initialisation")));
+  v->addLayout(form);
+
+  auto* pol = new QGroupBox(tr("Initial-state policies (one run each)"), this);
+  auto* pv = new QFormLayout(pol);
+  baseline = new QCheckBox(tr("baseline (no post-training)"), pol);
+  p_zero = new QCheckBox(tr("zero (control)"), pol);
+  p_random = new QCheckBox(tr("random noise, sigma"), pol);
+  sigma = new QDoubleSpinBox(pol);
+  sigma->setDecimals(4);
+  sigma->setRange(0, 1000);
+  sigma->setValue(1.0);
+  p_fitted = new QCheckBox(tr("fitted noise"), pol);
+  p_passing = new QCheckBox(tr("state passing"), pol);
+  p_tbtt = new QCheckBox(tr("TBTT"), pol);
+  for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(true);
+  pv->addRow(baseline);
+  pv->addRow(p_zero);
+  pv->addRow(p_random, sigma);
+  pv->addRow(p_fitted);
+  pv->addRow(p_passing);
+  pv->addRow(p_tbtt);
+  v->addWidget(pol);
+
+  auto* ev = new QGroupBox(tr("Evaluation and analyses"), this);
+  auto* ef = new QFormLayout(ev);
+  ef->addRow(tr("Length (tokens)"), spin(eval_length, 2, 1 << 24, 2048, tr("positions scored (e.g. 64T)")));
+  ef->addRow(tr("Sequences"), spin(eval_sequences, 1, 100000, 32, tr("validation sequences averaged")));
+  a_effrem = new QCheckBox(tr("Effective Remembrance"), ev);
+  a_states = new QCheckBox(tr("State distributions"), ev);
+  a_passkey = new QCheckBox(tr("Passkey grid (zero-shot)"), ev);
+  a_babi = new QCheckBox(tr("bAbI questions (zero-shot)"), ev);
+  a_copying = new QCheckBox(tr("Copying (fresh model per policy)"), ev);
+  for (auto* c : {a_effrem, a_states, a_passkey, a_babi, a_copying}) ef->addRow(c);
+  v->addWidget(ev);
+  save_models = new QLineEdit(this);
+  save_models->setPlaceholderText(tr("(optional) directory to save post-trained models"));
+  v->addWidget(save_models);
+  run_button = new QPushButton(tr("Run"), this);
+  run_button->setToolTip(tr("Run the experiment (Ctrl+R)"));
+  v->addWidget(run_button);
+  v->addStretch(1);
+  connect(run_button, &QPushButton::clicked, this, &ExperimentPanel::run_requested);
+  for (auto* e : {model, data, save_models}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
+  for (auto* s : {T, steps, batch, eval_length, eval_sequences})
+    connect(s, qOverload<int>(&QSpinBox::valueChanged), this, [this] { validate(); });
+  for (auto* s : {lr, sigma}) connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { validate(); });
+  for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt})
+    connect(c, &QCheckBox::toggled, this, [this] { validate(); });
+  validate();
+}
+
+QStringList ExperimentPanel::problems() const {
+  QStringList p;
+  auto bad = [&](QWidget* w, const QString& why) {
+    if (!why.isEmpty()) p << why;
+    w->setStyleSheet(why.isEmpty() ? QString() : "background-color: #a33; color: white;");
+    w->setToolTip(why);
+    return why.isEmpty();
+  };
+  const QString m = model->text().trimmed();
+  bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded' or a directory)")
+             : (m != "embedded" && !QFileInfo(QDir(m).filePath("config.json")).exists())
+                 ? tr("Model: %1 has no config.json").arg(m)
+                 : QString());
+  const QString d = data->text().trimmed();
+  bad(data, d.isEmpty() ? tr("Data: empty") : (d != "embedded" && !QFileInfo::exists(d)) ? tr("Data: %1 does not exist").arg(d) : QString());
+  bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
+  bad(sigma, !p_random->isChecked() || sigma->value() > 0 ? QString() : tr("sigma must be > 0"));
+  bad(eval_length, eval_length->value() > T->value() ? QString() : tr("Evaluation length must exceed T to see past it"));
+  const bool any = baseline->isChecked() || p_zero->isChecked() || p_random->isChecked() || p_fitted->isChecked() ||
+                   p_passing->isChecked() || p_tbtt->isChecked();
+  bad(baseline, any ? QString() : tr("Choose at least one run (baseline or a policy)"));
+  return p;
+}
+
+void ExperimentPanel::validate() {
+  const auto p = problems();
+  run_button->setEnabled(p.isEmpty());
+  run_button->setToolTip(p.isEmpty() ? tr("Run the experiment (Ctrl+R)") : p.join("\n"));
+}
+
+QString ExperimentPanel::spec_json() const {
+  if (!problems().isEmpty()) return {};
+  json j;
+  j["model"] = model->text().trimmed().toStdString();
+  j["data"] = data->text().trimmed().toStdString();
+  j["T"] = T->value();
+  j["seed"] = seed->value();
+  j["baseline"] = baseline->isChecked();
+  j["posttrain"] = {{"steps", steps->value()}, {"batch", batch->value()}, {"lr", lr->value()}, {"warmup", 10},
+                    {"min_lr_ratio", 0.1}};
+  json pols = json::array();
+  if (p_zero->isChecked()) pols.push_back({{"kind", "zero"}});
+  if (p_random->isChecked()) pols.push_back({{"kind", "random"}, {"sigma", sigma->value()}});
+  if (p_fitted->isChecked()) pols.push_back({{"kind", "fitted"}});
+  if (p_passing->isChecked()) pols.push_back({{"kind", "passing"}});
+  if (p_tbtt->isChecked()) pols.push_back({{"kind", "tbtt"}});
+  j["policies"] = pols;
+  j["eval"] = {{"length", eval_length->value()}, {"sequences", eval_sequences->value()}, {"segment", 512}, {"batch", 8}};
+  json a = json::object();
+  const int t = T->value();
+  if (a_effrem->isChecked()) a["effrem"] = {{"T", {t, 4 * t, 16 * t}}, {"points", 16}, {"sequences", 16}};
+  if (a_states->isChecked()) a["states"] = {{"sequences", 16}};
+  if (a_passkey->isChecked()) a["passkey"] = json::object();
+  if (a_babi->isChecked()) a["babi"] = json::object();
+  if (a_copying->isChecked()) a["copying"] = json::object();
+  if (!a.empty()) j["analyses"] = a;
+  if (!save_models->text().trimmed().isEmpty()) j["save_models"] = save_models->text().trimmed().toStdString();
+  return QString::fromStdString(j.dump(2));
+}
+
+void ExperimentPanel::load_spec(const QString& text) {
+  json j = json::parse(text.toStdString(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return;
+  model->setText(QString::fromStdString(j.value("model", std::string("embedded"))));
+  data->setText(QString::fromStdString(j.value("data", std::string("embedded"))));
+  if (j.contains("T")) T->setValue(j["T"].get<int>());
+  seed->setValue(j.value("seed", 0));
+  baseline->setChecked(j.value("baseline", true));
+  const json pt = j.value("posttrain", json::object());
+  steps->setValue(pt.value("steps", 200));
+  batch->setValue(pt.value("batch", 16));
+  lr->setValue(pt.value("lr", 5e-4));
+  for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(false);
+  for (auto& p : j.value("policies", json::array())) {
+    const std::string k = p.value("kind", "");
+    if (k == "zero") p_zero->setChecked(true);
+    if (k == "random") p_random->setChecked(true), sigma->setValue(p.value("sigma", 1.0));
+    if (k == "fitted") p_fitted->setChecked(true);
+    if (k == "passing") p_passing->setChecked(true);
+    if (k == "tbtt") p_tbtt->setChecked(true);
+  }
+  const json ev = j.value("eval", json::object());
+  eval_length->setValue(ev.value("length", 64 * T->value()));
+  eval_sequences->setValue(ev.value("sequences", 32));
+  const json a = j.value("analyses", json::object());
+  a_effrem->setChecked(a.contains("effrem"));
+  a_states->setChecked(a.contains("states"));
+  a_passkey->setChecked(a.contains("passkey"));
+  a_babi->setChecked(a.contains("babi"));
+  a_copying->setChecked(a.contains("copying"));
+  validate();
+}
+
+}  // namespace statescope::gui

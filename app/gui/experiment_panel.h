@@ -1,0 +1,39 @@
+// experiment_panel.h — the form that becomes an experiment spec (docs/experiment-spec.md): model,
+// data, T, post-training knobs, initial-state policies with their knobs, evaluation length and the
+// analyses. Defaults reproduce data/experiments/demo.json. Invalid values are refused at the field
+// (red, with the reason as tooltip and in `problems()`).
+#pragma once
+#include <QWidget>
+
+class QLineEdit;
+class QSpinBox;
+class QDoubleSpinBox;
+class QCheckBox;
+class QPushButton;
+
+namespace statescope::gui {
+
+class ExperimentPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit ExperimentPanel(QWidget* parent = nullptr);
+  // The spec as JSON text; empty when a field is invalid (see problems()).
+  QString spec_json() const;
+  QStringList problems() const;
+  void load_spec(const QString& json);  // fills the form from a spec (unknown keys ignored)
+
+  QLineEdit *model, *data, *save_models;
+  QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
+  QDoubleSpinBox *lr, *sigma;
+  QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
+  QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
+  QPushButton* run_button;
+
+ signals:
+  void run_requested();
+
+ private:
+  void validate();
+};
+
+}  // namespace statescope::gui

@@ -1,0 +1,45 @@
+// main.cpp — `statescope [FILE.h5] [--run SPEC.json] [--screenshots DIR]`.
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFile>
+#include <QTimer>
+
+#include "app/gui/experiment_panel.h"
+#include "app/gui/main_window.h"
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("statescope");
+  QApplication::setApplicationName("statescope");
+  QApplication::setApplicationVersion("0.1.0");
+  QCommandLineParser cli;
+  cli.setApplicationDescription("statescope: length generalization lab for recurrent language models");
+  cli.addHelpOption();
+  cli.addVersionOption();
+  cli.addPositionalArgument("file", "experiment file (.h5) to open");
+  QCommandLineOption run({"r", "run"}, "load this experiment spec into the panel and run it", "spec.json");
+  QCommandLineOption out({"o", "output"}, "experiment file the run writes", "file.h5");
+  QCommandLineOption shots("screenshots", "render every view to PNG files in DIR and quit", "DIR");
+  cli.addOptions({run, out, shots});
+  cli.process(app);
+  statescope::gui::MainWindow w;
+  if (cli.isSet(shots)) w.set_quiet(true);
+  if (!cli.positionalArguments().isEmpty() && !w.open_file(cli.positionalArguments().first())) {
+    if (cli.isSet(shots)) return 1;
+  }
+  if (cli.isSet(run)) {
+    QFile f(cli.value(run));
+    if (!f.open(QIODevice::ReadOnly)) {
+      qCritical("cannot read %s", qPrintable(cli.value(run)));
+      return 2;
+    }
+    w.panel()->load_spec(QString::fromUtf8(f.readAll()));
+    QTimer::singleShot(0, &w, [&] { w.start_run(cli.value(out)); });
+  }
+  w.show();
+  if (cli.isSet(shots)) {
+    const QString dir = cli.value(shots);
+    QTimer::singleShot(300, &w, [&w, dir] { QApplication::exit(w.save_screenshots(dir) ? 0 : 1); });
+  }
+  return app.exec();
+}

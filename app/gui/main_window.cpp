@@ -1,0 +1,419 @@
+// main_window.cpp — window, menus, live run wiring, files, export, settings.
+#include "app/gui/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QLabel>
+#include <QListWidget>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QStyleFactory>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "app/gui/experiment_panel.h"
+#include "app/gui/file_loader.h"
+#include "views/heatmap_view.h"
+#include "views/line_views.h"
+#include "views/state_views.h"
+
+namespace statescope::gui {
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle("statescope");
+  setAcceptDrops(true);
+  panel_ = new ExperimentPanel(this);
+  auto* pd = new QDockWidget(tr("Experiment"), this);
+  pd->setObjectName("experiment_dock");
+  pd->setWidget(panel_);
+  addDockWidget(Qt::LeftDockWidgetArea, pd);
+  list_ = new QListWidget(this);
+  list_->setToolTip(tr("Checked runs are overlaid in every view"));
+  auto* ld = new QDockWidget(tr("Runs"), this);
+  ld->setObjectName("runs_dock");
+  ld->setWidget(list_);
+  addDockWidget(Qt::LeftDockWidgetArea, ld);
+
+  tabs_ = new QTabWidget(this);
+  loss_ = new views::LossView;
+  ppl_ = new views::PplView;
+  norm_ = new views::NormView;
+  effrem_ = new views::EffRemView;
+  passkey_ = new views::PasskeyView;
+  states_ = new views::StatesView;
+  tables_ = new views::TablesView;
+  tabs_->addTab(loss_, tr("Training loss"));
+  tabs_->addTab(ppl_, tr("Per-position loss"));
+  tabs_->addTab(norm_, tr("State norm"));
+  tabs_->addTab(effrem_, tr("EffRem"));
+  tabs_->addTab(passkey_, tr("Passkey"));
+  tabs_->addTab(states_, tr("State histograms"));
+  tabs_->addTab(tables_, tr("Copying && bAbI"));
+  setCentralWidget(tabs_);
+  for (auto* p : findChildren<views::PlotWidget*>())
+    connect(p, &views::PlotWidget::status, this, [this](const QString& s) { statusBar()->showMessage(s, 4000); });
+
+  bar_ = new QProgressBar(this);
+  bar_->setMaximumWidth(260);
+  bar_->setVisible(false);
+  status_ = new QLabel(this);
+  statusBar()->addPermanentWidget(status_);
+  statusBar()->addPermanentWidget(bar_);
+
+  redraw_ = new QTimer(this);
+  redraw_->setInterval(40);  // at most 25 redraws per second
+  connect(redraw_, &QTimer::timeout, this, [this] {
+    if (dirty_) refresh_views();
+  });
+  redraw_->start();
+
+  qRegisterMetaType<Progress>();
+  qRegisterMetaType<views::RunData>();
+  worker_ = new RunWorker;
+  worker_->moveToThread(&thread_);
+  connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+  connect(worker_, &RunWorker::progress, this, &MainWindow::on_progress);
+  connect(worker_, &RunWorker::run_loaded, this, &MainWindow::on_run_loaded);
+  connect(worker_, &RunWorker::finished, this, &MainWindow::on_finished);
+  connect(panel_, &ExperimentPanel::run_requested, this, [this] { start_run(); });
+  connect(list_, &QListWidget::itemChanged, this, [this](QListWidgetItem* it) {
+    const int i = list_->row(it);
+    if (i >= 0 && i < static_cast<int>(runs_.size())) {
+      runs_[i].checked = it->checkState() == Qt::Checked;
+      dirty_ = true;
+    }
+  });
+  thread_.start();
+
+  build_menus();
+  QSettings s;
+  restoreGeometry(s.value("window/geometry").toByteArray());
+  restoreState(s.value("window/state").toByteArray());
+  set_dark(s.value("view/dark", true).toBool());
+  QFile demo(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/demo.json");
+  if (demo.open(QIODevice::ReadOnly)) panel_->load_spec(QString::fromUtf8(demo.readAll()));
+  if (!s.value("window/geometry").isValid()) resize(1400, 860);
+}
+
+MainWindow::~MainWindow() {
+  worker_->cancel();
+  thread_.quit();
+  thread_.wait();
+}
+
+void MainWindow::build_menus() {
+  auto* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open experiment..."), QKeySequence::Open, this, [this] {
+    const QString p = QFileDialog::getOpenFileName(this, tr("Open experiment"), {}, tr("Experiment files (*.h5)"));
+    if (!p.isEmpty()) open_file(p);
+  });
+  recent_ = file->addMenu(tr("Open &recent"));
+  file->addAction(tr("&Save as..."), QKeySequence::Save, this, &MainWindow::save_as);
+  file->addSeparator();
+  file->addAction(tr("&Export plot (PNG/SVG/PDF)..."), QKeySequence(tr("Ctrl+E")), this, &MainWindow::export_plot);
+  file->addAction(tr("Export plot &data (CSV)..."), QKeySequence(tr("Ctrl+Shift+E")), this, &MainWindow::export_csv);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  auto* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Run experiment"), QKeySequence(tr("Ctrl+R")), this, [this] { start_run(); });
+  run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_run);
+  auto* view = menuBar()->addMenu(tr("&View"));
+  auto* dark = view->addAction(tr("&Dark theme"));
+  dark->setCheckable(true);
+  dark->setChecked(dark_);
+  connect(dark, &QAction::toggled, this, &MainWindow::set_dark);
+  auto* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About statescope"), this, &MainWindow::about);
+  update_recent_menu();
+}
+
+void MainWindow::error(const QString& title, const QString& text) {
+  last_message_ = text;
+  statusBar()->showMessage(title + ": " + text, 10000);
+  if (!quiet_) QMessageBox::critical(this, title, text);
+}
+
+bool MainWindow::open_file(const QString& path) {
+  try {
+    runs_ = load_runs(path.toStdString());
+  } catch (const std::exception& e) {
+    error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
+    return false;
+  }
+  file_ = path;
+  setWindowTitle(QString("statescope — %1").arg(QFileInfo(path).fileName()));
+  add_recent(path);
+  refresh_list();
+  refresh_views();
+  statusBar()->showMessage(tr("Opened %1: %2 runs").arg(path).arg(runs_.size()), 5000);
+  return true;
+}
+
+void MainWindow::start_run(const QString& out) {
+  if (running_) return;
+  const QString spec = panel_->spec_json();
+  if (spec.isEmpty()) {
+    error(tr("Invalid experiment"), panel_->problems().join("\n"));
+    return;
+  }
+  QString path = out;
+  if (path.isEmpty()) {
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/experiments";
+    QDir().mkpath(dir);
+    path = dir + "/experiment-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss") + ".h5";
+  }
+  file_ = path;
+  runs_.clear();
+  refresh_list();
+  refresh_views();
+  running_ = true;
+  panel_->run_button->setEnabled(false);
+  bar_->setVisible(true);
+  bar_->setValue(0);
+  setWindowTitle(QString("statescope — %1 (running)").arg(QFileInfo(path).fileName()));
+  QMetaObject::invokeMethod(worker_, [w = worker_, spec, path] { w->start(spec, path); }, Qt::QueuedConnection);
+}
+
+void MainWindow::cancel_run() {
+  if (!running_) return;
+  worker_->cancel();
+  status_->setText(tr("cancelling..."));
+}
+
+void MainWindow::on_progress(const Progress& p) {
+  auto it = std::find_if(runs_.begin(), runs_.end(), [&](const views::RunData& r) { return r.name == p.run; });
+  if (it == runs_.end()) {
+    views::RunData r;
+    r.name = p.run;
+    r.status = "running";
+    r.color = views::run_color(static_cast<int>(runs_.size()));
+    runs_.push_back(r);
+    it = runs_.end() - 1;
+    refresh_list();
+  }
+  if (p.phase == "train") {
+    StepInfo s;
+    s.step = p.done;
+    s.steps = p.total;
+    s.loss = p.loss;
+    it->train.push_back(s);
+    dirty_ = true;
+  }
+  bar_->setMaximum(static_cast<int>(std::max<qint64>(1, p.total)));
+  bar_->setValue(static_cast<int>(p.done));
+  QString rate = p.phase == "train" ? QString("%1 tok/s").arg(p.rate, 0, 'f', 0) : QString("%1 /s").arg(p.rate, 0, 'f', 2);
+  status_->setText(QString("%1 · %2 %3/%4 · %5 · ETA %6 s")
+                       .arg(p.run, p.phase)
+                       .arg(p.done)
+                       .arg(p.total)
+                       .arg(rate)
+                       .arg(p.eta_s, 0, 'f', 0));
+}
+
+void MainWindow::on_run_loaded(const views::RunData& r) {
+  auto it = std::find_if(runs_.begin(), runs_.end(), [&](const views::RunData& x) { return x.name == r.name; });
+  views::RunData copy = r;
+  if (it != runs_.end()) {
+    copy.color = it->color;
+    copy.checked = it->checked;
+    *it = copy;
+  } else {
+    copy.color = views::run_color(static_cast<int>(runs_.size()));
+    runs_.push_back(copy);
+  }
+  refresh_list();
+  dirty_ = true;
+}
+
+void MainWindow::on_finished(bool ok, const QString& message) {
+  running_ = false;
+  last_message_ = message;
+  panel_->run_button->setEnabled(panel_->problems().isEmpty());
+  bar_->setVisible(false);
+  status_->setText(ok ? tr("finished") : tr("stopped"));
+  setWindowTitle(QString("statescope — %1").arg(QFileInfo(file_).fileName()));
+  if (QFileInfo::exists(file_)) {
+    open_file(file_);  // everything as written, including runs cut short
+  }
+  if (!ok && !message.startsWith(tr("cancelled"))) error(tr("Run failed"), message);
+  emit run_finished(ok);
+}
+
+void MainWindow::refresh_list() {
+  const QSignalBlocker b(list_);
+  list_->clear();
+  for (auto& r : runs_) {
+    auto* it = new QListWidgetItem(QString("%1  [%2]%3").arg(r.name, r.intervention.isEmpty() ? "-" : r.intervention,
+                                                             r.status == "finished" ? "" : "  " + r.status),
+                                   list_);
+    QPixmap px(12, 12);
+    px.fill(r.color);
+    it->setIcon(QIcon(px));
+    it->setFlags(it->flags() | Qt::ItemIsUserCheckable);
+    it->setCheckState(r.checked ? Qt::Checked : Qt::Unchecked);
+  }
+}
+
+void MainWindow::refresh_views() {
+  dirty_ = false;
+  loss_->set_runs(runs_);
+  ppl_->set_runs(runs_);
+  norm_->set_runs(runs_);
+  effrem_->set_runs(runs_);
+  passkey_->set_runs(runs_);
+  states_->set_runs(runs_);
+  tables_->set_runs(runs_);
+}
+
+QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {
+  QWidget* w = tabs_->widget(index);
+  QList<views::PlotWidget*> out;
+  if (auto* p = qobject_cast<views::PlotWidget*>(w)) out << p;
+  out << w->findChildren<views::PlotWidget*>();
+  return out;
+}
+
+void MainWindow::export_plot() {
+  const auto plots = plots_in_tab(tabs_->currentIndex());
+  if (plots.isEmpty()) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), tabs_->tabText(tabs_->currentIndex()) + ".png",
+                                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+  if (path.isEmpty()) return;
+  const QFileInfo fi(path);
+  for (int i = 0; i < plots.size(); ++i) {
+    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.").arg(i + 1) + fi.suffix());
+    if (!plots[i]->export_image(p, 1200, 800)) error(tr("Export failed"), tr("Could not write %1").arg(p));
+  }
+}
+
+void MainWindow::export_csv() {
+  const auto plots = plots_in_tab(tabs_->currentIndex());
+  if (plots.isEmpty()) return;
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export data"), tabs_->tabText(tabs_->currentIndex()) + ".csv",
+                                                    tr("CSV (*.csv)"));
+  if (path.isEmpty()) return;
+  const QFileInfo fi(path);
+  for (int i = 0; i < plots.size(); ++i) {
+    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.csv").arg(i + 1));
+    if (!plots[i]->export_csv(p)) error(tr("Export failed"), tr("Could not write %1").arg(p));
+  }
+}
+
+void MainWindow::save_as() {
+  if (file_.isEmpty() || running_) return;
+  const QString p = QFileDialog::getSaveFileName(this, tr("Save experiment as"), QFileInfo(file_).fileName(), tr("*.h5"));
+  if (p.isEmpty() || p == file_) return;
+  QFile::remove(p);
+  if (!QFile::copy(file_, p)) {
+    error(tr("Save failed"), tr("Could not copy %1 to %2").arg(file_, p));
+    return;
+  }
+  open_file(p);
+}
+
+void MainWindow::add_recent(const QString& path) {
+  QSettings s;
+  QStringList r = s.value("files/recent").toStringList();
+  r.removeAll(QFileInfo(path).absoluteFilePath());
+  r.prepend(QFileInfo(path).absoluteFilePath());
+  while (r.size() > 10) r.removeLast();
+  s.setValue("files/recent", r);
+  update_recent_menu();
+}
+
+void MainWindow::update_recent_menu() {
+  recent_->clear();
+  for (const QString& p : QSettings().value("files/recent").toStringList())
+    recent_->addAction(p, this, [this, p] { open_file(p); });
+  recent_->setEnabled(!recent_->isEmpty());
+}
+
+void MainWindow::set_dark(bool dark) {
+  dark_ = dark;
+  QSettings().setValue("view/dark", dark);
+  qApp->setStyle(QStyleFactory::create("Fusion"));
+  QPalette p;
+  if (dark) {
+    p.setColor(QPalette::Window, QColor(45, 45, 48));
+    p.setColor(QPalette::WindowText, QColor(220, 220, 220));
+    p.setColor(QPalette::Base, QColor(30, 30, 30));
+    p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
+    p.setColor(QPalette::Text, QColor(220, 220, 220));
+    p.setColor(QPalette::Button, QColor(55, 55, 60));
+    p.setColor(QPalette::ButtonText, QColor(220, 220, 220));
+    p.setColor(QPalette::Highlight, QColor(42, 130, 218));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::ToolTipBase, QColor(60, 60, 60));
+    p.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
+    p.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 120, 120));
+    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 120, 120));
+  } else {
+    p = qApp->style()->standardPalette();
+  }
+  qApp->setPalette(p);
+  for (auto* w : findChildren<views::PlotWidget*>()) w->apply_theme(dark);
+}
+
+void MainWindow::about() {
+  QMessageBox::about(this, tr("About statescope"),
+                     tr("<b>statescope %1</b><br>Length generalization lab for recurrent language models "
+                        "(Buitrago Ruiz &amp; Gu, ICML 2025).<br><br>Qt %2 (built with %3), QCustomPlot 2.1, "
+                        "LibTorch and HDF5 as linked by statescope_core.")
+                         .arg(QApplication::applicationVersion(), qVersion(), QT_VERSION_STR));
+}
+
+bool MainWindow::save_screenshots(const QString& dir) {
+  QDir().mkpath(dir);
+  bool ok = true;
+  for (int i = 0; i < tabs_->count(); ++i) {
+    tabs_->setCurrentIndex(i);
+    QApplication::processEvents();
+    for (auto* p : plots_in_tab(i)) p->replot();
+    QApplication::processEvents();
+    QString name = tabs_->tabText(i).toLower().replace("&&", "and").replace(' ', '_').replace('-', '_');
+    ok &= grab().save(QDir(dir).filePath(QString("%1_%2.png").arg(i + 1).arg(name)));
+  }
+  return ok;
+}
+
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (running_ && !quiet_ &&
+      QMessageBox::question(this, tr("Quit"), tr("An experiment is running. Cancel it and quit? Finished steps stay in the file.")) !=
+          QMessageBox::Yes) {
+    e->ignore();
+    return;
+  }
+  worker_->cancel();
+  QSettings s;
+  s.setValue("window/geometry", saveGeometry());
+  s.setValue("window/state", saveState());
+  e->accept();
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.toLocalFile().endsWith(".h5")) return e->acceptProposedAction();
+}
+
+void MainWindow::dropEvent(QDropEvent* e) {
+  for (const QUrl& u : e->mimeData()->urls())
+    if (u.toLocalFile().endsWith(".h5")) {
+      open_file(u.toLocalFile());
+      break;
+    }
+}
+
+}  // namespace statescope::gui

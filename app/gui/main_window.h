@@ -1,0 +1,98 @@
+// main_window.h — the statescope window: experiment panel and run list on the left, one tab per
+// view in the centre, progress in the status bar; menus and shortcuts; QSettings; drag and drop.
+#pragma once
+#include <QMainWindow>
+#include <QThread>
+
+#include "app/gui/run_worker.h"
+#include "views/run_data.h"
+
+class QListWidget;
+class QTabWidget;
+class QProgressBar;
+class QLabel;
+class QMenu;
+class QTimer;
+
+namespace statescope::views {
+class LossView;
+class PplView;
+class NormView;
+class EffRemView;
+class PasskeyView;
+class StatesView;
+class TablesView;
+class PlotWidget;
+}  // namespace statescope::views
+
+namespace statescope::gui {
+
+class ExperimentPanel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  bool open_file(const QString& path);         // shows a dialog on error (unless quiet) and returns false
+  void start_run(const QString& out_path = {});  // runs the panel's spec into out_path (default: a new file)
+  void cancel_run();
+  bool running() const { return running_; }
+  void set_dark(bool dark);
+  bool save_screenshots(const QString& dir);    // every tab as PNG
+  void set_quiet(bool q) { quiet_ = q; }         // no modal dialogs (tests, screenshots)
+
+  ExperimentPanel* panel() const { return panel_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QListWidget* run_list() const { return list_; }
+  const views::Runs& runs() const { return runs_; }
+  QString current_file() const { return file_; }
+  QString last_message() const { return last_message_; }
+  QList<views::PlotWidget*> plots_in_tab(int index) const;
+
+ signals:
+  void run_finished(bool ok);
+
+ protected:
+  void closeEvent(QCloseEvent* e) override;
+  void dragEnterEvent(QDragEnterEvent* e) override;
+  void dropEvent(QDropEvent* e) override;
+
+ private:
+  void build_menus();
+  void refresh_views();
+  void refresh_list();
+  void on_progress(const Progress& p);
+  void on_run_loaded(const views::RunData& r);
+  void on_finished(bool ok, const QString& message);
+  void export_plot();
+  void export_csv();
+  void save_as();
+  void add_recent(const QString& path);
+  void update_recent_menu();
+  void about();
+  void error(const QString& title, const QString& text);
+
+  ExperimentPanel* panel_;
+  QListWidget* list_;
+  QTabWidget* tabs_;
+  views::LossView* loss_;
+  views::PplView* ppl_;
+  views::NormView* norm_;
+  views::EffRemView* effrem_;
+  views::PasskeyView* passkey_;
+  views::StatesView* states_;
+  views::TablesView* tables_;
+  QProgressBar* bar_;
+  QLabel* status_;
+  QMenu* recent_;
+  QTimer* redraw_;
+  QThread thread_;
+  RunWorker* worker_;
+  views::Runs runs_;
+  QString file_, last_message_;
+  bool running_ = false, dirty_ = false, dark_ = true, quiet_ = false;
+};
+
+}  // namespace statescope::gui

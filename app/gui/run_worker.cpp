@@ -1,0 +1,30 @@
+// run_worker.cpp — the experiment runner behind the GUI (core/experiment.h is LibTorch-free).
+#include "app/gui/run_worker.h"
+
+#include "app/gui/file_loader.h"
+#include "core/error.h"
+#include "core/experiment.h"
+
+namespace statescope::gui {
+
+void RunWorker::start(const QString& spec_json, const QString& out_path) {
+  cancel_ = false;
+  try {
+    auto sums = run_experiment(
+        spec_json.toStdString(), "experiment panel", out_path.toStdString(),
+        [this](const ExperimentProgress& p) {
+          emit progress(Progress{QString::fromStdString(p.run), QString::fromStdString(p.phase), p.done, p.total, p.rate,
+                                 p.eta_s, p.loss});
+          return !cancel_.load();
+        },
+        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); });
+    bool cancelled = false;
+    for (auto& s : sums) cancelled |= s.status == "cancelled";
+    emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step")
+                                        : QString::fromStdString(format_summary_table(sums)));
+  } catch (const std::exception& e) {
+    emit finished(false, QString::fromStdString(e.what()));
+  }
+}
+
+}  // namespace statescope::gui

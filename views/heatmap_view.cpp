@@ -1,0 +1,229 @@
+// heatmap_view.cpp — colour-map views (EffRem heatmap + curves, passkey grid).
+#include "views/heatmap_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+namespace statescope::views {
+
+HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : PlotWidget(title, parent) {
+  run_ = new QComboBox(this);
+  run_->setMinimumContentsLength(10);
+  lo_ = new QDoubleSpinBox(this);
+  hi_ = new QDoubleSpinBox(this);
+  for (auto* s : {lo_, hi_}) {
+    s->setDecimals(4);
+    s->setRange(0, 1e9);
+    s->setSingleStep(0.05);
+  }
+  hi_->setValue(1.0);
+  logz_ = new QCheckBox(tr("log colour"), this);
+  toolbar()->insertWidget(0, new QLabel(tr("run"), this));
+  toolbar()->insertWidget(1, run_);
+  toolbar()->insertWidget(2, new QLabel(tr("colour range"), this));
+  toolbar()->insertWidget(3, lo_);
+  toolbar()->insertWidget(4, hi_);
+  toolbar()->insertWidget(5, logz_);
+  plot()->legend->setVisible(false);
+  connect(lo_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double) { apply_range(); });
+  connect(hi_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double) { apply_range(); });
+  connect(logz_, &QCheckBox::toggled, this, [this](bool) { apply_range(); });
+  connect(run_, &QComboBox::currentTextChanged, this, &HeatmapWidget::run_selected);
+}
+
+void HeatmapWidget::clear_map() {
+  if (map_) plot()->removePlottable(map_);
+  map_ = nullptr;
+  if (scale_) plot()->plotLayout()->remove(scale_);
+  scale_ = nullptr;
+  plot()->plotLayout()->simplify();
+  replot();
+}
+
+void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& v,
+                            bool log_x, bool log_y, const QString& xl, const QString& yl, const QString& zl) {
+  clear_map();
+  const int nx = static_cast<int>(x.size()), ny = static_cast<int>(y.size());
+  if (nx == 0 || ny == 0) return;
+  // Cells are drawn on a uniform grid of indices; the axes show the true coordinates as tick labels,
+  // which keeps uneven (log-spaced) grids readable without stretching cells.
+  map_ = new QCPColorMap(plot()->xAxis, plot()->yAxis);
+  map_->data()->setSize(nx, ny);
+  map_->data()->setRange(QCPRange(0, nx - 1), QCPRange(0, ny - 1));
+  for (int i = 0; i < nx; ++i)
+    for (int j = 0; j < ny; ++j) map_->data()->setCell(i, j, v[static_cast<size_t>(j) * nx + i]);
+  auto ticks = [](const std::vector<double>& c, bool) {
+    QSharedPointer<QCPAxisTickerText> t(new QCPAxisTickerText);
+    const int step = std::max<int>(1, static_cast<int>(c.size()) / 12);
+    for (int i = 0; i < static_cast<int>(c.size()); i += step) t->addTick(i, QString::number(c[i], 'g', 4));
+    return t;
+  };
+  plot()->xAxis->setScaleType(QCPAxis::stLinear);
+  plot()->yAxis->setScaleType(QCPAxis::stLinear);
+  plot()->xAxis->setTicker(ticks(x, log_x));
+  plot()->yAxis->setTicker(ticks(y, log_y));
+  plot()->xAxis->setLabel(xl + (log_x ? tr(" (log-spaced)") : QString()));
+  plot()->yAxis->setLabel(yl + (log_y ? tr(" (log-spaced)") : QString()));
+  scale_ = new QCPColorScale(plot());
+  plot()->plotLayout()->addElement(1, 1, scale_);
+  scale_->setType(QCPAxis::atRight);
+  scale_->axis()->setLabel(zl);
+  map_->setColorScale(scale_);
+  QCPColorGradient viridis;  // perceptually uniform, readable in grey (not in QCustomPlot 2.1's presets)
+  viridis.clearColorStops();
+  const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140), QColor(94, 201, 98),
+                          QColor(253, 231, 37)};
+  for (int k = 0; k < 5; ++k) viridis.setColorStopAt(k / 4.0, stops[k]);
+  map_->setGradient(viridis);
+  map_->setInterpolate(false);
+  auto* group = new QCPMarginGroup(plot());
+  plot()->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  // Table for CSV: y, x, value.
+  std::vector<std::vector<QString>> rows;
+  for (int j = 0; j < ny; ++j)
+    for (int i = 0; i < nx; ++i)
+      rows.push_back({QString::number(y[j], 'g', 10), QString::number(x[i], 'g', 10),
+                      QString::number(v[static_cast<size_t>(j) * nx + i], 'g', 10)});
+  set_table({yl, xl, zl}, rows);
+  apply_range();
+  plot()->rescaleAxes();
+  plot()->xAxis->setRange(-0.5, nx - 0.5);
+  plot()->yAxis->setRange(-0.5, ny - 0.5);
+  replot();
+}
+
+void HeatmapWidget::set_range(double lo, double hi) {
+  lo_->setValue(lo);
+  hi_->setValue(hi);
+  apply_range();
+}
+
+void HeatmapWidget::apply_range() {
+  if (!map_) return;
+  double lo = lo_->value(), hi = hi_->value();
+  if (logz_->isChecked()) {
+    lo = std::max(lo, 1e-4);
+    scale_->setDataScaleType(QCPAxis::stLogarithmic);
+    scale_->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog));
+  } else {
+    scale_->setDataScaleType(QCPAxis::stLinear);
+    scale_->axis()->setTicker(QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  }
+  map_->setDataRange(QCPRange(lo, std::max(hi, lo + 1e-9)));
+  replot();
+}
+
+EffRemView::EffRemView(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  curves_ = new PlotWidget(tr("Effective Remembrance EffRem_T(t)"), split);
+  Tbox_ = new QComboBox(curves_);
+  curves_->toolbar()->insertWidget(0, new QLabel(tr("T"), curves_));
+  curves_->toolbar()->insertWidget(1, Tbox_);
+  curves_->set_labels(tr("t (tokens before t dropped)"), tr("EffRem = TV(p(.|x[0:T]), p(.|x[t:T]))"));
+  heat_ = new HeatmapWidget(tr("EffRem heatmap"), split);
+  split->addWidget(curves_);
+  split->addWidget(heat_);
+  v->addWidget(split);
+  connect(Tbox_, &QComboBox::currentTextChanged, this, [this](const QString&) { draw_curves(); });
+  connect(heat_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
+}
+
+void EffRemView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  const QString keepT = Tbox_->currentText(), keepR = heat_->run_box()->currentText();
+  const QSignalBlocker b1(Tbox_), b2(heat_->run_box());
+  Tbox_->clear();
+  heat_->run_box()->clear();
+  std::vector<int64_t> Ts;
+  for (auto& r : runs) {
+    if (!r.effrem) continue;
+    heat_->run_box()->addItem(r.name);
+    for (auto T : r.effrem->T)
+      if (std::find(Ts.begin(), Ts.end(), T) == Ts.end()) Ts.push_back(T);
+  }
+  std::sort(Ts.begin(), Ts.end());
+  for (auto T : Ts) Tbox_->addItem(QString::number(T));
+  if (Tbox_->findText(keepT) >= 0) Tbox_->setCurrentText(keepT);
+  else if (Tbox_->count()) Tbox_->setCurrentIndex(Tbox_->count() - 1);
+  if (heat_->run_box()->findText(keepR) >= 0) heat_->run_box()->setCurrentText(keepR);
+  draw_curves();
+  draw_map();
+}
+
+void EffRemView::draw_curves() {
+  curves_->clear_series();
+  const int64_t T = Tbox_->currentText().toLongLong();
+  for (auto& r : runs_) {
+    if (!r.checked || !r.effrem) continue;
+    const auto& e = *r.effrem;
+    const auto it = std::find(e.T.begin(), e.T.end(), T);
+    if (it == e.T.end()) continue;
+    const size_t i = it - e.T.begin(), nt = e.t.size();
+    std::vector<double> x, y, err;
+    for (size_t j = 0; j < nt; ++j) {
+      const double v = e.value[i * nt + j];
+      if (std::isnan(v) || e.t[j] <= 0) continue;  // t = 0 is the self-check (always 0)
+      x.push_back(static_cast<double>(e.t[j]));
+      y.push_back(v);
+      err.push_back(e.stderr_[i * nt + j]);
+    }
+    curves_->add_series(r.name, r.color, x, y, false, err);
+  }
+  curves_->add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  curves_->reset_view();
+}
+
+void EffRemView::draw_map() {
+  const QString name = heat_->run_box()->currentText();
+  for (auto& r : runs_)
+    if (r.name == name && r.effrem) {
+      const auto& e = *r.effrem;
+      std::vector<double> x(e.t.begin(), e.t.end()), y(e.T.begin(), e.T.end());
+      heat_->set_map(x, y, e.value, true, true, tr("t"), tr("T"), tr("EffRem"));
+      return;
+    }
+  heat_->clear_map();
+}
+
+PasskeyView::PasskeyView(QWidget* parent) : HeatmapWidget(tr("Passkey retrieval accuracy"), parent) {
+  metric_ = new QComboBox(this);
+  metric_->addItems({tr("exact (all 5 digits)"), tr("digit accuracy")});
+  toolbar()->insertWidget(2, metric_);
+  connect(metric_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
+  connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
+}
+
+void PasskeyView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  const QString keep = run_->currentText();
+  const QSignalBlocker b(run_);
+  run_->clear();
+  for (auto& r : runs)
+    if (r.passkey) run_->addItem(r.name);
+  if (run_->findText(keep) >= 0) run_->setCurrentText(keep);
+  draw();
+}
+
+void PasskeyView::draw() {
+  for (auto& r : runs_)
+    if (r.name == run_->currentText() && r.passkey) {
+      const auto& p = *r.passkey;
+      std::vector<double> x(p.depths.begin(), p.depths.end()), y(p.lengths.begin(), p.lengths.end());
+      set_map(x, y, metric_->currentIndex() == 0 ? p.accuracy : p.digit_accuracy, false, true, tr("key depth"),
+              tr("prompt length"), metric_->currentText());
+      return;
+    }
+  clear_map();
+}
+
+}  // namespace statescope::views

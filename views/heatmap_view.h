@@ -1,0 +1,70 @@
+// heatmap_view.h — colour maps: Effective Remembrance over (T, t) and the passkey accuracy grid
+// over (length, depth), one selected run at a time, with a colour scale whose range is settable
+// and can be logarithmic. The EffRem view also draws EffRem_T(t) curves for every checked run.
+#pragma once
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+
+class QComboBox;
+class QDoubleSpinBox;
+class QCPColorMap;
+class QCPColorScale;
+
+namespace statescope::views {
+
+class HeatmapWidget : public PlotWidget {
+  Q_OBJECT
+ public:
+  explicit HeatmapWidget(const QString& title, QWidget* parent = nullptr);
+  // values [ny, nx] row-major; x and y are cell centres (plotted on log axes when asked).
+  void set_map(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& values,
+               bool log_x, bool log_y, const QString& xlabel, const QString& ylabel, const QString& zlabel);
+  void clear_map();
+  QComboBox* run_box() const { return run_; }
+  QCPColorMap* color_map() const { return map_; }
+  void set_range(double lo, double hi);
+
+ signals:
+  void run_selected(const QString& name);
+
+ protected:
+  QComboBox* run_;
+
+ private:
+  void apply_range();
+  QCPColorMap* map_ = nullptr;
+  QCPColorScale* scale_ = nullptr;
+  QDoubleSpinBox *lo_, *hi_;
+  class QCheckBox* logz_;
+};
+
+class EffRemView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit EffRemView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+  PlotWidget* curves() const { return curves_; }
+  HeatmapWidget* heatmap() const { return heat_; }
+
+ private:
+  void draw_curves();
+  void draw_map();
+  PlotWidget* curves_;
+  HeatmapWidget* heat_;
+  QComboBox* Tbox_;
+  Runs runs_;
+};
+
+class PasskeyView : public HeatmapWidget {
+  Q_OBJECT
+ public:
+  explicit PasskeyView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+
+ private:
+  void draw();
+  QComboBox* metric_;
+  Runs runs_;
+};
+
+}  // namespace statescope::views

@@ -1,0 +1,133 @@
+// line_views.cpp — loss, per-position loss and state norm plots.
+#include "views/line_views.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <cmath>
+#include <qcustomplot.h>
+
+namespace statescope::views {
+namespace {
+constexpr double kBits = 1.4426950408889634;  // 1 / ln 2: nats -> bits (bytes are tokens)
+}
+
+LossView::LossView(QWidget* parent) : PlotWidget(tr("Training loss"), parent) {
+  set_labels(tr("step"), tr("loss (bits/token)"));
+}
+
+void LossView::set_runs(const Runs& runs) {
+  clear_series();
+  for (auto& r : runs) {
+    if (!r.checked || r.train.empty()) continue;
+    std::vector<double> x, y;
+    for (auto& s : r.train) x.push_back(static_cast<double>(s.step)), y.push_back(s.loss * kBits);
+    add_series(r.name, r.color, x, y, /*smoothable=*/true);
+  }
+  reset_view();
+}
+
+PplView::PplView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) {
+  what_ = new QComboBox(this);
+  what_->addItems({tr("loss (bits/token)"), tr("excess over state-reset reference"), tr("perplexity")});
+  toolbar()->insertWidget(0, what_);
+  connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { set_runs(runs_); });
+  set_log_x(true);
+}
+
+void PplView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  clear_series();
+  const int mode = what_->currentIndex();
+  set_labels(tr("position (tokens)"), what_->currentText());
+  int64_t T = 0;
+  for (auto& r : runs) {
+    if (!r.checked || !r.eval) continue;
+    const auto& e = *r.eval;
+    T = e.T;
+    std::vector<double> x, y, err;
+    const int64_t L = e.length, n = e.sequences;
+    for (int64_t i = 0; i < L; ++i) {
+      x.push_back(static_cast<double>(i + 1));  // 1-based so position 0 shows on a log axis
+      double v = e.nll[i];
+      if (mode == 1 && !e.windowed_nll.empty()) v = e.nll[i] - e.windowed_nll[i];
+      y.push_back(mode == 2 ? std::exp(v) : v * kBits);
+      if (n > 1 && mode != 2 && static_cast<int64_t>(e.nll_seq.size()) == n * L) {
+        double m = 0, s = 0;
+        for (int64_t q = 0; q < n; ++q) {
+          double d = e.nll_seq[q * L + i] - (mode == 1 && !e.windowed_seq.empty() ? e.windowed_seq[q * L + i] : 0.f);
+          m += d;
+          s += d * d;
+        }
+        m /= n;
+        err.push_back(kBits * std::sqrt(std::max(0.0, (s / n - m * m) * n / (n - 1)) / n));
+      }
+    }
+    add_series(r.name, r.color, x, y, true, err);
+  }
+  if (T > 0) add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  reset_view();
+}
+
+NormView::NormView(QWidget* parent) : PlotWidget(tr("SSM state norm per position"), parent) {
+  layer_ = new QComboBox(this);
+  head_ = new QComboBox(this);
+  toolbar()->insertWidget(0, new QLabel(tr("layer"), this));
+  toolbar()->insertWidget(1, layer_);
+  toolbar()->insertWidget(2, new QLabel(tr("head"), this));
+  toolbar()->insertWidget(3, head_);
+  connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+  connect(head_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+  set_log_x(true);
+  set_labels(tr("position (tokens)"), tr("||h_t||_F"));
+}
+
+void NormView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  int64_t nl = 0, nh = 0;
+  for (auto& r : runs)
+    if (r.eval) nl = std::max(nl, r.eval->n_layer), nh = std::max(nh, r.eval->nheads);
+  const QSignalBlocker b1(layer_), b2(head_);
+  const int li = layer_->currentIndex(), hi = head_->currentIndex();
+  layer_->clear();
+  head_->clear();
+  layer_->addItem(tr("all (mean)"));
+  for (int64_t l = 0; l < nl; ++l) layer_->addItem(QString::number(l));
+  head_->addItem(tr("all (layer norm)"));
+  for (int64_t h = 0; h < nh; ++h) head_->addItem(QString::number(h));
+  layer_->setCurrentIndex(std::max(0, std::min(li, layer_->count() - 1)));
+  head_->setCurrentIndex(std::max(0, std::min(hi, head_->count() - 1)));
+  redraw();
+}
+
+void NormView::redraw() {
+  clear_series();
+  const int layer = layer_->currentIndex() - 1, head = head_->currentIndex() - 1;  // -1: all
+  int64_t T = 0;
+  for (auto& r : runs_) {
+    if (!r.checked || !r.eval || r.eval->norm.empty()) continue;
+    const auto& e = *r.eval;
+    T = e.T;
+    const int64_t L = e.length, H = e.nheads;
+    std::vector<double> x(L), y(L, 0.0);
+    for (int64_t i = 0; i < L; ++i) {
+      x[i] = static_cast<double>(i + 1);
+      if (head < 0) {
+        if (layer >= 0) y[i] = e.norm[layer * L + i];
+        else {
+          for (int64_t l = 0; l < e.n_layer; ++l) y[i] += e.norm[l * L + i] / e.n_layer;
+        }
+      } else {
+        if (layer >= 0) y[i] = e.norm_per_head[(layer * H + head) * L + i];
+        else {
+          for (int64_t l = 0; l < e.n_layer; ++l) y[i] += e.norm_per_head[(l * H + head) * L + i] / e.n_layer;
+        }
+      }
+    }
+    add_series(r.name, r.color, x, y, true);
+  }
+  if (T > 0) add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  reset_view();
+}
+
+}  // namespace statescope::views

@@ -1,0 +1,44 @@
+// line_views.h — the line plots: training loss per step, per-position loss with a marker at T
+// (log x), and the SSM state norm per position with layer and head selectors. Each overlays the
+// checked runs.
+#pragma once
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+
+class QComboBox;
+
+namespace statescope::views {
+
+class LossView : public PlotWidget {
+  Q_OBJECT
+ public:
+  explicit LossView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+};
+
+class PplView : public PlotWidget {
+  Q_OBJECT
+ public:
+  explicit PplView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+
+ private:
+  QComboBox* what_;  // loss | excess over the windowed reference
+  Runs runs_;
+};
+
+class NormView : public PlotWidget {
+  Q_OBJECT
+ public:
+  explicit NormView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+  QComboBox* layer_box() const { return layer_; }
+  QComboBox* head_box() const { return head_; }
+
+ private:
+  void redraw();
+  QComboBox *layer_, *head_;
+  Runs runs_;
+};
+
+}  // namespace statescope::views

@@ -1,0 +1,305 @@
+// plot_widget.cpp — shared plot behaviour (see plot_widget.h).
+#include "views/plot_widget.h"
+
+#include <QCheckBox>
+#include <QFile>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSvgGenerator>
+#include <QTextStream>
+#include <QVBoxLayout>
+#include <cmath>
+#include <limits>
+#include <qcustomplot.h>
+
+namespace statescope::views {
+
+QColor run_color(int i) {
+  static const QColor p[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
+                             QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
+                             QColor(188, 189, 34), QColor(23, 190, 207)};
+  return p[((i % 10) + 10) % 10];
+}
+
+std::vector<double> smooth_ema(const std::vector<double>& y, double w) {
+  std::vector<double> out(y.size());
+  double acc = 0, norm = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    acc = w * acc + (1 - w) * y[i];
+    norm = w * norm + (1 - w);
+    out[i] = acc / norm;
+  }
+  return out;
+}
+
+PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(2, 2, 2, 2);
+  bar_ = new QHBoxLayout;
+  auto* reset = new QPushButton(tr("Reset view"), this);
+  reset->setToolTip(tr("Fit all visible data (also: double-click the plot)"));
+  logx_ = new QCheckBox(tr("log x"), this);
+  logy_ = new QCheckBox(tr("log y"), this);
+  smooth_ = new QSpinBox(this);
+  smooth_->setRange(0, 99);
+  smooth_->setSuffix(tr(" % smoothing"));
+  smooth_->setToolTip(tr("Exponential moving average; the raw curve stays faint beneath"));
+  bar_->addWidget(reset);
+  bar_->addWidget(logx_);
+  bar_->addWidget(logy_);
+  bar_->addWidget(smooth_);
+  bar_->addStretch(1);
+  v->addLayout(bar_);
+  plot_ = new QCustomPlot(this);
+  plot_->setObjectName(title);
+  plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
+  plot_->setNoAntialiasingOnDrag(true);
+  plot_->legend->setVisible(true);
+  plot_->legend->setSelectableParts(QCPLegend::spItems);
+  plot_->plotLayout()->insertRow(0);
+  plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title, QFont(font().family(), 10, QFont::Bold)));
+  plot_->setMinimumSize(300, 200);
+  v->addWidget(plot_, 1);
+  readout_ = new QLabel(this);
+  readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  v->addWidget(readout_);
+
+  connect(reset, &QPushButton::clicked, this, &PlotWidget::reset_view);
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { reset_view(); });
+  connect(logx_, &QCheckBox::toggled, this, [this](bool on) { set_log_x(on); });
+  connect(logy_, &QCheckBox::toggled, this, [this](bool on) { set_log_y(on); });
+  connect(smooth_, qOverload<int>(&QSpinBox::valueChanged), this, [this](int) {
+    rebuild_smoothing();
+    on_smoothing_changed();
+    replot();
+  });
+  connect(plot_, &QCustomPlot::legendClick, this, &PlotWidget::legend_click);
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hover_at(e->position()); });
+}
+
+void PlotWidget::clear_series() {
+  plot_->clearGraphs();
+  plot_->clearItems();
+  series_.clear();
+  table_header_.clear();
+  table_rows_.clear();
+}
+
+QCPGraph* PlotWidget::add_series(const QString& name, const QColor& color, const std::vector<double>& x,
+                                 const std::vector<double>& y, bool smoothable, const std::vector<double>& err) {
+  Series s{name, color, x, y, err, smoothable, nullptr, nullptr};
+  s.raw = plot_->addGraph();
+  s.raw->setName(name);
+  s.raw->setPen(QPen(color, 1.5));
+  s.raw->setData(QVector<double>(x.begin(), x.end()), QVector<double>(y.begin(), y.end()), true);
+  if (!err.empty() && err.size() == y.size()) {  // a faint band of +-1 standard error
+    QVector<double> lo(y.size()), hi(y.size());
+    for (size_t i = 0; i < y.size(); ++i) lo[i] = y[i] - err[i], hi[i] = y[i] + err[i];
+    auto* a = plot_->addGraph();
+    auto* b = plot_->addGraph();
+    a->setData(QVector<double>(x.begin(), x.end()), lo, true);
+    b->setData(QVector<double>(x.begin(), x.end()), hi, true);
+    a->setPen(Qt::NoPen);
+    b->setPen(Qt::NoPen);
+    QColor f = color;
+    f.setAlpha(45);
+    b->setBrush(f);
+    b->setChannelFillGraph(a);
+    a->removeFromLegend();
+    b->removeFromLegend();
+    a->setProperty("band_of", name);
+    b->setProperty("band_of", name);
+  }
+  series_.push_back(s);
+  if (smoothable && smooth_->value() > 0) rebuild_smoothing();
+  return s.raw;
+}
+
+QStringList PlotWidget::series_names() const {
+  QStringList out;
+  for (auto& s : series_) out << s.name;
+  return out;
+}
+
+void PlotWidget::rebuild_smoothing() {
+  const double w = smooth_->value() / 100.0;
+  for (auto& s : series_) {
+    if (!s.smoothable) continue;
+    if (s.smooth) {
+      plot_->removeGraph(s.smooth);
+      s.smooth = nullptr;
+    }
+    QColor faint = s.color;
+    if (w > 0) {
+      faint.setAlpha(60);
+      s.raw->setPen(QPen(faint, 1));
+      s.raw->removeFromLegend();
+      s.smooth = plot_->addGraph();
+      s.smooth->setName(s.name);
+      s.smooth->setPen(QPen(s.color, 2));
+      auto sm = smooth_ema(s.y, w);
+      s.smooth->setData(QVector<double>(s.x.begin(), s.x.end()), QVector<double>(sm.begin(), sm.end()), true);
+      s.smooth->setVisible(s.raw->visible());
+    } else {
+      s.raw->setPen(QPen(s.color, 1.5));
+      s.raw->addToLegend();
+    }
+  }
+}
+
+void PlotWidget::legend_click(QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+  auto* pli = qobject_cast<QCPPlottableLegendItem*>(item);
+  if (!pli) return;
+  QCPAbstractPlottable* p = pli->plottable();
+  const bool show = !p->visible();
+  for (auto& s : series_)
+    if (s.raw == p || s.smooth == p) {
+      s.raw->setVisible(show);
+      if (s.smooth) s.smooth->setVisible(show);
+      for (int i = 0; i < plot_->graphCount(); ++i)
+        if (plot_->graph(i)->property("band_of").toString() == s.name) plot_->graph(i)->setVisible(show);
+    }
+  p->setVisible(show);
+  QColor c = dark_ ? QColor(220, 220, 220) : Qt::black;
+  pli->setTextColor(show ? c : QColor(140, 140, 140));
+  item->setSelected(false);
+  replot();
+}
+
+void PlotWidget::set_log_x(bool on) {
+  if (logx_->isChecked() != on) logx_->setChecked(on);
+  plot_->xAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  plot_->xAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  reset_view();
+}
+
+void PlotWidget::set_log_y(bool on) {
+  if (logy_->isChecked() != on) logy_->setChecked(on);
+  plot_->yAxis->setScaleType(on ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+  plot_->yAxis->setTicker(on ? QSharedPointer<QCPAxisTicker>(new QCPAxisTickerLog) : QSharedPointer<QCPAxisTicker>(new QCPAxisTicker));
+  reset_view();
+}
+
+void PlotWidget::set_labels(const QString& x, const QString& y) {
+  plot_->xAxis->setLabel(x);
+  plot_->yAxis->setLabel(y);
+}
+
+void PlotWidget::add_vertical_marker(double x, const QString& label) {
+  auto* line = new QCPItemStraightLine(plot_);
+  line->point1->setCoords(x, 0);
+  line->point2->setCoords(x, 1);
+  line->setPen(QPen(QColor(128, 128, 128), 1, Qt::DashLine));
+  auto* text = new QCPItemText(plot_);
+  text->position->setTypeX(QCPItemPosition::ptPlotCoords);
+  text->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+  text->position->setCoords(x, 0.02);
+  text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+  text->setText(" " + label);
+  text->setColor(QColor(128, 128, 128));
+}
+
+void PlotWidget::reset_view() {
+  plot_->rescaleAxes(true);
+  replot();
+}
+
+void PlotWidget::replot() { plot_->replot(QCustomPlot::rpQueuedReplot); }
+
+void PlotWidget::set_table(const QStringList& header, const std::vector<std::vector<QString>>& rows) {
+  table_header_ = header;
+  table_rows_ = rows;
+}
+
+bool PlotWidget::export_image(const QString& path, int w, int h) {
+  if (w <= 0) w = plot_->width();
+  if (h <= 0) h = plot_->height();
+  const QString suffix = QFileInfo(path).suffix().toLower();
+  if (suffix == "png") return plot_->savePng(path, w, h, 2.0);
+  if (suffix == "pdf") return plot_->savePdf(path, w, h);
+  if (suffix == "svg") {
+    QSvgGenerator gen;
+    gen.setFileName(path);
+    gen.setSize(QSize(w, h));
+    gen.setViewBox(QRect(0, 0, w, h));
+    gen.setTitle(plot_->objectName());
+    QCPPainter painter;
+    if (!painter.begin(&gen)) return false;
+    plot_->toPainter(&painter, w, h);
+    painter.end();
+    return QFileInfo(path).size() > 0;
+  }
+  return false;
+}
+
+bool PlotWidget::export_csv(const QString& path) const {
+  QFile f(path);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) return false;
+  QTextStream o(&f);
+  if (!table_header_.isEmpty()) {
+    o << table_header_.join(',') << '\n';
+    for (auto& r : table_rows_) o << QStringList(r.begin(), r.end()).join(',') << '\n';
+    return true;
+  }
+  // Long format: one row per point, so series of different lengths share one file.
+  o << "series," << plot_->xAxis->label().replace(',', ';') << ',' << plot_->yAxis->label().replace(',', ';')
+    << ",stderr\n";
+  for (auto& s : series_)
+    for (size_t i = 0; i < s.x.size(); ++i) {
+      o << '"' << s.name << "\"," << QString::number(s.x[i], 'g', 10) << ',' << QString::number(s.y[i], 'g', 10) << ',';
+      if (i < s.err.size()) o << QString::number(s.err[i], 'g', 10);
+      o << '\n';
+    }
+  return true;
+}
+
+void PlotWidget::hover_at(const QPointF& px) {
+  double best = std::numeric_limits<double>::infinity();
+  QString text;
+  for (auto& s : series_) {
+    QCPGraph* g = s.smooth ? s.smooth : s.raw;
+    if (!g->visible() || g->data()->isEmpty()) continue;
+    const double x = plot_->xAxis->pixelToCoord(px.x());
+    auto it = g->data()->findBegin(x, true);
+    for (int k = 0; k < 2 && it != g->data()->constEnd(); ++k, ++it) {
+      const double dx = plot_->xAxis->coordToPixel(it->key) - px.x();
+      const double dy = plot_->yAxis->coordToPixel(it->value) - px.y();
+      const double d = dx * dx + dy * dy;
+      if (d < best) {
+        best = d;
+        text = QString("%1: x = %2, y = %3").arg(s.name).arg(it->key, 0, 'g', 6).arg(it->value, 0, 'g', 6);
+      }
+    }
+  }
+  if (!text.isEmpty()) {
+    readout_->setText(text);
+    emit status(text);
+  }
+}
+
+QString PlotWidget::hover_text() const { return readout_->text(); }
+
+void PlotWidget::apply_theme(bool dark) {
+  dark_ = dark;
+  const QColor bg = dark ? QColor(37, 37, 38) : Qt::white, fg = dark ? QColor(220, 220, 220) : Qt::black;
+  const QColor grid = dark ? QColor(70, 70, 70) : QColor(220, 220, 220);
+  plot_->setBackground(bg);
+  for (QCPAxis* a : {plot_->xAxis, plot_->yAxis, plot_->xAxis2, plot_->yAxis2}) {
+    a->setBasePen(QPen(fg));
+    a->setTickPen(QPen(fg));
+    a->setSubTickPen(QPen(fg));
+    a->setTickLabelColor(fg);
+    a->setLabelColor(fg);
+    a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+  }
+  plot_->legend->setBrush(dark ? QColor(45, 45, 48, 220) : QColor(255, 255, 255, 220));
+  plot_->legend->setTextColor(fg);
+  plot_->legend->setBorderPen(QPen(grid));
+  if (auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0))) t->setTextColor(fg);
+  replot();
+}
+
+}  // namespace statescope::views

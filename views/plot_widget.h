@@ -1,0 +1,85 @@
+// plot_widget.h — a QCustomPlot with the conventions every statescope plot shares: wheel zoom and
+// drag pan, reset view, hover read-out of the value under the cursor, a legend whose entries hide
+// their series on click, true log axes, optional smoothing with the raw curve faint beneath,
+// export to PNG/SVG/PDF (with legend and labels) and of the plotted data to CSV.
+#pragma once
+#include <QWidget>
+#include <vector>
+
+class QCustomPlot;
+class QCPGraph;
+class QCPAbstractPlottable;
+class QCPLegend;
+class QCPAbstractLegendItem;
+class QLabel;
+class QCheckBox;
+class QSpinBox;
+class QHBoxLayout;
+class QMouseEvent;
+
+namespace statescope::views {
+
+class PlotWidget : public QWidget {
+  Q_OBJECT
+ public:
+  explicit PlotWidget(const QString& title, QWidget* parent = nullptr);
+
+  QCustomPlot* plot() const { return plot_; }
+  QHBoxLayout* toolbar() const { return bar_; }  // views add their selectors here
+
+  // Series API for line plots: the raw data is kept for CSV export and smoothing.
+  void clear_series();
+  QCPGraph* add_series(const QString& name, const QColor& color, const std::vector<double>& x,
+                       const std::vector<double>& y, bool smoothable = false, const std::vector<double>& err = {});
+  int series_count() const { return static_cast<int>(series_.size()); }
+  QStringList series_names() const;
+  void set_log_x(bool on);
+  void set_log_y(bool on);
+  void set_labels(const QString& x, const QString& y);
+  void add_vertical_marker(double x, const QString& label);  // e.g. the training context T
+  void reset_view();          // rescale to all visible data
+  void replot();
+
+  // Table export for non-line views (heatmaps): header + rows; line views use the series.
+  void set_table(const QStringList& header, const std::vector<std::vector<QString>>& rows);
+
+  bool export_image(const QString& path, int width = 0, int height = 0);  // .png .svg .pdf by suffix
+  bool export_csv(const QString& path) const;
+  QString hover_text() const;  // the current read-out (tests)
+  void hover_at(const QPointF& pixel);  // what a mouse move there does
+
+  void apply_theme(bool dark);  // colours of axes, grid, legend, background
+
+ signals:
+  void status(const QString& text);
+
+ protected:
+  virtual void on_smoothing_changed() {}
+
+ private:
+  struct Series {
+    QString name;
+    QColor color;
+    std::vector<double> x, y, err;
+    bool smoothable = false;
+    QCPGraph* raw = nullptr;      // faint when smoothing is on
+    QCPGraph* smooth = nullptr;
+  };
+  void rebuild_smoothing();
+  void legend_click(QCPLegend* legend, QCPAbstractLegendItem* item, QMouseEvent* event);
+
+  QCustomPlot* plot_;
+  QHBoxLayout* bar_;
+  QLabel* readout_;
+  QCheckBox *logx_, *logy_;
+  QSpinBox* smooth_;
+  std::vector<Series> series_;
+  QStringList table_header_;
+  std::vector<std::vector<QString>> table_rows_;
+  bool dark_ = false;
+};
+
+// Exponential moving average with the bias correction used by TensorBoard (weight in [0, 1)).
+std::vector<double> smooth_ema(const std::vector<double>& y, double weight);
+
+}  // namespace statescope::views

@@ -1,0 +1,31 @@
+// run_data.h — everything the views draw for one run, as plain result structs (no LibTorch).
+// The app fills it from an experiment file or live from a worker thread.
+#pragma once
+#include <QColor>
+#include <QString>
+#include <optional>
+#include <vector>
+
+#include "core/results.h"
+
+namespace statescope::views {
+
+struct RunData {
+  QString name, intervention, status, file;  // file: the experiment file it came from
+  QColor color;
+  bool checked = true;                       // overlaid in the views
+  std::vector<StepInfo> train;               // training loss per step (may grow live)
+  std::optional<EvalResult> eval;
+  std::optional<EffRemResult> effrem;
+  std::optional<StateStatsResult> states;
+  std::optional<PasskeyResult> passkey;
+  std::optional<CopyResult> copying;
+  std::optional<BabiResult> babi;
+};
+
+using Runs = std::vector<RunData>;
+
+// A distinct colour for the i-th run (a qualitative palette readable on light and dark).
+QColor run_color(int i);
+
+}  // namespace statescope::views

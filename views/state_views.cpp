@@ -1,0 +1,181 @@
+// state_views.cpp — state histograms, state change per token, copying and bAbI tables.
+#include "views/state_views.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <cmath>
+#include <qcustomplot.h>
+
+namespace statescope::views {
+
+StatesView::StatesView(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  hist_ = new PlotWidget(tr("SSM state entries (dashed: Gaussian fitted at T-1)"), split);
+  delta_ = new PlotWidget(tr("State change per token ||S_t - S_{t-1}||"), split);
+  layer_ = new QComboBox(this);
+  head_ = new QComboBox(this);
+  pos_ = new QComboBox(this);
+  int k = 0;
+  for (auto [label, box] : {std::pair{tr("layer"), layer_}, {tr("head"), head_}, {tr("position"), pos_}}) {
+    hist_->toolbar()->insertWidget(k++, new QLabel(label, hist_));
+    hist_->toolbar()->insertWidget(k++, box);
+    connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
+  }
+  hist_->set_labels(tr("state entry value"), tr("density"));
+  delta_->set_labels(tr("position (tokens)"), tr("||S_t - S_{t-1}||_F (mean over layers)"));
+  delta_->set_log_x(true);
+  split->addWidget(hist_);
+  split->addWidget(delta_);
+  v->addWidget(split);
+}
+
+void StatesView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  const StateStatsResult* first = nullptr;
+  for (auto& r : runs)
+    if (r.states && !first) first = &*r.states;
+  const QSignalBlocker b1(layer_), b2(head_), b3(pos_);
+  const int li = layer_->currentIndex(), hi = head_->currentIndex(), pi = pos_->currentIndex();
+  layer_->clear();
+  head_->clear();
+  pos_->clear();
+  if (first) {
+    for (auto l : first->layers) layer_->addItem(QString::number(l));
+    for (int64_t h = 0; h < first->nheads; ++h) head_->addItem(QString::number(h));
+    for (auto p : first->positions)
+      pos_->addItem(QString("%1%2").arg(p).arg(p >= first->T ? QString(" (%1 T)").arg(double(p + 1) / first->T, 0, 'g', 3)
+                                                              : QString(" (< T)")));
+    layer_->setCurrentIndex(std::clamp(li, 0, layer_->count() - 1));
+    head_->setCurrentIndex(std::clamp(hi, 0, head_->count() - 1));
+    pos_->setCurrentIndex(pi >= 0 && pi < pos_->count() ? pi : pos_->count() - 1);
+  }
+  draw();
+}
+
+void StatesView::draw() {
+  hist_->clear_series();
+  delta_->clear_series();
+  const int li = layer_->currentIndex(), h = head_->currentIndex(), pi = pos_->currentIndex();
+  int64_t T = 0;
+  for (auto& r : runs_) {
+    if (!r.checked || !r.states) continue;
+    const auto& s = *r.states;
+    T = s.T;
+    const int64_t nl = s.layers.size(), np = s.positions.size(), H = s.nheads, nb = s.bin_edges.size() - 1;
+    if (li >= 0 && li < nl && h >= 0 && h < H && pi >= 0 && pi < np) {
+      std::vector<double> x(nb), y(nb);
+      for (int64_t b = 0; b < nb; ++b) {
+        x[b] = 0.5 * (s.bin_edges[b] + s.bin_edges[b + 1]);
+        y[b] = s.histogram[((li * np + pi) * H + h) * nb + b];
+      }
+      hist_->add_series(r.name, r.color, x, y);
+      const double m = s.fitted_mean[li * H + h], sd = s.fitted_std[li * H + h];
+      if (sd > 0) {
+        std::vector<double> gy(nb);
+        for (int64_t b = 0; b < nb; ++b)
+          gy[b] = std::exp(-0.5 * std::pow((x[b] - m) / sd, 2)) / (sd * std::sqrt(2 * M_PI));
+        auto* g = hist_->add_series(r.name + tr(" fit@T-1"), r.color, x, gy);
+        g->setPen(QPen(r.color, 1.5, Qt::DashLine));
+      }
+    }
+    if (!s.delta_norm.empty() && s.length > 1) {
+      std::vector<double> x, y;
+      for (int64_t t = 1; t < s.length; ++t) {
+        double v = 0;
+        for (int64_t l = 0; l < s.n_layer; ++l) v += s.delta_norm[l * s.length + t] / s.n_layer;
+        x.push_back(static_cast<double>(t));
+        y.push_back(v);
+      }
+      delta_->add_series(r.name, r.color, x, y, true);
+    }
+  }
+  if (T > 0) delta_->add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  hist_->reset_view();
+  delta_->reset_view();
+}
+
+TablesView::TablesView(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* tables = new QWidget(split);
+  auto* h = new QHBoxLayout(tables);
+  auto* c = new QVBoxLayout;
+  c->addWidget(new QLabel(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length"), tables));
+  copy_ = new QTableWidget(tables);
+  c->addWidget(copy_);
+  auto* b = new QVBoxLayout;
+  b->addWidget(new QLabel(tr("<b>bAbI-style questions</b>: greedy / choice accuracy by context length"), tables));
+  babi_ = new QTableWidget(tables);
+  b->addWidget(babi_);
+  h->addLayout(c);
+  h->addLayout(b);
+  plot_ = new PlotWidget(tr("Accuracy by length (solid: copying exact; dashed: bAbI choice)"), split);
+  plot_->set_labels(tr("length (tokens)"), tr("accuracy"));
+  plot_->set_log_x(true);
+  split->addWidget(tables);
+  split->addWidget(plot_);
+  v->addWidget(split);
+  for (auto* t : {copy_, babi_}) {
+    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  }
+}
+
+void TablesView::set_runs(const Runs& runs) {
+  auto fill = [](QTableWidget* t, const Runs& runs, bool copying) {
+    std::vector<const RunData*> cols;
+    std::vector<int64_t> lengths;
+    for (auto& r : runs) {
+      if (!r.checked || (copying ? !r.copying : !r.babi)) continue;
+      cols.push_back(&r);
+      for (auto L : copying ? r.copying->lengths : r.babi->lengths)
+        if (std::find(lengths.begin(), lengths.end(), L) == lengths.end()) lengths.push_back(L);
+    }
+    std::sort(lengths.begin(), lengths.end());
+    t->clear();
+    t->setRowCount(static_cast<int>(lengths.size()));
+    t->setColumnCount(static_cast<int>(cols.size()));
+    QStringList hdr, rows;
+    for (auto* r : cols) hdr << r->name;
+    for (auto L : lengths) rows << QString::number(L);
+    t->setHorizontalHeaderLabels(hdr);
+    t->setVerticalHeaderLabels(rows);
+    for (size_t j = 0; j < cols.size(); ++j) {
+      const auto& ls = copying ? cols[j]->copying->lengths : cols[j]->babi->lengths;
+      for (size_t k = 0; k < ls.size(); ++k) {
+        const int row = static_cast<int>(std::find(lengths.begin(), lengths.end(), ls[k]) - lengths.begin());
+        const QString cell = copying ? QString("%1 (%2)").arg(cols[j]->copying->exact[k], 0, 'f', 2).arg(cols[j]->copying->token_accuracy[k], 0, 'f', 2)
+                                     : QString("%1 / %2").arg(cols[j]->babi->accuracy[k], 0, 'f', 2).arg(cols[j]->babi->choice_accuracy[k], 0, 'f', 2);
+        auto* item = new QTableWidgetItem(cell);
+        if (copying && ls[k] > cols[j]->copying->L) item->setToolTip(QObject::tr("longer than any training string (L = %1)").arg(cols[j]->copying->L));
+        t->setItem(row, static_cast<int>(j), item);
+      }
+    }
+  };
+  fill(copy_, runs, true);
+  fill(babi_, runs, false);
+  plot_->clear_series();
+  for (auto& r : runs) {
+    if (!r.checked) continue;
+    if (r.copying) {
+      std::vector<double> x(r.copying->lengths.begin(), r.copying->lengths.end());
+      plot_->add_series(r.name + tr(" copying"), r.color, x, r.copying->exact);
+    }
+    if (r.babi) {
+      std::vector<double> x(r.babi->lengths.begin(), r.babi->lengths.end());
+      auto* g = plot_->add_series(r.name + tr(" bAbI"), r.color, x, r.babi->choice_accuracy);
+      g->setPen(QPen(r.color, 1.5, Qt::DashLine));
+    }
+  }
+  plot_->reset_view();
+}
+
+}  // namespace statescope::views

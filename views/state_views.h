@@ -1,0 +1,43 @@
+// state_views.h — state distributions (histogram of SSM state entries at a chosen layer, head and
+// position for every checked run, each with its fitted Gaussian from T-1 dashed) and the state
+// change per token ||S_t - S_{t-1}||; and the copying / bAbI tables with their accuracy plot.
+#pragma once
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+
+class QComboBox;
+class QTableWidget;
+
+namespace statescope::views {
+
+class StatesView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit StatesView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+  PlotWidget* histogram() const { return hist_; }
+  PlotWidget* change() const { return delta_; }
+  QComboBox* position_box() const { return pos_; }
+
+ private:
+  void draw();
+  PlotWidget *hist_, *delta_;
+  QComboBox *layer_, *head_, *pos_;
+  Runs runs_;
+};
+
+class TablesView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TablesView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+  QTableWidget* copying_table() const { return copy_; }
+  QTableWidget* babi_table() const { return babi_; }
+  PlotWidget* plot() const { return plot_; }
+
+ private:
+  QTableWidget *copy_, *babi_;
+  PlotWidget* plot_;
+};
+
+}  // namespace statescope::views
