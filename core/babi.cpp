@@ -56,12 +56,12 @@ BabiSample compose(const Facts& f, int64_t length, const std::string& prose, std
   std::vector<size_t> at;
   for (size_t i = 0; i < f.sentences.size(); ++i) {
     size_t p = std::uniform_int_distribution<size_t>(0, text.size())(rng);
-    // The next sentence end within 300 bytes, else the next word boundary, else p itself.
+    // The next sentence end within 300 bytes, else the next word boundary, else the end.
     const size_t dot = text.find_first_of(".!?", p);
     const size_t space = text.find(' ', p);
     if (dot != std::string::npos && dot - p < 300) at.push_back(dot + 1);
     else if (space != std::string::npos) at.push_back(space);
-    else at.push_back(p);
+    else at.push_back(text.size());  // only a word fragment left: after it
   }
   std::sort(at.begin(), at.end());
   BabiSample s;

@@ -12,9 +12,13 @@
 namespace statescope {
 namespace {
 
+// HDF5 prints its error stack to stderr unless told not to; the setting is per thread in the
+// thread-safe build Debian ships, so every thread that opens a file turns it off (we report errors
+// ourselves, naming the file).
 void quiet_hdf5() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  thread_local bool done = false;
+  if (!done) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  done = true;
 }
 
 struct Handle {  // closes an hid_t with the right function

@@ -32,6 +32,9 @@ HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : PlotWidget
   toolbar()->insertWidget(4, hi_);
   toolbar()->insertWidget(5, logz_);
   plot()->legend->setVisible(false);
+  hide_line_controls();
+  plot()->xAxis->grid()->setZeroLinePen(Qt::NoPen);
+  plot()->yAxis->grid()->setZeroLinePen(Qt::NoPen);
   connect(lo_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double) { apply_range(); });
   connect(hi_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double) { apply_range(); });
   connect(logz_, &QCheckBox::toggled, this, [this](bool) { apply_range(); });
@@ -39,6 +42,7 @@ HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : PlotWidget
 }
 
 void HeatmapWidget::clear_map() {
+  plot()->clearItems();
   if (map_) plot()->removePlottable(map_);
   map_ = nullptr;
   if (scale_) plot()->plotLayout()->remove(scale_);
@@ -81,11 +85,22 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140), QColor(94, 201, 98),
                           QColor(253, 231, 37)};
   for (int k = 0; k < 5; ++k) viridis.setColorStopAt(k / 4.0, stops[k]);
+  viridis.setNanHandling(QCPColorGradient::nhTransparent);  // e.g. EffRem cells with t >= T
   map_->setGradient(viridis);
   map_->setInterpolate(false);
   auto* group = new QCPMarginGroup(plot());
   plot()->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
   scale_->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  if (nx * ny <= 120)  // small grids (passkey): the value in each cell
+    for (int i = 0; i < nx; ++i)
+      for (int j = 0; j < ny; ++j) {
+        const double val = v[static_cast<size_t>(j) * nx + i];
+        if (std::isnan(val)) continue;
+        auto* t = new QCPItemText(plot());
+        t->position->setCoords(i, j);
+        t->setText(QString::number(val, 'f', 2));
+        t->setColor(val > 0.6 * (hi_->value() + lo_->value()) ? Qt::black : Qt::white);
+      }
   // Table for CSV: y, x, value.
   std::vector<std::vector<QString>> rows;
   for (int j = 0; j < ny; ++j)
@@ -130,6 +145,7 @@ EffRemView::EffRemView(QWidget* parent) : QWidget(parent) {
   curves_->toolbar()->insertWidget(0, new QLabel(tr("T"), curves_));
   curves_->toolbar()->insertWidget(1, Tbox_);
   curves_->set_labels(tr("t (tokens before t dropped)"), tr("EffRem = TV(p(.|x[0:T]), p(.|x[t:T]))"));
+  curves_->set_log_x(true);  // the default grid is log-spaced
   heat_ = new HeatmapWidget(tr("EffRem heatmap"), split);
   split->addWidget(curves_);
   split->addWidget(heat_);

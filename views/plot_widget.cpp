@@ -280,6 +280,12 @@ void PlotWidget::hover_at(const QPointF& px) {
   }
 }
 
+void PlotWidget::hide_line_controls() {
+  logx_->hide();
+  logy_->hide();
+  smooth_->hide();
+}
+
 QString PlotWidget::hover_text() const { return readout_->text(); }
 
 void PlotWidget::apply_theme(bool dark) {

@@ -49,6 +49,7 @@ class PlotWidget : public QWidget {
   void hover_at(const QPointF& pixel);  // what a mouse move there does
 
   void apply_theme(bool dark);  // colours of axes, grid, legend, background
+  void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
 
  signals:
   void status(const QString& text);
