@@ -11,6 +11,8 @@
 #include <QElapsedTimer>
 #include <QFileInfo>
 #include <QLineEdit>
+#include <QMimeData>
+#include <QDropEvent>
 #include <QListWidget>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -88,17 +90,19 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   gui::MainWindow w;
   w.set_quiet(true);
   w.show();
-  make_short(w.panel(), 6);
+  make_short(w.panel(), 40);
+  QTest::qWait(300);  // the window's first layout and paint are not part of the run
   const std::string out = tmp("statescope_gui_run.h5");
   QSignalSpy done(&w, &gui::MainWindow::run_finished);
   // Event-loop latency: a 10 ms timer records the longest gap between its ticks during the run.
   QElapsedTimer clock;
-  qint64 last = 0, worst = 0;
+  qint64 last = 0, worst = 0, worst_at = 0;
   QTimer tick;
   tick.setInterval(10);
+  tick.setTimerType(Qt::PreciseTimer);
   QObject::connect(&tick, &QTimer::timeout, [&] {
     const qint64 now = clock.elapsed();
-    if (last) worst = std::max(worst, now - last);
+    if (last && now - last > worst) worst = now - last, worst_at = now;
     last = now;
   });
   clock.start();
@@ -108,7 +112,8 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   ASSERT_TRUE(done.wait(180000)) << "run did not finish";
   tick.stop();
   EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
-  std::cout << "longest event-loop gap during the run: " << worst << " ms\n";
+  std::cout << "longest event-loop gap during the run: " << worst << " ms (10 ms timer), ending at " << worst_at
+            << " ms of " << clock.elapsed() << " ms\n";
   EXPECT_LT(worst, 100) << "event loop stalled";  // target 50 ms; 100 leaves room for a loaded CI machine
   ASSERT_EQ(w.runs().size(), 2u);
   for (auto& r : w.runs()) {
@@ -116,14 +121,16 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
     ASSERT_TRUE(r.eval.has_value());
     EXPECT_EQ(r.eval->length, 64);
   }
-  EXPECT_EQ(w.runs()[1].train.size(), 6u);
+  EXPECT_EQ(w.runs()[1].train.size(), 40u);
   EXPECT_EQ(w.run_list()->count(), 2);
   auto* loss = qobject_cast<views::LossView*>(w.tabs()->widget(0));
   auto* ppl = qobject_cast<views::PplView*>(w.tabs()->widget(1));
+  w.tabs()->setCurrentIndex(1);  // views draw when shown
   EXPECT_EQ(loss->series_count(), 1);  // only the post-trained run has training steps
   EXPECT_EQ(ppl->series_count(), 2);
   // Unchecking a run removes it from the overlays.
   w.run_list()->item(0)->setCheckState(Qt::Unchecked);
+  w.tabs()->setCurrentIndex(1);
   QTest::qWait(100);
   EXPECT_EQ(ppl->series_count(), 1);
   EXPECT_EQ(ppl->series_names(), QStringList{"passing"});
@@ -169,11 +176,24 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   gui::MainWindow w;
   w.set_quiet(true);
   w.show();
+  // Dropping an .h5 file on the window opens it.
+  {
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(QString::fromStdString(out))});
+    QMimeData other;
+    other.setUrls({QUrl::fromLocalFile("/tmp/notes.txt")});
+    EXPECT_FALSE(w.accepts_drop(&other));
+    EXPECT_TRUE(w.accepts_drop(&mime));
+    EXPECT_TRUE(w.handle_drop(&mime));
+    EXPECT_EQ(w.current_file().toStdString(), out);
+    EXPECT_EQ(w.runs().size(), 2u);
+  }
   EXPECT_FALSE(w.open_file("/no/such/file.h5"));
   EXPECT_TRUE(w.last_message().contains("/no/such/file.h5"));
   ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
   ASSERT_EQ(w.runs().size(), 2u);
   QTest::qWait(50);
+  for (int i = w.tabs()->count() - 1; i >= 0; --i) w.tabs()->setCurrentIndex(i);  // views draw when shown
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };
   EXPECT_EQ(plots(0)[0]->series_count(), 1);  // loss: fitted
   EXPECT_EQ(plots(1)[0]->series_count(), 2);  // per-position

@@ -77,7 +77,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   redraw_->setInterval(40);  // at most 25 redraws per second
   connect(redraw_, &QTimer::timeout, this, [this] {
     if (dirty_) refresh_views();
+    else if (dirty_loss_) refresh_loss();
   });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this](int) { refresh_current(); });
   redraw_->start();
 
   qRegisterMetaType<Progress>();
@@ -210,7 +212,7 @@ void MainWindow::on_progress(const Progress& p) {
     s.steps = p.total;
     s.loss = p.loss;
     it->train.push_back(s);
-    dirty_ = true;
+    dirty_loss_ = true;
   }
   bar_->setMaximum(static_cast<int>(std::max<qint64>(1, p.total)));
   bar_->setValue(static_cast<int>(p.done));
@@ -269,13 +271,30 @@ void MainWindow::refresh_list() {
 
 void MainWindow::refresh_views() {
   dirty_ = false;
-  loss_->set_runs(runs_);
-  ppl_->set_runs(runs_);
-  norm_->set_runs(runs_);
-  effrem_->set_runs(runs_);
-  passkey_->set_runs(runs_);
-  states_->set_runs(runs_);
-  tables_->set_runs(runs_);
+  stale_.assign(tabs_->count(), true);
+  refresh_current();
+}
+
+void MainWindow::refresh_loss() {
+  dirty_loss_ = false;
+  if (tabs_->currentWidget() == loss_) loss_->set_runs(runs_);
+  else if (!stale_.empty()) stale_[0] = true;
+}
+
+// Only the visible view is redrawn; the others catch up when their tab is shown, so one redraw
+// costs one view, whatever the number of tabs.
+void MainWindow::refresh_current() {
+  const int i = tabs_->currentIndex();
+  if (i < 0 || i >= static_cast<int>(stale_.size()) || !stale_[i]) return;
+  stale_[i] = false;
+  QWidget* w = tabs_->widget(i);
+  if (w == loss_) loss_->set_runs(runs_);
+  else if (w == ppl_) ppl_->set_runs(runs_);
+  else if (w == norm_) norm_->set_runs(runs_);
+  else if (w == effrem_) effrem_->set_runs(runs_);
+  else if (w == passkey_) passkey_->set_runs(runs_);
+  else if (w == states_) states_->set_runs(runs_);
+  else if (w == tables_) tables_->set_runs(runs_);
 }
 
 QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {
@@ -403,17 +422,24 @@ void MainWindow::closeEvent(QCloseEvent* e) {
   e->accept();
 }
 
+bool MainWindow::accepts_drop(const QMimeData* m) const {
+  for (const QUrl& u : m->urls())
+    if (u.toLocalFile().endsWith(".h5")) return true;
+  return false;
+}
+
+bool MainWindow::handle_drop(const QMimeData* m) {
+  for (const QUrl& u : m->urls())
+    if (u.toLocalFile().endsWith(".h5")) return open_file(u.toLocalFile());
+  return false;
+}
+
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {
-  for (const QUrl& u : e->mimeData()->urls())
-    if (u.toLocalFile().endsWith(".h5")) return e->acceptProposedAction();
+  if (accepts_drop(e->mimeData())) e->acceptProposedAction();
 }
 
 void MainWindow::dropEvent(QDropEvent* e) {
-  for (const QUrl& u : e->mimeData()->urls())
-    if (u.toLocalFile().endsWith(".h5")) {
-      open_file(u.toLocalFile());
-      break;
-    }
+  if (handle_drop(e->mimeData())) e->acceptProposedAction();
 }
 
 }  // namespace statescope::gui

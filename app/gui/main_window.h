@@ -13,6 +13,7 @@ class QProgressBar;
 class QLabel;
 class QMenu;
 class QTimer;
+class QMimeData;
 
 namespace statescope::views {
 class LossView;
@@ -50,6 +51,8 @@ class MainWindow : public QMainWindow {
   QString current_file() const { return file_; }
   QString last_message() const { return last_message_; }
   QList<views::PlotWidget*> plots_in_tab(int index) const;
+  bool accepts_drop(const QMimeData* m) const;  // an .h5 file among the URLs
+  bool handle_drop(const QMimeData* m);         // opens the first .h5 file
 
  signals:
   void run_finished(bool ok);
@@ -61,7 +64,9 @@ class MainWindow : public QMainWindow {
 
  private:
   void build_menus();
-  void refresh_views();
+  void refresh_views();        // marks every view stale and redraws the visible one
+  void refresh_current();      // redraws the visible view if stale
+  void refresh_loss();         // live training: only the loss view
   void refresh_list();
   void on_progress(const Progress& p);
   void on_run_loaded(const views::RunData& r);
@@ -92,7 +97,8 @@ class MainWindow : public QMainWindow {
   RunWorker* worker_;
   views::Runs runs_;
   QString file_, last_message_;
-  bool running_ = false, dirty_ = false, dark_ = true, quiet_ = false;
+  std::vector<bool> stale_;
+  bool running_ = false, dirty_ = false, dirty_loss_ = false, dark_ = true, quiet_ = false;
 };
 
 }  // namespace statescope::gui

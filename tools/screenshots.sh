@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# screenshots.sh — run the showcase experiment (the demo plus every analysis) with the CLI, then
+# render every view of the desktop app on it to PNG under Xvfb: docs/screenshots/*.png.
+# Usage: bash tools/screenshots.sh [experiment.h5]   (an existing file skips the run)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash tools/build.sh >/dev/null
+file="${1:-$root/build/showcase.h5}"
+if [ ! -f "$file" ]; then
+  ./build/bin/statescope-cli run data/experiments/showcase.json -o "$file"
+fi
+out="$root/docs/screenshots"
+rm -rf "$out"
+if command -v xvfb-run >/dev/null 2>&1; then
+  xvfb-run -a -s "-screen 0 1600x1000x24" ./build/bin/statescope "$file" --screenshots "$out"
+else
+  QT_QPA_PLATFORM=offscreen ./build/bin/statescope "$file" --screenshots "$out"
+fi
+ls -1 "$out"
