@@ -3,6 +3,7 @@
 #include <QCommandLineParser>
 #include <QFile>
 #include <QTimer>
+#include <cstdio>
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/main_window.h"
@@ -20,7 +21,8 @@ int main(int argc, char** argv) {
   QCommandLineOption run({"r", "run"}, "load this experiment spec into the panel and run it", "spec.json");
   QCommandLineOption out({"o", "output"}, "experiment file the run writes", "file.h5");
   QCommandLineOption shots("screenshots", "render every view to PNG files in DIR and quit", "DIR");
-  cli.addOptions({run, out, shots});
+  QCommandLineOption quit("quit-when-done", "with --run: print the summary and the longest UI stall, then quit");
+  cli.addOptions({run, out, shots, quit});
   cli.process(app);
   statescope::gui::MainWindow w;
   if (cli.isSet(shots)) w.set_quiet(true);
@@ -35,6 +37,14 @@ int main(int argc, char** argv) {
     }
     w.panel()->load_spec(QString::fromUtf8(f.readAll()));
     QTimer::singleShot(0, &w, [&] { w.start_run(cli.value(out)); });
+    if (cli.isSet(quit)) {
+      w.set_quiet(true);
+      QObject::connect(&w, &statescope::gui::MainWindow::run_finished, &w, [&w](bool ok) {
+        std::printf("%s\nlongest event-loop stall during the run: %lld ms\n", qPrintable(w.last_message()),
+                    static_cast<long long>(w.longest_stall_ms()));
+        QApplication::exit(ok ? 0 : 1);
+      });
+    }
   }
   w.show();
   if (cli.isSet(shots)) {

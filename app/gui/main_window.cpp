@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -81,6 +82,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int) { refresh_current(); });
   redraw_->start();
+  latency_ = new QTimer(this);
+  latency_->setInterval(10);
+  latency_->setTimerType(Qt::PreciseTimer);
+  connect(latency_, &QTimer::timeout, this, [this] {
+    static QElapsedTimer clock;
+    if (!clock.isValid()) clock.start();
+    const qint64 now = clock.elapsed();
+    if (last_tick_ > 0) worst_gap_ = std::max(worst_gap_, now - last_tick_);
+    last_tick_ = now;
+  });
 
   qRegisterMetaType<Progress>();
   qRegisterMetaType<views::RunData>();
@@ -182,6 +193,9 @@ void MainWindow::start_run(const QString& out) {
   refresh_list();
   refresh_views();
   running_ = true;
+  last_tick_ = 0;
+  worst_gap_ = 0;
+  latency_->start();
   panel_->run_button->setEnabled(false);
   bar_->setVisible(true);
   bar_->setValue(0);
@@ -242,10 +256,11 @@ void MainWindow::on_run_loaded(const views::RunData& r) {
 
 void MainWindow::on_finished(bool ok, const QString& message) {
   running_ = false;
+  latency_->stop();
   last_message_ = message;
   panel_->run_button->setEnabled(panel_->problems().isEmpty());
   bar_->setVisible(false);
-  status_->setText(ok ? tr("finished") : tr("stopped"));
+  status_->setText((ok ? tr("finished") : tr("stopped")) + tr(" · longest UI stall %1 ms").arg(worst_gap_));
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(file_).fileName()));
   if (QFileInfo::exists(file_)) {
     open_file(file_);  // everything as written, including runs cut short

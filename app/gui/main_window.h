@@ -50,6 +50,7 @@ class MainWindow : public QMainWindow {
   const views::Runs& runs() const { return runs_; }
   QString current_file() const { return file_; }
   QString last_message() const { return last_message_; }
+  qint64 longest_stall_ms() const { return worst_gap_; }  // of the last run: longest event-loop gap
   QList<views::PlotWidget*> plots_in_tab(int index) const;
   bool accepts_drop(const QMimeData* m) const;  // an .h5 file among the URLs
   bool handle_drop(const QMimeData* m);         // opens the first .h5 file
@@ -93,6 +94,8 @@ class MainWindow : public QMainWindow {
   QLabel* status_;
   QMenu* recent_;
   QTimer* redraw_;
+  QTimer* latency_;          // 10 ms precise timer while a run goes: measures event-loop stalls
+  qint64 last_tick_ = 0, worst_gap_ = 0;
   QThread thread_;
   RunWorker* worker_;
   views::Runs runs_;
