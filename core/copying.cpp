@@ -98,9 +98,27 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& ps, TrainOptions t
   model->reset_parameters(opt.seed);
   t.T = window;
   t.seed = opt.seed;
-  auto policy = make_policy(ps, opt.seed + 2);
   CopyRun out;
-  out.train = train(model, docs, *policy, t, progress);
+  if (opt.pretrain_steps > 0) {  // zero-state pre-training, identical for every policy (same seeds)
+    TrainOptions pre = t;
+    pre.steps = opt.pretrain_steps;
+    auto zero = make_policy(PolicySpec{}, opt.seed + 4);
+    out.train = train(model, docs, *zero, pre, progress);
+    if (out.train.status != "finished") return out;
+    t.seed = opt.seed + 5;  // a fresh data order for the second phase
+  }
+  auto policy = make_policy(ps, opt.seed + 2);
+  auto second = train(model, docs, *policy, t, [&](const StepInfo& s) {
+    StepInfo g = s;  // steps continue the pre-training's count
+    g.step += opt.pretrain_steps;
+    g.steps += opt.pretrain_steps;
+    return !progress || progress(g);
+  });
+  for (auto& s : second.history) s.step += opt.pretrain_steps, s.steps += opt.pretrain_steps;
+  out.train.history.insert(out.train.history.end(), second.history.begin(), second.history.end());
+  out.train.status = second.status;
+  out.train.message = second.message;
+  out.train.steps_done += second.steps_done;
   if (out.train.status != "finished") return out;
   std::vector<int64_t> lengths = opt.eval_lengths;
   if (lengths.empty())

@@ -28,6 +28,8 @@ struct CopyOptions {
   int64_t train_docs = 4000;      // distinct training windows
   std::vector<int64_t> eval_lengths;  // empty: L/2, L, 3L/2, 2L, 3L, 4L
   int64_t eval_samples = 100;
+  int64_t pretrain_steps = 0;     // > 0: first train this many steps with zero states, then the
+                                  // policy's steps on top (the paper's post-training setting)
   uint64_t seed = 0;
   Mamba2Config model;             // the fresh model's shape (defaults set by default_copy_model())
 };
@@ -49,7 +51,8 @@ std::pair<double, double> score_copies(const std::vector<int32_t>& answers, cons
 CopyResult evaluate_copying(Mamba2LM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
                             uint64_t seed);
 
-// Builds a fresh model (opt.model, seeded), trains it on copying with `policy`, evaluates it.
+// Builds a fresh model (opt.model, seeded), trains it on copying with `policy` (after
+// opt.pretrain_steps zero-state steps when set; the history then holds both phases), evaluates it.
 // `progress` sees every training step (return false to cancel: status "cancelled", no evaluation).
 struct CopyRun {
   TrainResult train;

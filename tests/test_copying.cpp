@@ -120,6 +120,16 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
     for (size_t i = 0; i < r.result.lengths.size(); ++i)
       EXPECT_TRUE(r.result.exact[i] >= 0 && r.result.exact[i] <= r.result.token_accuracy[i] && r.result.token_accuracy[i] <= 1);
   }
+  // Post-training setting: zero-state pre-training, then the policy; steps count on.
+  o.pretrain_steps = 5;
+  PolicySpec passing;
+  passing.kind = "passing";
+  auto pt = run_copying(o, passing, t);
+  ASSERT_EQ(pt.train.status, "finished");
+  ASSERT_EQ(pt.train.history.size(), 17u);
+  EXPECT_EQ(pt.train.history[5].step, 6);
+  EXPECT_EQ(pt.train.history.back().step, 17);
+  o.pretrain_steps = 0;
   // Cancelling stops before evaluation.
   PolicySpec zero;
   auto c = run_copying(o, zero, t, [](const StepInfo& s) { return s.step < 3; });

@@ -114,9 +114,10 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
   std::cout << "longest event-loop gap during the run: " << worst << " ms (10 ms timer), ending at " << worst_at
             << " ms of " << clock.elapsed() << " ms\n";
-  EXPECT_LT(worst, 100) << "event loop stalled";  // target 50 ms; 100 leaves room for a loaded CI machine
-  EXPECT_GT(w.longest_stall_ms(), 0);             // the window measures it too, and says so
-  EXPECT_LT(w.longest_stall_ms(), 100);
+  // The target: no stall over 50 ms (these tests run serially, so no other test competes for the cores).
+  EXPECT_LT(worst, 50) << "event loop stalled";
+  EXPECT_GT(w.longest_stall_ms(), 0);  // the window measures it too (status bar), to the end of the run
+  EXPECT_LT(w.longest_stall_ms(), 50) << "after " << w.longest_stall_phase().toStdString();
   ASSERT_EQ(w.runs().size(), 2u);
   for (auto& r : w.runs()) {
     EXPECT_EQ(r.status.toStdString(), "finished") << r.name.toStdString();
@@ -159,7 +160,7 @@ TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   H5File f(out, H5File::Mode::Read);
   EXPECT_EQ(f.attr("passing", "status"), "cancelled");
   EXPECT_GE(f.dims("passing/train/loss")[0], 3);
-  ASSERT_EQ(w.runs().size(), 1u);  // reopened from the file
+  ASSERT_EQ(w.runs().size(), 1u);  // read back from the file by the worker
   EXPECT_EQ(w.runs()[0].status.toStdString(), "cancelled");
 }
 

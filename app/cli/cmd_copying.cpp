@@ -34,7 +34,10 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   app.add_option("--eval-lengths", o->c.eval_lengths, "string lengths to evaluate (default L/2 .. 4L)")->delimiter(',');
   app.add_option("--samples", o->c.eval_samples, "evaluation strings per length")->capture_default_str();
   app.add_option("--seed", o->c.seed)->capture_default_str();
-  app.add_option("--steps", o->t.steps)->capture_default_str();
+  app.add_option("--steps", o->t.steps, "training steps with the policy")->capture_default_str();
+  app.add_option("--pretrain-steps", o->c.pretrain_steps,
+                 "zero-state steps before the policy's steps (post-training setting; 0: policy from the start)")
+      ->capture_default_str();
   app.add_option("--batch", o->t.batch)->capture_default_str();
   app.add_option("--lr", o->t.lr)->capture_default_str();
   app.add_option("--warmup", o->t.warmup)->capture_default_str();
@@ -49,7 +52,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       PolicySpec ps;
       ps.kind = kind;
       const std::string run = "copying_" + kind;
-      nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps},
+      nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps}, {"pretrain_steps", o->c.pretrain_steps},
                           {"policy", ps.label()}};
       file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), o->c.seed,
                        std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});

@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
     if (cli.isSet(quit)) {
       w.set_quiet(true);
       QObject::connect(&w, &statescope::gui::MainWindow::run_finished, &w, [&w](bool ok) {
-        std::printf("%s\nlongest event-loop stall during the run: %lld ms\n", qPrintable(w.last_message()),
-                    static_cast<long long>(w.longest_stall_ms()));
+        std::printf("%s\nlongest event-loop stall during the run: %lld ms (after: %s)\n", qPrintable(w.last_message()),
+                    static_cast<long long>(w.longest_stall_ms()), qPrintable(w.longest_stall_phase()));
         QApplication::exit(ok ? 0 : 1);
       });
     }

@@ -51,6 +51,7 @@ class MainWindow : public QMainWindow {
   QString current_file() const { return file_; }
   QString last_message() const { return last_message_; }
   qint64 longest_stall_ms() const { return worst_gap_; }  // of the last run: longest event-loop gap
+  QString longest_stall_phase() const { return worst_phase_; }
   QList<views::PlotWidget*> plots_in_tab(int index) const;
   bool accepts_drop(const QMimeData* m) const;  // an .h5 file among the URLs
   bool handle_drop(const QMimeData* m);         // opens the first .h5 file
@@ -69,6 +70,7 @@ class MainWindow : public QMainWindow {
   void refresh_current();      // redraws the visible view if stale
   void refresh_loss();         // live training: only the loss view
   void refresh_list();
+  void latency_tick();
   void on_progress(const Progress& p);
   void on_run_loaded(const views::RunData& r);
   void on_finished(bool ok, const QString& message);
@@ -96,10 +98,12 @@ class MainWindow : public QMainWindow {
   QTimer* redraw_;
   QTimer* latency_;          // 10 ms precise timer while a run goes: measures event-loop stalls
   qint64 last_tick_ = 0, worst_gap_ = 0;
+  QString phase_, worst_phase_;  // what the run was doing (for the stall report)
   QThread thread_;
   RunWorker* worker_;
   views::Runs runs_;
   QString file_, last_message_;
+  QStringList recent_files_;
   std::vector<bool> stale_;
   bool running_ = false, dirty_ = false, dirty_loss_ = false, dark_ = true, quiet_ = false;
 };

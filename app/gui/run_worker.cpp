@@ -4,11 +4,16 @@
 #include "app/gui/file_loader.h"
 #include "core/error.h"
 #include "core/experiment.h"
+#include "core/runtime.h"
 
 namespace statescope::gui {
 
 void RunWorker::start(const QString& spec_json, const QString& out_path) {
   cancel_ = false;
+  // On this thread: OpenMP thread counts are per thread. One intra-op thread unless
+  // $STATESCOPE_THREADS says otherwise, so the GUI thread keeps a core (more threads than cores
+  // starve the event loop: 250-360 ms stalls were measured with LibTorch's default of all cores).
+  configure_threads(0);
   try {
     auto sums = run_experiment(
         spec_json.toStdString(), "experiment panel", out_path.toStdString(),
