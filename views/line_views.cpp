@@ -33,6 +33,7 @@ PplView::PplView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) 
   toolbar()->insertWidget(0, what_);
   connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { set_runs(runs_); });
   set_log_x(true);
+  set_smoothing(97);  // per-position losses are noisy; the raw curves stay faint beneath
 }
 
 void PplView::set_runs(const Runs& runs) {

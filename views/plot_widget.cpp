@@ -148,6 +148,9 @@ void PlotWidget::rebuild_smoothing() {
       s.raw->setPen(QPen(s.color, 1.5));
       s.raw->addToLegend();
     }
+    // Standard-error bands belong to the raw curve: shown only without smoothing.
+    for (int i = 0; i < plot_->graphCount(); ++i)
+      if (plot_->graph(i)->property("band_of").toString() == s.name) plot_->graph(i)->setVisible(w == 0 && s.raw->visible());
   }
 }
 
@@ -282,6 +285,8 @@ void PlotWidget::hover_at(const QPointF& px) {
     emit status(text);
   }
 }
+
+void PlotWidget::set_smoothing(int percent) { smooth_->setValue(percent); }
 
 void PlotWidget::hide_line_controls() {
   logx_->hide();

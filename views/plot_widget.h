@@ -50,6 +50,7 @@ class PlotWidget : public QWidget {
 
   void apply_theme(bool dark);  // colours of axes, grid, legend, background
   void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
+  void set_smoothing(int percent);  // EMA weight in percent (0: off)
 
  signals:
   void status(const QString& text);
