@@ -10,6 +10,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QToolButton>
@@ -28,11 +29,25 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     edit->setToolTip(tip);
     auto* pick = new QToolButton(this);
     pick->setText("...");
-    connect(pick, &QToolButton::clicked, this, [this, edit, dir] {
-      const QString p = dir ? QFileDialog::getExistingDirectory(this, tr("Choose a directory"))
-                            : QFileDialog::getOpenFileName(this, tr("Choose a text file"), {}, tr("Text (*.txt);;All (*)"));
-      if (!p.isEmpty()) edit->setText(p);
-    });
+    if (dir) {
+      connect(pick, &QToolButton::clicked, this, [this, edit] {
+        const QString p = QFileDialog::getExistingDirectory(this, tr("Choose a checkpoint directory"));
+        if (!p.isEmpty()) edit->setText(p);
+      });
+    } else {  // data: a text file or a folder of them
+      auto* menu = new QMenu(pick);
+      menu->addAction(tr("Text file..."), this, [this, edit] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Choose a text file"), {}, tr("Text (*.txt);;All (*)"));
+        if (!p.isEmpty()) edit->setText(p);
+      });
+      menu->addAction(tr("Folder of .txt files..."), this, [this, edit] {
+        const QString p = QFileDialog::getExistingDirectory(this, tr("Choose a folder of .txt files"));
+        if (!p.isEmpty()) edit->setText(p);
+      });
+      menu->addAction(tr("Embedded corpus (Austen)"), this, [edit] { edit->setText("embedded"); });
+      pick->setMenu(menu);
+      pick->setPopupMode(QToolButton::InstantPopup);
+    }
     auto* h = new QHBoxLayout;
     h->addWidget(edit);
     h->addWidget(pick);
