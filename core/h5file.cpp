@@ -176,9 +176,14 @@ void H5File::create_growable(const std::string& name, bool integer) {
   hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 4096;
   Handle sp{H5Screate_simple(1, &zero, &unlimited), H5Sclose};
   Handle pl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  // Growable records (training curves) must survive a SIGKILL at any moment. No compression: a
+  // deflated chunk moves in the file every time it grows, and a kill between the index update and
+  // the data write left an index pointing past the end of the file ("truncated file" on read).
+  // Fixed-size chunks allocated (and filled) up front never move; appends write through (no raw
+  // chunk cache, see append_impl), so the on-disk index only ever points at written bytes.
   H5Pset_chunk(pl.id, 1, &chunk);
-  H5Pset_shuffle(pl.id);
-  H5Pset_deflate(pl.id, 4);
+  H5Pset_alloc_time(pl.id, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(pl.id, H5D_FILL_TIME_ALLOC);
   const hid_t type = integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
   Handle ds{H5Dcreate2(id_, name.c_str(), type, sp.id, H5P_DEFAULT, pl.id, H5P_DEFAULT), H5Dclose};
   if (ds.id < 0) throw Error(path_ + ": cannot create growable dataset '" + name + "'");
@@ -186,7 +191,9 @@ void H5File::create_growable(const std::string& name, bool integer) {
 
 void H5File::append_impl(const std::string& name, const void* data, int64_t n, int64_t type) {
   if (n <= 0) return;
-  Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
+  Handle ap{H5Pcreate(H5P_DATASET_ACCESS), H5Pclose};
+  H5Pset_chunk_cache(ap.id, 0, 0, 1.0);  // write-through: no raw chunk cache
+  Handle ds{H5Dopen2(id_, name.c_str(), ap.id), H5Dclose};
   if (ds.id < 0) throw Error(path_ + ": growable dataset '" + name + "' not found");
   Handle sp0{H5Dget_space(ds.id), H5Sclose};
   hsize_t old = 0;
