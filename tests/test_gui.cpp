@@ -195,6 +195,12 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_TRUE(w.last_message().contains("/no/such/file.h5"));
   ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
   ASSERT_EQ(w.runs().size(), 2u);
+  // The panel now shows the spec the file was made from.
+  EXPECT_EQ(w.panel()->steps->value(), 3);
+  EXPECT_EQ(w.panel()->eval_length->value(), 128);
+  EXPECT_TRUE(w.panel()->p_fitted->isChecked());
+  EXPECT_FALSE(w.panel()->p_passing->isChecked());
+  EXPECT_TRUE(w.panel()->a_copying->isChecked());
   QTest::qWait(50);
   for (int i = w.tabs()->count() - 1; i >= 0; --i) w.tabs()->setCurrentIndex(i);  // views draw when shown
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };

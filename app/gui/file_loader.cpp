@@ -46,4 +46,13 @@ views::Runs load_runs(const std::string& path) {
   return runs;
 }
 
+std::string read_spec(const std::string& path) {
+  H5File f(path, H5File::Mode::Read);
+  try {
+    return f.attr("/", "spec");
+  } catch (const Error&) {
+    return {};
+  }
+}
+
 }  // namespace statescope::gui

@@ -11,5 +11,8 @@ namespace statescope::gui {
 views::RunData read_run(const H5File& f, const std::string& run);
 // Every run in the file; throws Error naming the file when it is not an experiment file.
 views::Runs load_runs(const std::string& path);
+// The experiment spec the file was made from (root attribute "spec"; empty when absent, e.g. a
+// file written by a single CLI verb).
+std::string read_spec(const std::string& path);
 
 }  // namespace statescope::gui

@@ -164,6 +164,8 @@ bool MainWindow::open_file(const QString& path) {
     return false;
   }
   file_ = path;
+  // The panel shows how the file was made, so "Run" repeats (or varies) it.
+  if (const std::string spec = read_spec(path.toStdString()); !spec.empty()) panel_->load_spec(QString::fromStdString(spec));
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(path).fileName()));
   add_recent(path);
   refresh_list();
