@@ -25,8 +25,6 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     PolicySpec ps;
   };
   auto o = std::make_shared<O>();
-  o->t.steps = 0; o->t.T = 256; o->t.batch = 16; o->t.lr = 1e-3; o->t.warmup = 10;
-  o->ps.kind = "fitted";
   app.add_option("--model", o->model, "model directory or 'embedded'")->required();
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name")->capture_default_str();
@@ -36,14 +34,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   app.add_option("--samples", o->samples, "questions per length")->capture_default_str();
   app.add_option("--facts", o->facts, "fact sentences per prompt (4 people, 6 places)")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
-  app.add_option("--finetune-steps", o->t.steps, "fine-tuning steps on questions first (0: none)")->capture_default_str();
-  app.add_option("--T", o->t.T, "fine-tuning window (prompt + answer)")->capture_default_str();
-  app.add_option("--batch", o->t.batch)->capture_default_str();
-  app.add_option("--lr", o->t.lr)->capture_default_str();
-  app.add_option("--policy", o->ps.kind, "initial-state policy while fine-tuning")
-      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
-  app.add_option("--sigma", o->ps.sigma)->capture_default_str();
-  app.add_option("--save", o->save, "write the fine-tuned model to this directory");
+  add_finetune_options(app, o->t, o->ps, o->save, 256, "questions", "fine-tuning window (prompt + answer)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     auto model = load_model_dir(dir);

@@ -30,8 +30,6 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
     PolicySpec ps;
   };
   auto o = std::make_shared<O>();
-  o->t.steps = 0; o->t.T = 128; o->t.batch = 16; o->t.lr = 1e-3; o->t.warmup = 10;
-  o->ps.kind = "fitted";
   app.add_option("--model", o->model, "model directory or 'embedded'")->required();
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name")->capture_default_str();
@@ -40,15 +38,8 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   app.add_option("--depths", o->depths, "key depths of the grid, 0..1")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
-  app.add_option("--finetune-steps", o->t.steps, "fine-tuning steps on passkey samples first (0: none)")
-      ->capture_default_str();
-  app.add_option("--T", o->t.T, "fine-tuning prompt length (the answer's 5 bytes come on top)")->capture_default_str();
-  app.add_option("--batch", o->t.batch)->capture_default_str();
-  app.add_option("--lr", o->t.lr)->capture_default_str();
-  app.add_option("--policy", o->ps.kind, "initial-state policy while fine-tuning (the paper used fitted noise)")
-      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
-  app.add_option("--sigma", o->ps.sigma)->capture_default_str();
-  app.add_option("--save", o->save, "write the fine-tuned model to this directory");
+  add_finetune_options(app, o->t, o->ps, o->save, 128, "passkey samples",
+                       "fine-tuning prompt length (the answer's 5 bytes come on top)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     auto model = load_model_dir(dir);

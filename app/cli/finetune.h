@@ -1,6 +1,7 @@
 // finetune.h — fine-tune a loaded model on task documents (passkey, bAbI) with an initial-state
 // policy, recording every step into the run's train/ group, with a progress line.
 #pragma once
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,23 @@
 #include "core/trainer.h"
 
 namespace statescope::cli {
+
+// The options shared by verbs that optionally fine-tune on task data before measuring (passkey,
+// babi): steps (default 0: none), window T, batch, lr, policy (default fitted noise, as the paper)
+// with sigma, and where to save the fine-tuned model.
+inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps, std::string& save, int64_t T,
+                                 const std::string& on_what, const std::string& T_help) {
+  t.steps = 0; t.T = T; t.batch = 16; t.lr = 1e-3; t.warmup = 10;
+  ps.kind = "fitted";
+  app.add_option("--finetune-steps", t.steps, "fine-tuning steps on " + on_what + " first (0: none)")->capture_default_str();
+  app.add_option("--T", t.T, T_help)->capture_default_str();
+  app.add_option("--batch", t.batch)->capture_default_str();
+  app.add_option("--lr", t.lr)->capture_default_str();
+  app.add_option("--policy", ps.kind, "initial-state policy while fine-tuning (the paper used fitted noise)")
+      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+  app.add_option("--sigma", ps.sigma)->capture_default_str();
+  app.add_option("--save", save, "write the fine-tuned model to this directory");
+}
 
 // Trains `model` in place; throws Error (after marking the run) unless training finished.
 inline void finetune(Mamba2LM& model, const std::vector<Document>& docs, const PolicySpec& ps, const TrainOptions& t,
