@@ -99,9 +99,10 @@ std::vector<Document> babi_training_docs(int64_t n, int64_t window, const std::s
   return docs;
 }
 
-std::string prose_of(const std::vector<Document>& docs) {
+std::string prose_of(const std::vector<Document>& docs, size_t max_bytes) {
   std::string s;
   for (auto& d : docs) {
+    if (s.size() >= max_bytes) break;
     for (int32_t t : d.tokens) s += static_cast<char>(t);
     s += "\n\n";
   }

@@ -39,6 +39,6 @@ BabiResult evaluate_babi(Mamba2LM& model, const std::vector<int64_t>& lengths, c
                          int64_t samples, uint64_t seed);
 
 // Joins documents' bytes into one prose string (documents separated by a blank line).
-std::string prose_of(const std::vector<Document>& docs);
+std::string prose_of(const std::vector<Document>& docs, size_t max_bytes = size_t{16} << 20);
 
 }  // namespace statescope

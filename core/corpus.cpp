@@ -54,6 +54,12 @@ std::vector<int32_t> encode_bytes(const std::string& text) {
   return t;
 }
 
+std::string decode_bytes(const TokenSpan& tokens) {
+  std::string s(tokens.size(), '\0');
+  for (size_t i = 0; i < tokens.size(); ++i) s[i] = static_cast<char>(tokens[i] & 0xff);
+  return s;
+}
+
 std::string decode_bytes(const std::vector<int32_t>& tokens) {
   std::string s(tokens.size(), '\0');
   for (size_t i = 0; i < tokens.size(); ++i) s[i] = static_cast<char>(tokens[i] & 0xff);
@@ -93,51 +99,10 @@ Corpus load_austen(const std::string& path, const std::string& validation_novel)
     buf += '\n';
   }
   flush();
+  c.train_documents = static_cast<int64_t>(c.train.size());
+  c.validation_documents = static_cast<int64_t>(c.validation.size());
   if (found != 6)
     throw Error(path + ": expected the six novel title lines, found " + std::to_string(found));
-  return c;
-}
-
-Corpus load_text(const std::string& path, int64_t doc_bytes, int val_every) {
-  if (val_every < 2) throw Error("val_every must be at least 2");
-  std::vector<Document> docs;
-  if (fs::is_directory(path)) {
-    std::vector<fs::path> files;
-    for (auto& e : fs::recursive_directory_iterator(path))
-      if (e.is_regular_file() && e.path().extension() == ".txt") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    for (auto& f : files) {
-      auto text = read_file(f.string());
-      if (!text.empty()) docs.push_back({fs::relative(f, path).string(), encode_bytes(text)});
-    }
-  } else if (fs::is_regular_file(path)) {
-    // Split at blank lines into documents of about doc_bytes.
-    const auto text = read_file(path);
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t end = std::min(text.size(), start + static_cast<size_t>(doc_bytes));
-      if (end < text.size()) {
-        const size_t blank = text.find("\n\n", end);
-        end = blank == std::string::npos ? text.size() : blank + 2;
-      }
-      docs.push_back({fs::path(path).filename().string() + "#" + std::to_string(docs.size()),
-                      encode_bytes(text.substr(start, end - start))});
-      start = end;
-    }
-  } else {
-    throw Error(path + ": no such file or directory");
-  }
-  if (docs.size() < 2)
-    throw Error(path + ": need at least two documents (or a file over " + std::to_string(2 * doc_bytes) +
-                " bytes) to split into train and validation; found " + std::to_string(docs.size()));
-  Corpus c;
-  c.source = path;
-  for (size_t i = 0; i < docs.size(); ++i)
-    ((i % val_every == static_cast<size_t>(val_every - 1)) ? c.validation : c.train).push_back(std::move(docs[i]));
-  if (c.validation.empty()) {  // fewer documents than val_every: the last one validates
-    c.validation.push_back(std::move(c.train.back()));
-    c.train.pop_back();
-  }
   return c;
 }
 

@@ -9,15 +9,26 @@ namespace statescope {
 namespace F = torch::nn::functional;
 
 std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& docs, int64_t length, int64_t n) {
-  std::vector<int32_t> all;
-  for (auto& d : docs) all.insert(all.end(), d.tokens.begin(), d.tokens.end());
-  const int64_t fit = static_cast<int64_t>(all.size()) / (length + 1);
+  // Consecutive pieces of the documents joined in order; reads only the tokens it returns.
+  int64_t total = 0;
+  for (auto& d : docs) total += static_cast<int64_t>(d.tokens.size());
+  const int64_t fit = total / (length + 1);
   if (fit < n)
-    throw Error("validation text has " + std::to_string(all.size()) + " tokens: room for " + std::to_string(fit) +
+    throw Error("validation text has " + std::to_string(total) + " tokens: room for " + std::to_string(fit) +
                 " sequences of length " + std::to_string(length + 1) + ", " + std::to_string(n) + " requested");
-  std::vector<std::vector<int32_t>> out;
-  for (int64_t i = 0; i < n; ++i)
-    out.emplace_back(all.begin() + i * (length + 1), all.begin() + (i + 1) * (length + 1));
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(n));
+  size_t doc = 0, pos = 0;
+  for (auto& seq : out) {
+    seq.reserve(static_cast<size_t>(length + 1));
+    while (static_cast<int64_t>(seq.size()) < length + 1) {
+      const auto& t = docs[doc].tokens;
+      const size_t take = std::min(t.size() - pos, static_cast<size_t>(length + 1) - seq.size());
+      seq.insert(seq.end(), t.begin() + static_cast<std::ptrdiff_t>(pos),
+                 t.begin() + static_cast<std::ptrdiff_t>(pos + take));
+      pos += take;
+      if (pos == t.size()) ++doc, pos = 0;
+    }
+  }
   return out;
 }
 

@@ -1,6 +1,8 @@
 // experiment.cpp — spec -> runs -> experiment file -> summary table.
 #include "experiment.h"
 
+#include "dataset.h"
+
 #include <torch/torch.h>
 
 #include <chrono>
@@ -195,7 +197,14 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
   spec.train.seed = spec.seed;
   spec.eval.T = spec.T;
   if (spec.eval.length <= 0) spec.eval.length = 64 * spec.T;
-  const Corpus corpus = spec.data == "embedded" ? load_austen(default_corpus_path()) : load_text(spec.data);
+  const int64_t vocab = load_config_file((std::filesystem::path(model_dir) / "config.json").string()).vocab_size;
+  const auto data_t0 = std::chrono::steady_clock::now();
+  const Corpus corpus = load_model_data(spec.data, model_dir, vocab, {}, [&](int64_t done, int64_t total) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - data_t0).count();
+    ExperimentProgress p{"data", "tokenize", done, total, done / std::max(1e-9, el),
+                         el / std::max<int64_t>(done, 1) * (total - done), 0};
+    return !progress || progress(p);
+  });
   eval_sequences(corpus.validation, spec.eval.length, spec.eval.sequences);  // fails early if too short
   const std::string hash = weights_hash(model_dir);
 

@@ -12,7 +12,7 @@ namespace statescope {
 
 struct ExperimentProgress {
   std::string run;     // run name
-  std::string phase;   // "train" | "eval" | an analysis: "effrem", "states", "passkey", "babi", "copying"
+  std::string phase;   // "tokenize" (run "data") | "train" | "eval" | an analysis: "effrem", "states", "passkey", "babi", "copying"
   int64_t done = 0, total = 0;
   double rate = 0;     // tokens/s (train) or sequences batches/s (eval)
   double eta_s = 0;

@@ -23,13 +23,11 @@ WindowSampler::WindowSampler(const std::vector<Document>& docs, int64_t T, uint6
 
 torch::Tensor WindowSampler::next(int64_t batch) {
   auto out = torch::empty({batch, T_ + 1}, torch::kInt64);
-  auto acc = out.accessor<int64_t, 2>();
   std::discrete_distribution<size_t> pick(weights_.begin(), weights_.end());
   for (int64_t b = 0; b < batch; ++b) {
     const auto& doc = docs_[eligible_[pick(rng_)]].tokens;
     std::uniform_int_distribution<int64_t> start(0, static_cast<int64_t>(doc.size()) - T_ - 1);
-    const int64_t s = start(rng_);
-    for (int64_t t = 0; t <= T_; ++t) acc[b][t] = doc[s + t];
+    doc.copy(start(rng_), T_ + 1, out.data_ptr<int64_t>() + b * (T_ + 1));
   }
   return out;
 }
@@ -60,15 +58,13 @@ void StreamSampler::start_new_document(int64_t row) {
 
 StreamSampler::Batch StreamSampler::next() {
   Batch b{torch::empty({B_, T_ + 1}, torch::kInt64), torch::zeros({B_}, torch::kBool)};
-  auto acc = b.tokens.accessor<int64_t, 2>();
   auto fresh = b.fresh.accessor<bool, 1>();
   for (int64_t r = 0; r < B_; ++r) {
     if (doc_[r] < 0 || pos_[r] + T_ + 1 > static_cast<int64_t>(docs_[doc_[r]].tokens.size())) {
       start_new_document(r);
       fresh[r] = true;
     }
-    const auto& doc = docs_[doc_[r]].tokens;
-    for (int64_t t = 0; t <= T_; ++t) acc[r][t] = doc[pos_[r] + t];
+    docs_[doc_[r]].tokens.copy(pos_[r], T_ + 1, b.tokens.data_ptr<int64_t>() + r * (T_ + 1));
     pos_[r] += T_;  // next window starts at this window's last token: targets are contiguous
   }
   return b;

@@ -6,7 +6,9 @@
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
+#include <cstdio>
 #include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -158,11 +160,12 @@ std::vector<std::string> BpeTokenizer::pre_tokenize(const std::string& text) {
 }
 
 std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) {
-  std::ifstream f(path);
+  std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open");
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   json j;
   try {
-    j = json::parse(f);
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
     throw Error(path + ": not valid JSON (" + e.what() + ")");
   }
@@ -173,6 +176,13 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) {
     if (m.contains(k) && !m[k].is_null()) throw bad(std::string("model.") + k, "is not supported for byte-level BPE (got " + m[k].dump() + ")");
   if (m.value("byte_fallback", false)) throw bad("model.byte_fallback", "is not supported");
   auto t = std::make_unique<BpeTokenizer>();
+  {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a of the file: the tokenizer's identity for token caches
+    for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "bpe-%016llx", static_cast<unsigned long long>(h));
+    t->fingerprint_ = buf;
+  }
   t->ignore_merges_ = m.value("ignore_merges", false);
   const json& norm = j.value("normalizer", json());
   if (!norm.is_null()) {

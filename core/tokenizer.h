@@ -22,6 +22,7 @@ class Tokenizer {
   virtual int64_t vocab_size() const = 0;   // largest id + 1
   virtual int32_t eos_id() const = 0;       // end-of-text separator between documents (-1: none)
   virtual std::string kind() const = 0;     // "bytes" | "bpe"
+  virtual std::string fingerprint() const = 0;  // identity for token caches (hash of tokenizer.json)
 };
 
 class ByteTokenizer : public Tokenizer {
@@ -31,6 +32,7 @@ class ByteTokenizer : public Tokenizer {
   int64_t vocab_size() const override { return 256; }
   int32_t eos_id() const override { return -1; }
   std::string kind() const override { return "bytes"; }
+  std::string fingerprint() const override { return "bytes"; }
 };
 
 class BpeTokenizer : public Tokenizer {
@@ -42,6 +44,7 @@ class BpeTokenizer : public Tokenizer {
   int64_t vocab_size() const override { return vocab_size_; }
   int32_t eos_id() const override { return eos_; }
   std::string kind() const override { return "bpe"; }
+  std::string fingerprint() const override { return fingerprint_; }
   int32_t token_id(const std::string& token) const;  // -1 when absent
 
   // Pieces the ByteLevel pre-tokenizer (GPT-2 regex) cuts `text` into (exposed for tests).
@@ -66,6 +69,7 @@ class BpeTokenizer : public Tokenizer {
   bool nfc_ = false, ignore_merges_ = false;
   int64_t vocab_size_ = 0;
   int32_t eos_ = -1;
+  std::string fingerprint_;
   mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;  // pre-token -> ids
 };
 

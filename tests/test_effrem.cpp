@@ -14,9 +14,9 @@ namespace {
 
 std::vector<Document> random_docs() {
   std::mt19937_64 rng(4);
-  Document d{"d", {}};
-  for (int t = 0; t < 5000; ++t) d.tokens.push_back(static_cast<int32_t>(rng() % 256));
-  return {d};
+  std::vector<int32_t> ids;
+  for (int t = 0; t < 5000; ++t) ids.push_back(static_cast<int32_t>(rng() % 256));
+  return {{"d", ids}};
 }
 
 Mamba2LM tiny_model(uint64_t seed) {

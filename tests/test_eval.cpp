@@ -27,9 +27,9 @@ struct Fixture {
     model->to(torch::kFloat64);
     std::mt19937_64 rng(1);
     for (int d = 0; d < 3; ++d) {
-      Document doc{"d", {}};
-      for (int t = 0; t < 500; ++t) doc.tokens.push_back(static_cast<int32_t>(rng() % 256));
-      docs.push_back(doc);
+      std::vector<int32_t> ids;
+      for (int t = 0; t < 500; ++t) ids.push_back(static_cast<int32_t>(rng() % 256));
+      docs.push_back({"d", ids});
     }
   }
 };

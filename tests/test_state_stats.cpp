@@ -18,9 +18,9 @@ TEST(StateStats, MatchesDirectlyComputedStates) {
   Mamba2LM m(c);
   m->reset_parameters(7, 0.05, 0.5);
   std::mt19937_64 rng(2);
-  Document d{"d", {}};
-  for (int t = 0; t < 3000; ++t) d.tokens.push_back(static_cast<int32_t>(rng() % 256));
-  std::vector<Document> docs{d};
+  std::vector<int32_t> ids;
+  for (int t = 0; t < 3000; ++t) ids.push_back(static_cast<int32_t>(rng() % 256));
+  std::vector<Document> docs{{"d", ids}};
   StateStatsOptions o;
   o.T = 16; o.length = 100; o.sequences = 3; o.bins = 21; o.segment = 32;
   o.positions = {7, 15, 60, 99};

@@ -29,9 +29,9 @@ std::vector<Document> synthetic_docs(int n, int len, uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<Document> docs;
   for (int i = 0; i < n; ++i) {
-    Document d{"doc" + std::to_string(i), {}};
-    for (int t = 0; t < len; ++t) d.tokens.push_back(static_cast<int32_t>('a' + rng() % 26));
-    docs.push_back(d);
+    std::vector<int32_t> ids;
+    for (int t = 0; t < len; ++t) ids.push_back(static_cast<int32_t>('a' + rng() % 26));
+    docs.push_back({"doc" + std::to_string(i), ids});
   }
   return docs;
 }

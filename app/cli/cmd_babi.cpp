@@ -38,7 +38,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     auto model = load_model_dir(dir);
-    const Corpus corpus = load_corpus(o->data);
+    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
                         {"facts", o->facts}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed);

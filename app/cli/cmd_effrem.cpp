@@ -38,8 +38,8 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
   return [o, command]() {
     o->e.log_grid = !o->linear;
     const std::string dir = resolve_model(o->model);
-    const Corpus corpus = load_corpus(o->data);
     auto model = load_model_dir(dir);
+    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
     ProgressLine line;

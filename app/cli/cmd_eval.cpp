@@ -51,8 +51,8 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     if (o->e.T <= 0) o->e.T = rec.T;
     if (o->e.T <= 0) throw Error("--T is required: " + dir + " records no training context");
     if (o->e.length <= 0) o->e.length = 64 * o->e.T;
-    const Corpus corpus = load_corpus(o->data);
     auto model = load_model_dir(dir);
+    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (evaluation only)", 0);
     ProgressLine line;

@@ -41,8 +41,8 @@ Runner add_states(CLI::App& app, const std::string& command) {
     const std::string dir = resolve_model(o->model);
     if (o->s.T <= 0) o->s.T = read_model_record(dir).T;
     if (o->s.T <= 0) throw Error("--T is required: " + dir + " records no training context");
-    const Corpus corpus = load_corpus(o->data);
     auto model = load_model_dir(dir);
+    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
     StateStatsResult r;

@@ -52,7 +52,7 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
 
 int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
                  ModelRecord rec, const std::string& command, const std::string& source_model) {
-  const Corpus corpus = load_corpus(o.data);
+  const Corpus corpus = load_corpus(o.data, source_model, model->config().vocab_size);
   fs::create_directories(o.out);
   const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
   const std::string ckdir = (fs::path(o.out) / "checkpoint").string();

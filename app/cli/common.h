@@ -1,20 +1,37 @@
 // common.h — small helpers shared by the CLI verbs: the data argument, starting a run in an
 // experiment file, and printing shapes.
 #pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/corpus.h"
+#include "core/dataset.h"
 #include "core/experiment_store.h"
 #include "core/model_registry.h"
 #include "core/runtime.h"
+#include "progress.h"
 
 namespace statescope::cli {
 
-// "embedded" -> the Austen corpus; anything else -> a .txt file or folder.
-inline Corpus load_corpus(const std::string& data) {
-  return data == "embedded" ? load_austen(default_corpus_path()) : load_text(data);
+// The data argument, tokenized with the model directory's tokenizer ("" = bytes, a model trained from
+// scratch) through the token cache; first-time tokenization shows its progress.
+inline Corpus load_corpus(const std::string& data, const std::string& model_dir, int64_t model_vocab) {
+  ProgressLine line;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto c = load_model_data(data, model_dir, model_vocab, {}, [&](int64_t done, int64_t total) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "tokenizing %s: %.1f/%.1f MB  %.1f MB/s  ETA %s", data.c_str(), done / 1e6,
+                  total / 1e6, done / 1e6 / std::max(el, 1e-9), fmt_eta(el / std::max<int64_t>(done, 1) * (total - done)).c_str());
+    line.update(buf, done == total);
+    return true;
+  });
+  line.done();
+  return c;
 }
 
 // Creates (or with `append`, opens) the experiment file and starts run `run` with status "running".

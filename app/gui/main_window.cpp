@@ -210,6 +210,14 @@ void MainWindow::cancel_run() {
 
 void MainWindow::on_progress(const Progress& p) {
   phase_ = QString("%1 %2 %3/%4").arg(p.run, p.phase).arg(p.done).arg(p.total);
+  if (p.phase == "tokenize") {  // the data, before any run: bytes of source text
+    bar_->setMaximum(static_cast<int>(std::max<qint64>(1, p.total >> 20)));
+    bar_->setValue(static_cast<int>(p.done >> 20));
+    status_->setText(QString("tokenizing data · %1/%2 MB · %3 MB/s · ETA %4 s")
+                         .arg(p.done / 1e6, 0, 'f', 1).arg(p.total / 1e6, 0, 'f', 1)
+                         .arg(p.rate / 1e6, 0, 'f', 1).arg(p.eta_s, 0, 'f', 0));
+    return;
+  }
   auto it = std::find_if(runs_.begin(), runs_.end(), [&](const views::RunData& r) { return r.name == p.run; });
   if (it == runs_.end()) {
     views::RunData r;
