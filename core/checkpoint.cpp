@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "runtime.h"
 #include "safetensors.h"
 
 namespace statescope {
@@ -127,6 +128,11 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in
   return unused;
 }
 
+void place_model(Mamba2LM& model) {
+  model->to(torch::Device(compute_device()));
+  model->mixed_bf16 = compute_precision() == "bf16";
+}
+
 Mamba2LM load_model_dir(const std::string& dir) {
   if (!fs::is_directory(dir)) throw Error(dir + ": not a directory");
   const auto cfg_path = (fs::path(dir) / "config.json").string();
@@ -165,6 +171,7 @@ Mamba2LM load_model_dir(const std::string& dir) {
   if (!unused.empty())
     throw Error(source + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
                 " unused in all); is this really a Mamba-2 checkpoint matching config.json?");
+  place_model(model);
   return model;
 }
 

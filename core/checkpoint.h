@@ -21,7 +21,11 @@ StateDict read_weights_file(const std::string& path);
 // its exact shape. `source` names the file in errors. Returns the keys that were not used.
 std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd, const std::string& source);
 
-// Loads a model directory. Throws Error naming the file and the field or tensor at fault.
+// Moves the model to the process-wide device and sets its precision (runtime.h set_compute).
+void place_model(Mamba2LM& model);
+
+// Loads a model directory, placed with place_model. Throws Error naming the file and the field or
+// tensor at fault.
 Mamba2LM load_model_dir(const std::string& dir);
 
 // Writes config.json and model.safetensors (float32 unless the model is in another float dtype).

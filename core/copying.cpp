@@ -1,6 +1,8 @@
 // copying.cpp — synthetic copying: sample generation, training from scratch, greedy evaluation.
 #include "copying.h"
 
+#include "checkpoint.h"
+
 #include <torch/torch.h>
 
 #include "error.h"
@@ -96,6 +98,7 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& ps, TrainOptions t
   c.validate("copying model");
   Mamba2LM model(c);
   model->reset_parameters(opt.seed);
+  place_model(model);  // the process-wide device and precision
   t.T = window;
   t.seed = opt.seed;
   CopyRun out;

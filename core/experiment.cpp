@@ -31,6 +31,7 @@ namespace fs = std::filesystem;
 
 struct Spec {
   std::string model = "embedded", data = "embedded";
+  std::string device, precision;  // "" = the process-wide setting (CLI --device/--precision)
   int64_t T = 0;
   uint64_t seed = 0;
   bool baseline = true;
@@ -61,12 +62,14 @@ Spec parse_spec(const std::string& text, const std::string& src) {
   }
   if (!j.is_object()) throw Error(src + ": expected a JSON object");
   static const std::set<std::string> known{"model", "data", "T", "seed", "baseline", "posttrain", "policies", "eval",
-                                           "save_models", "comment", "analyses"};
+                                           "save_models", "comment", "analyses", "device", "precision"};
   for (auto& [k, v] : j.items())
     if (!known.count(k)) throw Error(src + ": unknown field '" + k + "'");
   Spec s;
   s.model = field<std::string>(j, "model", s.model, src);
   s.data = field<std::string>(j, "data", s.data, src);
+  s.device = field<std::string>(j, "device", "", src);
+  s.precision = field<std::string>(j, "precision", "", src);
   s.T = field<int64_t>(j, "T", 0, src);
   s.seed = field<uint64_t>(j, "seed", 0, src);
   s.baseline = field<bool>(j, "baseline", true, src);
@@ -188,6 +191,23 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done) {
   Spec spec = parse_spec(spec_text, src);
+  struct Restore {  // the spec's device/precision hold for this experiment only
+    std::string d = compute_device(), p = compute_precision();
+    ~Restore() {
+      try {
+        set_compute(d, p);
+      } catch (...) {
+      }
+    }
+  } restore;
+  if (!spec.device.empty() || !spec.precision.empty()) {
+    try {
+      set_compute(spec.device.empty() ? compute_device() : spec.device,
+                  spec.precision.empty() ? compute_precision() : spec.precision);
+    } catch (const Error& e) {
+      throw Error(src + ": field '" + (spec.device.empty() ? "precision" : "device") + "': " + e.what());
+    }
+  }
   const std::string model_dir = resolve_model(spec.model);
   ModelRecord rec = read_model_record(model_dir);
   if (spec.T <= 0) spec.T = rec.T;
@@ -236,7 +256,7 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
     json js = json::parse(spec_text);
     js["run"] = extra;
     return RunInfo{name, js.dump(), model_dir, hash, label, spec.seed, std::string("statescope 0.1.0, ") + runtime_summary(),
-                   "cpu"};
+                   compute_device() + " " + compute_precision()};
   };
 
   std::vector<std::pair<std::string, PolicySpec>> runs;

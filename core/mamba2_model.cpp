@@ -1,6 +1,10 @@
 // mamba2_model.cpp — Mamba-2 forward (DESIGN.md §1), initialisation and input checks.
 #include "mamba2_model.h"
 
+#include <ATen/autocast_mode.h>
+
+#include <optional>
+
 #include <torch/torch.h>
 
 #include <cmath>
@@ -19,6 +23,29 @@ std::string shape_str(const torch::Tensor& t) {
   s << t.sizes();
   return s.str();
 }
+
+// bf16 autocast on one device type for the lifetime of the object (restores the previous setting).
+class AutocastScope {
+ public:
+  explicit AutocastScope(c10::DeviceType d)
+      : d_(d), was_on_(at::autocast::is_autocast_enabled(d)), was_(at::autocast::get_autocast_dtype(d)) {
+    at::autocast::set_autocast_enabled(d_, true);
+    at::autocast::set_autocast_dtype(d_, at::kBFloat16);
+    at::autocast::increment_nesting();
+  }
+  ~AutocastScope() {
+    if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+    at::autocast::set_autocast_enabled(d_, was_on_);
+    at::autocast::set_autocast_dtype(d_, was_);
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  c10::DeviceType d_;
+  bool was_on_;
+  at::ScalarType was_;
+};
 
 // Computation dtype for norms and the SSM parameters: at least float32 (bf16/f16 models keep A, dt,
 // the state and normalisation statistics in fp32), float64 stays float64.
@@ -188,7 +215,9 @@ ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelStat
   out.final_state.resize(cfg_.n_layer);
   std::vector<torch::Tensor> norms(opt.state_norms ? cfg_.n_layer : 0), deltas(norms.size());
 
-  auto h = F::embedding(tokens.to(torch::kInt64), embeddings_->weight);   // [b, L, d_model]
+  std::optional<AutocastScope> autocast;
+  if (mixed_bf16) autocast.emplace(embeddings_->weight.device().type());
+  auto h = F::embedding(tokens.to(embeddings_->weight.device(), torch::kInt64), embeddings_->weight);  // [b, L, d_model]
   if (cfg_.residual_in_fp32) h = h.to(at_least_f32(h.scalar_type()));
   for (int64_t i = 0; i < cfg_.n_layer; ++i) {
     auto& blk = layers_[i];
@@ -199,6 +228,10 @@ ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelStat
   }
   auto hf = rms_norm(h, norm_f_->weight, cfg_.norm_eps).to(embeddings_->weight.scalar_type());
   out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
+  if (autocast) {
+    autocast.reset();
+    out.logits = out.logits.to(torch::kFloat32);                            // bf16 matmul, fp32 out
+  }
   if (opt.state_norms) {
     out.norm_per_head = torch::stack(norms, 0);                             // [n_layer, b, L, H]
     out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [n_layer, b, L]

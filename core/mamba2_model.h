@@ -78,6 +78,11 @@ class Mamba2LMImpl : public torch::nn::Module {
 
   ModelState zero_state(int64_t batch) const;
   const Mamba2Config& config() const { return cfg_; }
+
+  // Mixed precision: forward runs under bf16 autocast on the weights' device (matmuls and convs in
+  // bf16; master weights, SSM state, A, dt, norms and the residual stream stay fp32; logits are
+  // returned in fp32). Set by place_model from the process-wide precision.
+  bool mixed_bf16 = false;
   // The embedding matrix used as output projection when tied, else lm_head.weight.  [vocab, d_model]
   torch::Tensor output_weight() const;
 

@@ -12,4 +12,17 @@ int configure_threads(int requested);
 // Short description: torch version, CUDA availability, thread count.
 std::string runtime_summary();
 
+// Where models run and in which precision, process-wide (CLI --device/--precision, spec fields,
+// the app's selector). Every model loaded or created afterwards is placed accordingly
+// (place_model in checkpoint.h).
+//   device: "cpu", "cuda", "cuda:N", or "auto" (the first GPU when there is one, else the CPU).
+//   precision: "fp32", or "bf16" (mixed: fp32 master weights, bf16 matmuls and convolutions under
+//   autocast; the SSM state, A, dt, norms, residual stream, logits and loss stay fp32).
+// Throws Error naming the value when it is unknown or the GPU asked for is not there.
+void set_compute(const std::string& device, const std::string& precision);
+std::string compute_device();     // canonical: "cpu" or "cuda:N"
+std::string compute_precision();  // "fp32" | "bf16"
+// Canonical form of a device name, checked against the hardware (same errors as set_compute).
+std::string resolve_device(const std::string& device);
+
 }  // namespace statescope

@@ -1,10 +1,13 @@
 // tokenizer.cpp — byte tokenizer and byte-level BPE from tokenizer.json (see tokenizer.h).
 #include "tokenizer.h"
 
+#if STATESCOPE_HAVE_ICU
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
+#endif
+
 
 #include <cstdio>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include "error.h"
 
 namespace statescope {
+#if STATESCOPE_HAVE_ICU
 namespace {
 
 using nlohmann::json;
@@ -95,6 +99,7 @@ std::string nfc(const std::string& s) {
 }
 
 }  // namespace
+#endif
 
 std::vector<int32_t> ByteTokenizer::encode(const std::string& text) const {
   return std::vector<int32_t>(reinterpret_cast<const unsigned char*>(text.data()),
@@ -111,6 +116,7 @@ std::string ByteTokenizer::decode(const std::vector<int32_t>& ids) const {
   return s;
 }
 
+#if STATESCOPE_HAVE_ICU
 std::vector<std::string> BpeTokenizer::pre_tokenize(const std::string& text) {
   // Code points with their byte offsets and classes.
   std::vector<int32_t> off;
@@ -349,6 +355,20 @@ std::string BpeTokenizer::decode(const std::vector<int32_t>& ids) const {
   }
   return s;
 }
+
+#else  // built without ICU (the GPU machine has no libicu-dev): BPE is refused by name
+namespace {
+const char* kNoIcu = "this statescope was built without ICU (libicu-dev), so byte-level BPE tokenizers are unavailable";
+}
+std::vector<std::string> BpeTokenizer::pre_tokenize(const std::string&) { throw Error(kNoIcu); }
+std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) { throw Error(path + ": " + kNoIcu); }
+int32_t BpeTokenizer::token_id(const std::string&) const { return -1; }
+void BpeTokenizer::bpe_word(const std::string&, std::vector<int32_t>&) const { throw Error(kNoIcu); }
+void BpeTokenizer::encode_piece(const std::string&, std::vector<int32_t>&) const { throw Error(kNoIcu); }
+void BpeTokenizer::split_added(const std::string&, bool, std::vector<int32_t>&) const { throw Error(kNoIcu); }
+std::vector<int32_t> BpeTokenizer::encode(const std::string&) const { throw Error(kNoIcu); }
+std::string BpeTokenizer::decode(const std::vector<int32_t>&) const { throw Error(kNoIcu); }
+#endif
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
   const auto p = std::filesystem::path(model_dir) / "tokenizer.json";

@@ -125,6 +125,7 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
     } else {
       tokens = windows.next(opt.batch);
     }
+    tokens = tokens.to(model->output_weight().device());  // [B, T+1] on the model's device
     ModelState init = policy.initial(model, opt.batch, ps);
     auto out = model->forward(tokens.narrow(1, 0, opt.T), init.empty() ? nullptr : &init);
     auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),

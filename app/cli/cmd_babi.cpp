@@ -29,7 +29,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name")->capture_default_str();
   app.add_flag("--append", o->append, "add the run to an existing experiment file");
-  app.add_option("--data", o->data, "distractor prose: 'embedded' or a .txt file / folder")->capture_default_str();
+  app.add_option("--data", o->data, "distractor prose: 'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")->capture_default_str();
   app.add_option("--lengths", o->lengths, "prompt lengths (tokens)")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "questions per length")->capture_default_str();
   app.add_option("--facts", o->facts, "fact sentences per prompt (4 people, 6 places)")->capture_default_str();

@@ -29,7 +29,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name")->capture_default_str();
   app.add_flag("--append", o->append, "add the run to an existing experiment file");
-  app.add_option("--data", o->data, "'embedded' or a .txt file / folder (validation split)")->capture_default_str();
+  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data') (validation split)")->capture_default_str();
   app.add_option("--T", o->e.Ts, "context lengths (one curve each; several make the heatmap)")->delimiter(',')
       ->capture_default_str();
   app.add_option("--points", o->e.points, "t grid points")->capture_default_str();

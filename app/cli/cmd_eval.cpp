@@ -38,7 +38,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name in the file")->capture_default_str();
   app.add_flag("--append", o->append, "add the run to an existing experiment file instead of creating it");
-  app.add_option("--data", o->data, "'embedded' or a .txt file / folder (its validation split is used)")
+  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (its validation split is used; see 'data')")
       ->capture_default_str();
   app.add_option("--T", o->e.T, "training context (default: the model's record)");
   app.add_option("--length", o->e.length, "positions per sequence (default 64T)");

@@ -29,7 +29,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name")->capture_default_str();
   app.add_flag("--append", o->append, "add the run to an existing experiment file");
-  app.add_option("--data", o->data, "'embedded' or a .txt file / folder (validation split)")->capture_default_str();
+  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data') (validation split)")->capture_default_str();
   app.add_option("--T", o->s.T, "training context (default: the model's record)");
   app.add_option("--positions", o->s.positions, "positions (default T/2, T-1, 2T, 8T, 32T, 64T-1)")->delimiter(',');
   app.add_option("--layers", o->s.layers, "layers (default all)")->delimiter(',');

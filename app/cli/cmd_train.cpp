@@ -32,7 +32,7 @@ struct CommonTrain {
 
 void add_train_options(CLI::App& app, CommonTrain& o) {
   app.add_option("--out", o.out, "model directory to write")->required();
-  app.add_option("--data", o.data, "'embedded' (the Austen corpus) or a .txt file / folder")->capture_default_str();
+  app.add_option("--data", o.data, "'embedded' (Austen), a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")->capture_default_str();
   app.add_option("--record", o.record, "training record HDF5 (default: OUT/training.h5)");
   app.add_option("--T", o.t.T, "training context in tokens")->capture_default_str();
   app.add_option("--steps", o.t.steps, "optimizer steps")->capture_default_str();
@@ -62,7 +62,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                       {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
   if (resuming) file->file().set_attr(run_name, "status", "running");
   else file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
-                   o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+                   o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), compute_device() + " " + compute_precision()});
   auto policy = make_policy(ps, o.t.seed + 17);
   ProgressLine line;
   auto result = train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
@@ -119,6 +119,7 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
     if (!(o->a_min > 0) || o->a_max < o->a_min) throw Error("--a-min/--a-max: need 0 < a-min <= a-max");
     Mamba2LM model(o->c);
     model->reset_parameters(o->t.seed, o->a_min, o->a_max);
+    place_model(model);
     o->t.freeze_A_log = o->freeze_A;
     ModelRecord rec;
     rec.freeze_A_log = o->freeze_A;

@@ -20,5 +20,6 @@ Runner add_states(CLI::App& app, const std::string& command);
 Runner add_passkey(CLI::App& app, const std::string& command);
 Runner add_copying(CLI::App& app, const std::string& command);
 Runner add_babi(CLI::App& app, const std::string& command);
+Runner add_data(CLI::App& app, const std::string& command);
 
 }  // namespace statescope::cli

@@ -40,7 +40,7 @@ inline std::unique_ptr<ExperimentFile> start_run(const std::string& output, bool
                                                  const std::string& intervention, uint64_t seed) {
   auto file = append ? ExperimentFile::open(output) : ExperimentFile::create(output);
   file->begin_run({run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
-                   std::string("statescope 0.1.0, ") + runtime_summary(), "cpu"});
+                   std::string("statescope 0.1.0, ") + runtime_summary(), compute_device() + " " + compute_precision()});
   return file;
 }
 

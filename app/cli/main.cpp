@@ -12,6 +12,12 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int threads = 0;
   app.add_option("--threads", threads, "intra-op CPU threads (default: $STATESCOPE_THREADS or 1)");
+  std::string device = "cpu", precision = "fp32";
+  app.add_option("--device", device, "cpu, cuda, cuda:N or auto (models, training and analyses run there)")
+      ->capture_default_str();
+  app.add_option("--precision", precision,
+                 "fp32, or bf16: mixed precision (bf16 matmuls/convs; SSM state, A, dt, loss in fp32)")
+      ->capture_default_str();
   std::map<CLI::App*, statescope::cli::Runner> runners;
   auto add = [&](const char* name, const char* help, auto adder) {
     auto* sub = app.add_subcommand(name, help);
@@ -40,6 +46,8 @@ int main(int argc, char** argv) {
        statescope::cli::add_copying);
   addc("babi", "bAbI-style 'where is X?' questions in long prose: optional fine-tuning, accuracy by length",
        statescope::cli::add_babi);
+  addc("data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)",
+       statescope::cli::add_data);
   addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);
@@ -48,6 +56,7 @@ int main(int argc, char** argv) {
   }
   try {
     statescope::configure_threads(threads);
+    statescope::set_compute(device, precision);
     for (auto* sub : app.get_subcommands()) return runners.at(sub)();
   } catch (const std::exception& e) {
     std::string msg = e.what();

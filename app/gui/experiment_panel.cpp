@@ -4,7 +4,9 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QComboBox>
 #include <QFileDialog>
+#include <QStandardItemModel>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -16,6 +18,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
+
+#include "core/runtime.h"
 
 namespace statescope::gui {
 
@@ -40,8 +44,13 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
         const QString p = QFileDialog::getOpenFileName(this, tr("Choose a text file"), {}, tr("Text (*.txt);;All (*)"));
         if (!p.isEmpty()) edit->setText(p);
       });
-      menu->addAction(tr("Folder of .txt files..."), this, [this, edit] {
-        const QString p = QFileDialog::getExistingDirectory(this, tr("Choose a folder of .txt files"));
+      menu->addAction(tr("JSON Lines or token file..."), this, [this, edit] {
+        const QString p = QFileDialog::getOpenFileName(this, tr("Choose a corpus file"), {},
+                                                       tr("JSON Lines (*.jsonl);;Token ids (*.u16 *.u32);;All (*)"));
+        if (!p.isEmpty()) edit->setText(p);
+      });
+      menu->addAction(tr("Folder of .txt / .jsonl files..."), this, [this, edit] {
+        const QString p = QFileDialog::getExistingDirectory(this, tr("Choose a folder of .txt / .jsonl files"));
         if (!p.isEmpty()) edit->setText(p);
       });
       menu->addAction(tr("Embedded corpus (Austen)"), this, [edit] { edit->setText("embedded"); });
@@ -54,7 +63,8 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
     return h;
   };
   form->addRow(tr("Model"), path_row(model, "embedded", tr("'embedded' or a checkpoint directory"), true));
-  form->addRow(tr("Data"), path_row(data, "embedded", tr("'embedded' (Austen) or a .txt file / folder"), false));
+  form->addRow(tr("Data"), path_row(data, "embedded", tr("'embedded' (Austen), a folder of .txt/.jsonl, a .jsonl, .u16/.u32 token or text file; "
+                                                    "tokenized once with the model's tokenizer and cached"), false));
   auto spin = [&](QSpinBox*& s, int lo, int hi, int val, const QString& tip) {
     s = new QSpinBox(this);
     s->setRange(lo, hi);
@@ -72,6 +82,30 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   lr->setValue(5e-4);
   form->addRow(tr("Learning rate"), lr);
   form->addRow(tr("Seed"), spin(seed, 0, 1 << 30, 0, tr("data order, noise, initialisation")));
+  device = new QComboBox(this);
+  device->addItem("cpu");
+  device->addItem("cuda");
+  bool gpu = true;
+  QString why;
+  try {
+    resolve_device("cuda");
+  } catch (const std::exception& e) {
+    gpu = false;
+    why = QString::fromStdString(e.what());
+  }
+  if (!gpu) {  // shown, not hidden: the reason is in the tooltip
+    auto* item = qobject_cast<QStandardItemModel*>(device->model())->item(1);
+    item->setEnabled(false);
+    item->setToolTip(why);
+  }
+  device->setToolTip(gpu ? tr("where models train and run") : tr("where models train and run; cuda: ") + why);
+  precision = new QComboBox(this);
+  precision->addItems({"fp32", "bf16"});
+  precision->setToolTip(tr("bf16: mixed precision (bf16 matmuls and convolutions; SSM state, A, dt and loss in fp32)"));
+  auto* dev_row = new QHBoxLayout;
+  dev_row->addWidget(device);
+  dev_row->addWidget(precision);
+  form->addRow(tr("Device"), dev_row);
   v->addLayout(form);
 
   auto* pol = new QGroupBox(tr("Initial-state policies (one run each)"), this);
@@ -179,6 +213,8 @@ QString ExperimentPanel::spec_json() const {
   if (a_babi->isChecked()) a["babi"] = json::object();
   if (a_copying->isChecked()) a["copying"] = json::object();
   if (!a.empty()) j["analyses"] = a;
+  j["device"] = device->currentText().toStdString();
+  j["precision"] = precision->currentText().toStdString();
   if (!save_models->text().trimmed().isEmpty()) j["save_models"] = save_models->text().trimmed().toStdString();
   return QString::fromStdString(j.dump(2));
 }
@@ -189,6 +225,11 @@ void ExperimentPanel::load_spec(const QString& text) {
   model->setText(QString::fromStdString(j.value("model", std::string("embedded"))));
   data->setText(QString::fromStdString(j.value("data", std::string("embedded"))));
   if (j.contains("T")) T->setValue(j["T"].get<int>());
+  if (j.contains("device") && j["device"].is_string()) {  // "cuda:0" shows as cuda
+    const auto d = QString::fromStdString(j["device"].get<std::string>());
+    device->setCurrentIndex(d.startsWith("cuda") ? 1 : 0);
+  }
+  precision->setCurrentIndex(j.value("precision", std::string("fp32")) == "bf16" ? 1 : 0);
   seed->setValue(j.value("seed", 0));
   baseline->setChecked(j.value("baseline", true));
   const json pt = j.value("posttrain", json::object());

@@ -10,6 +10,7 @@ class QSpinBox;
 class QDoubleSpinBox;
 class QCheckBox;
 class QPushButton;
+class QComboBox;
 
 namespace statescope::gui {
 
@@ -27,6 +28,7 @@ class ExperimentPanel : public QWidget {
   QDoubleSpinBox *lr, *sigma;
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
+  QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QPushButton* run_button;
 
  signals:

@@ -1,0 +1,99 @@
+// cmd_data.cpp — `statescope-cli data --data PATH [--model DIR]`: tokenize a corpus into the token
+// cache (or find it there) and print what the engine will train and evaluate on. No LibTorch.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/cli/commands.h"
+#include "app/cli/progress.h"
+#include "core/config.h"
+#include "core/dataset.h"
+#include "core/error.h"
+#include "core/model_registry.h"
+
+namespace statescope::cli {
+namespace {
+
+// kB fields of /proc/self/status (VmHWM: peak resident; RssAnon: heap; RssFile: mapped file pages).
+int64_t proc_kb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  return -1;
+}
+
+}  // namespace
+
+Runner add_data(CLI::App& app, const std::string& command) {
+  struct O {
+    std::string data = "embedded", model, tokenizer;
+    DataOptions d;
+    int64_t show = 0;
+  };
+  auto o = std::make_shared<O>();
+  app.add_option("--data", o->data,
+                 "'embedded', a folder (.txt = one document, .jsonl = one per line), a .jsonl file, a .u16/.u32 token "
+                 "file (documents end at end-of-text) or a text file")->capture_default_str();
+  app.add_option("--model", o->model, "model directory whose tokenizer to use (default: bytes)");
+  app.add_option("--tokenizer", o->tokenizer, "or: a tokenizer.json (file or folder) to use without a model")
+      ->excludes(app.get_option("--model"));
+  app.add_option("--val-every", o->d.val_every, "every N-th document is validation")->capture_default_str();
+  app.add_option("--doc-bytes", o->d.doc_bytes, "plain text files: document size, cut at a blank line")
+      ->capture_default_str();
+  app.add_option("--pack-tokens", o->d.pack_tokens, "short documents are packed into spans of this many tokens")
+      ->capture_default_str();
+  app.add_option("--cache", o->d.cache_dir, "token cache folder (default: $STATESCOPE_CACHE or ~/.cache/statescope/tokens)");
+  app.add_option("--show", o->show, "print the first N tokens of validation, decoded")->capture_default_str();
+  return [o]() {
+    std::string dir;
+    int64_t vocab = 256;
+    if (!o->model.empty()) {
+      dir = resolve_model(o->model);
+      vocab = load_config_file((std::filesystem::path(dir) / "config.json").string()).vocab_size;
+    }
+    ProgressLine line;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    bool prepared = false;
+    std::unique_ptr<Tokenizer> tok;
+    if (!o->tokenizer.empty()) {
+      const bool folder = std::filesystem::is_directory(o->tokenizer);
+      tok = BpeTokenizer::from_file(folder ? o->tokenizer + "/tokenizer.json" : o->tokenizer);
+      dir = folder ? o->tokenizer : std::filesystem::path(o->tokenizer).parent_path().string();
+    } else {
+      tok = dir.empty() ? std::unique_ptr<Tokenizer>(new ByteTokenizer) : load_tokenizer(dir);
+      if (tok->vocab_size() > vocab)
+        throw Error(dir + ": tokenizer has " + std::to_string(tok->vocab_size()) + " ids, more than the model's vocab_size " +
+                    std::to_string(vocab));
+    }
+    const Corpus c = load_data(o->data, *tok, o->d, [&](int64_t done, int64_t total) {
+      prepared = true;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "tokenizing: %.1f/%.1f MB  %.1f MB/s  ETA %s", done / 1e6, total / 1e6,
+                    done / 1e6 / std::max(since(), 1e-9),
+                    fmt_eta(since() / std::max<int64_t>(done, 1) * (total - done)).c_str());
+      line.update(buf, done == total);
+      return true;
+    });
+    line.done();
+    const double secs = since();
+    std::cout << "data " << o->data << "\n  tokenizer " << c.tokenizer << (dir.empty() ? "" : " (from " + dir + ")")
+              << "\n  cache " << (c.cache.empty() ? "none (held in memory)" : c.cache)
+              << (prepared ? "  (prepared in " + std::to_string(secs).substr(0, 6) + " s)" : "  (reused)") << "\n"
+              << "  train: " << c.train_documents << " documents, " << c.train_tokens() << " tokens in "
+              << c.train.size() << " spans\n"
+              << "  validation: " << c.validation_documents << " documents, " << c.validation_tokens()
+              << " tokens in " << c.validation.size() << " spans\n"
+              << "  memory: peak resident " << proc_kb("VmHWM") / 1024 << " MiB, heap " << proc_kb("RssAnon") / 1024
+              << " MiB, mapped file pages " << proc_kb("RssFile") / 1024 << " MiB\n";
+    if (o->show > 0 && !c.validation.empty()) {
+      const auto& t = c.validation.front().tokens;
+      std::vector<int32_t> ids(t.begin(), t.begin() + std::min<int64_t>(o->show, t.size()));
+      std::cout << "  validation begins: " << tok->decode(ids) << "\n";
+    }
+    return 0;
+  };
+}
+
+}  // namespace statescope::cli
