@@ -8,6 +8,7 @@
 #include <thread>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include "core/h5file.h"
 #include "tests/test_util.h"
@@ -161,4 +162,41 @@ TEST(Cli, KilledRunLeavesAReadableRecord) {
   auto loss = f.read_f64("posttrain/train/loss");
   EXPECT_GT(loss.size(), 0u);
   EXPECT_EQ(f.read_i64("posttrain/train/step").size(), loss.size());
+}
+
+TEST(Cli, DeviceIsCheckedAndRecorded) {
+  auto r = cli("--device cuda info --model embedded");
+  if (torch::cuda::is_available()) {
+    EXPECT_EQ(r.code, 0) << r.output;
+  } else {
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("device 'cuda': no CUDA device is visible"), std::string::npos) << r.output;
+  }
+  auto bad = cli("--precision fp8 info --model embedded");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.output.find("precision 'fp8'"), std::string::npos) << bad.output;
+}
+
+TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
+  const fs::path dir = tmp("data_verb");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  {
+    std::ofstream f(dir / "c.jsonl");
+    for (int i = 0; i < 20; ++i) f << "{\"text\": \"document number " << i << "\"}\n";
+  }
+  const std::string args = "data --data " + (dir / "c.jsonl").string() + " --cache " + (dir / "cache").string() +
+                           " --tokenizer " + kGolden + "tokenizer";
+  auto r = cli(args);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("tokenizer bpe"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("train: 18 documents"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("validation: 2 documents"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("prepared in"), std::string::npos) << r.output;
+  auto again = cli(args);
+  EXPECT_NE(again.output.find("(reused)"), std::string::npos) << again.output;
+  auto missing = cli("data --data " + (dir / "nope.jsonl").string() + " --cache " + (dir / "cache").string());
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.output.find("nope.jsonl: no such file or directory"), std::string::npos) << missing.output;
+  fs::remove_all(dir);
 }
