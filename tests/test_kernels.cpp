@@ -5,6 +5,8 @@
 
 #include "core/ssd_scan.h"
 #include "core/ssm_scan_ref.h"
+#include "core/conv1d_ref.h"
+#include "core/ssm_step_ref.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -78,6 +80,119 @@ TEST(KernelsCuda, SsmScanMatchesItsCpuTwin) {
     EXPECT_TRUE(close(gpu.hf.cpu(), cpu.hf, 1e-4, "final state"));
     EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
   }
+#endif
+}
+
+// ---- conv1d with initial state, and the single-token step ----
+namespace {
+
+struct ConvT {
+  torch::Tensor x, w, bias, s0, y, s1;  // [b,L,C], [C,K], [C], [b,C,K-1], [b,L,C], [b,C,K-1]
+  kernels::Conv1dArgs args(bool with_state, bool with_bias, bool silu) {
+    kernels::Conv1dArgs a;
+    a.x = x.data_ptr<float>(); a.w = w.data_ptr<float>(); a.bias = with_bias ? bias.data_ptr<float>() : nullptr;
+    a.state0 = with_state ? s0.data_ptr<float>() : nullptr; a.y = y.data_ptr<float>(); a.state1 = s1.data_ptr<float>();
+    a.b = x.size(0); a.L = x.size(1); a.C = x.size(2); a.K = w.size(1); a.silu = silu;
+    return a;
+  }
+  ConvT to(torch::Device d) const { return {x.to(d), w.to(d), bias.to(d), s0.to(d), y.to(d), s1.to(d)}; }
+};
+
+ConvT make_conv(int64_t b, int64_t L, int64_t C, int64_t K, uint64_t seed) {
+  torch::manual_seed(seed);
+  return {torch::randn({b, L, C}), torch::randn({C, K}) * 0.5, torch::randn({C}), torch::randn({b, C, K - 1}),
+          torch::zeros({b, L, C}), torch::zeros({b, C, K - 1})};
+}
+
+struct ConvCase { int64_t b, L, C, K; };
+const std::vector<ConvCase> kConv{{1, 1, 3, 4}, {2, 2, 5, 4}, {3, 37, 17, 4}, {2, 130, 64, 3}, {1, 5, 8, 2}};
+
+struct StepT {
+  torch::Tensor h, x, dt, A, B, C, D, y, norm;
+  kernels::SsmStepArgs args(int64_t G, bool with_D) {
+    kernels::SsmStepArgs a;
+    a.h = h.data_ptr<float>(); a.x = x.data_ptr<float>(); a.dt = dt.data_ptr<float>(); a.A = A.data_ptr<float>();
+    a.B = B.data_ptr<float>(); a.C = C.data_ptr<float>(); a.D = with_D ? D.data_ptr<float>() : nullptr;
+    a.y = y.data_ptr<float>(); a.norm = norm.data_ptr<float>();
+    a.b = h.size(0); a.H = h.size(1); a.P = h.size(2); a.N = h.size(3); a.G = G;
+    return a;
+  }
+  StepT to(torch::Device d) const {
+    return {h.to(d), x.to(d), dt.to(d), A.to(d), B.to(d), C.to(d), D.to(d), y.to(d), norm.to(d)};
+  }
+};
+
+StepT make_step(const ScanCase& c, uint64_t seed) {
+  torch::manual_seed(seed);
+  return {torch::randn({c.b, c.H, c.P, c.N}), torch::randn({c.b, c.H, c.P}),
+          torch::nn::functional::softplus(torch::randn({c.b, c.H}) - 1), -torch::rand({c.H}) * 2 - 0.1,
+          torch::randn({c.b, c.G, c.N}), torch::randn({c.b, c.G, c.N}), torch::randn({c.H}),
+          torch::zeros({c.b, c.H, c.P}), torch::zeros({c.b, c.H})};
+}
+
+}  // namespace
+
+TEST(KernelTwins, Conv1dRefMatchesTheModelsAtenConv) {
+  namespace F = torch::nn::functional;
+  for (auto& c : kConv)
+    for (int with_state = 0; with_state < 2; ++with_state) {
+      SCOPED_TRACE("b=" + std::to_string(c.b) + " L=" + std::to_string(c.L) + " C=" + std::to_string(c.C) +
+                   " K=" + std::to_string(c.K) + " state=" + std::to_string(with_state));
+      auto t = make_conv(c.b, c.L, c.C, c.K, 30 + c.L);
+      conv1d_fwd_ref(t.args(with_state, true, true));
+      auto s0 = with_state ? t.s0 : torch::zeros_like(t.s0);
+      auto in = torch::cat({s0, t.x.transpose(1, 2)}, 2);                               // [b, C, K-1+L]
+      auto ref = F::silu(F::conv1d(in, t.w.unsqueeze(1), F::Conv1dFuncOptions().bias(t.bias).groups(c.C)));
+      EXPECT_TRUE(close(t.y, ref.transpose(1, 2), 1e-5, "y"));
+      EXPECT_TRUE(close(t.s1, in.narrow(2, c.L, c.K - 1), 0, "state"));
+      conv1d_fwd_ref(t.args(with_state, false, false));  // no bias, no activation
+      auto raw = F::conv1d(in, t.w.unsqueeze(1), F::Conv1dFuncOptions().groups(c.C));
+      EXPECT_TRUE(close(t.y, raw.transpose(1, 2), 1e-5, "y (linear)"));
+    }
+}
+
+TEST(KernelTwins, SsmStepRefEqualsOneTokenOfTheScanPlusD) {
+  for (auto& c : kCases) {
+    SCOPED_TRACE("H=" + std::to_string(c.H) + " P=" + std::to_string(c.P) + " N=" + std::to_string(c.N));
+    auto t = make_step(c, 40 + c.H);
+    auto h0 = t.h.clone();
+    ssm_step_ref(t.args(c.G, true));
+    auto ref = ssd_scan_sequential(t.x.unsqueeze(1), t.dt.unsqueeze(1), t.A, t.B.unsqueeze(1), t.C.unsqueeze(1), h0, true);
+    EXPECT_TRUE(close(t.h, ref.final_state, 1e-5, "state"));
+    EXPECT_TRUE(close(t.y, ref.y.squeeze(1) + t.x * t.D.view({1, -1, 1}), 1e-4, "y"));
+    EXPECT_TRUE(close(t.norm, ref.state_norm.squeeze(1), 1e-4, "norm"));
+  }
+}
+
+TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
+#ifndef STATESCOPE_HAVE_KERNELS
+  GTEST_SKIP() << "CUDA kernels not built (no nvcc at configure time)";
+#else
+  if (!kernels::cuda_device_available() || !torch::cuda::is_available())
+    GTEST_SKIP() << "no CUDA device on this machine: the GPU comparison did not run";
+  for (auto& c : kConv)
+    for (int with_state = 0; with_state < 2; ++with_state) {
+      SCOPED_TRACE("conv L=" + std::to_string(c.L) + " C=" + std::to_string(c.C) + " state=" + std::to_string(with_state));
+      auto cpu = make_conv(c.b, c.L, c.C, c.K, 50 + c.L);
+      auto gpu = cpu.to(torch::kCUDA);
+      conv1d_fwd_ref(cpu.args(with_state, true, true));
+      ASSERT_EQ(kernels::conv1d_fwd_cuda(gpu.args(with_state, true, true), nullptr), "");
+      torch::cuda::synchronize();
+      EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-5, "y"));
+      EXPECT_TRUE(close(gpu.s1.cpu(), cpu.s1, 0, "state"));
+    }
+  for (auto& c : kCases)
+    for (int with_D = 0; with_D < 2; ++with_D) {
+      SCOPED_TRACE("step H=" + std::to_string(c.H) + " P=" + std::to_string(c.P));
+      auto cpu = make_step(c, 60 + c.H);
+      auto gpu = cpu.to(torch::kCUDA);
+      ssm_step_ref(cpu.args(c.G, with_D));
+      ASSERT_EQ(kernels::ssm_step_cuda(gpu.args(c.G, with_D), nullptr), "");
+      torch::cuda::synchronize();
+      EXPECT_TRUE(close(gpu.h.cpu(), cpu.h, 1e-5, "state"));
+      EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
+      EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
+    }
 #endif
 }
 

@@ -9,14 +9,14 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 log() { echo "== $* ($(date +%T))" | tee -a "$OUT/summary.txt"; }
-PY=$(command -v python3)
+PY=${PY:-$(command -v python3)}
 log "machine: $(nproc) cores; $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'devices', torch.cuda.device_count())" \
   | tee -a "$OUT/summary.txt"
 log configure
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTATESCOPE_PYTHON="$PY" \
   -DSTATESCOPE_BUILD_STORE=OFF -DSTATESCOPE_BUILD_GUI=OFF -DSTATESCOPE_REQUIRE_ICU=OFF \
-  -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure.txt" 2>&1 || { log "configure FAILED"; tail -30 "$OUT/configure.txt"; exit 1; }
+  -DCMAKE_CUDA_ARCHITECTURES=90 ${GPU_CMAKE_ARGS:-} > "$OUT/configure.txt" 2>&1 || { log "configure FAILED"; tail -30 "$OUT/configure.txt"; exit 1; }
 log build
 ninja -C build-gpu -j"$(nproc)" test_kernels bench_gpu > "$OUT/build.txt" 2>&1 || { log "build FAILED"; grep -B2 -A8 "error" "$OUT/build.txt" | head -60; exit 1; }
 log "tests (GPU kernels and engine against CPU)"
