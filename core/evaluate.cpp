@@ -47,8 +47,19 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
   auto norm_sum = torch::zeros({NL, L}, torch::kFloat64), head_sum = torch::zeros({NL, H, L}, torch::kFloat64);
   const int64_t half = o.T / 2;
-  const int64_t total_work = (o.sequences + o.batch - 1) / o.batch;
+  // Windowed reference: full windows of T at stride T/2, and the last one cut short by the end.
+  const int64_t group = std::max<int64_t>(1, o.segment / o.T);  // windows per forward
+  std::vector<int64_t> full_starts, short_starts;
+  for (int64_t s = half; s + half < L; s += half) (s + o.T <= L ? full_starts : short_starts).push_back(s);
+  // Progress counts forward calls, so one long sequence still reports as it goes.
+  const int64_t per_batch = (L + o.segment - 1) / o.segment +
+                            (o.windowed ? static_cast<int64_t>((full_starts.size() + group - 1) / group + short_starts.size()) : 0);
+  const int64_t total_work = (o.sequences + o.batch - 1) / o.batch * per_batch;
   int64_t done = 0;
+  auto tick = [&] {
+    ++done;
+    if (progress && !progress(done, total_work)) throw Error("evaluation cancelled");
+  };
 
   for (int64_t s0 = 0; s0 < o.sequences; s0 += o.batch) {
     const int64_t b = std::min(o.batch, o.sequences - s0);
@@ -73,6 +84,7 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
         head_sum.narrow(2, p, n).add_(out.norm_per_head.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));  // [NL, H, n]
       }
       state = out.final_state;
+      tick();
     }
     nll_all.narrow(0, s0, b).copy_(nll);
 
@@ -85,7 +97,6 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
       // Scores windows starting at `starts`, each with `len` predictions, into win.
       // Windows per forward: the same token budget as a full-context segment, so peak memory depends
       // on the segment size and not on the length.
-      const int64_t group = std::max<int64_t>(1, o.segment / o.T);
       auto score = [&](const std::vector<int64_t>& starts, int64_t len) {
         for (size_t k0 = 0; k0 < starts.size(); k0 += group) {
           const int64_t nk = std::min<int64_t>(group, static_cast<int64_t>(starts.size() - k0));
@@ -102,19 +113,15 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
             const int64_t p0 = std::max<int64_t>(s + half, o.T), p1 = std::min<int64_t>(s + len, L);
             if (p1 > p0) win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
           }
+          tick();
         }
       };
-      std::vector<int64_t> full;
-      for (int64_t s = half; s + half < L; s += half) {
-        if (s + o.T <= L) full.push_back(s);
-        else score({s}, L - s);  // the last window, cut short by the end of the sequence
-      }
-      score(full, o.T);
+      for (int64_t s : short_starts) score({s}, L - s);  // cut short by the end of the sequence
+      score(full_starts, o.T);
       win_all.narrow(0, s0, b).copy_(win);
     }
-    ++done;
-    if (progress && !progress(done, total_work)) throw Error("evaluation cancelled");
   }
+  if (done != total_work) throw Error("internal: evaluation progress counted " + std::to_string(done) + " of " + std::to_string(total_work));
   auto to_vec = [&](const torch::Tensor& t) {
     auto c = (t / static_cast<double>(o.sequences)).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());

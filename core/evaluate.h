@@ -28,7 +28,8 @@ struct EvalOptions {
 // Throws Error when the text is too short, saying how many fit.
 std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& docs, int64_t length, int64_t sequences);
 
-// Return false from `progress(done, total)` to cancel (throws Error "cancelled").
+// progress(done, total) counts forward calls (segments and window groups); return false to cancel
+// (throws Error "cancelled").
 EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs, const EvalOptions& opt,
                               const std::function<bool(int64_t, int64_t)>& progress = {});
 

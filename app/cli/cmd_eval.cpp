@@ -59,7 +59,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     EvalResult r;
     try {
       r = evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
-        line.update("eval batch " + std::to_string(d) + "/" + std::to_string(t), d == t);
+        line.update("eval forward " + std::to_string(d) + "/" + std::to_string(t), d == t);
         return true;
       });
     } catch (const Error& e) {
