@@ -1,6 +1,7 @@
 // bench_gpu.cpp — issue 6's GPU numbers for a randomly initialised 130m-shaped Mamba-2 (ATen path):
 //   copy     device-to-device copy bandwidth (the roofline reference for the scan kernel)
-//   scan     the sequential CUDA scan kernel's achieved bandwidth (bytes it must move / time)
+//   scan     the sequential and chunk-parallel CUDA scan kernels' achieved bandwidth (the bytes a
+//            scan must move at least / time; the chunked one reads its inputs twice)
 //   train    post-training tokens/s at T = 2048 (fp32 and bf16 mixed precision)
 //   eval     per-position evaluation tokens/s and peak CUDA memory at 16k and 256k tokens (segments
 //            of 2048 with the state carried: memory must not grow with the length)
@@ -82,6 +83,18 @@ int main(int argc, char** argv) {
     const double bytes = 4.0 * (x.numel() * 2 + dt.numel() + B.numel() + C.numel() + h0.numel() * 2 + norm.numel());
     std::cout << json{{"bench", "scan_sequential"}, {"b", b}, {"L", L}, {"ms", s * 1e3}, {"GB_per_s", bytes / s / 1e9}}.dump()
               << std::endl;
+    for (int64_t Q : {64, 256}) {  // chunk-parallel: same minimal bytes, more parallelism
+      auto ws = torch::empty({kernels::ssm_scan_chunked_workspace_floats(a, Q)}, o);
+      err = kernels::ssm_scan_chunked_fwd_cuda(a, Q, ws.data_ptr<float>(), nullptr);
+      if (!err.empty()) { std::cerr << err << "\n"; return 1; }
+      torch::cuda::synchronize();
+      auto t1 = clk::now();
+      for (int i = 0; i < reps; ++i) kernels::ssm_scan_chunked_fwd_cuda(a, Q, ws.data_ptr<float>(), nullptr);
+      torch::cuda::synchronize();
+      const double sc = secs_since(t1) / reps;
+      std::cout << json{{"bench", "scan_chunked"}, {"Q", Q}, {"b", b}, {"L", L}, {"ms", sc * 1e3},
+                        {"GB_per_s", bytes / sc / 1e9}, {"speedup_vs_sequential", s / sc}}.dump() << std::endl;
+    }
   }
   for (const bool bf16 : {false, true}) {  // post-training step at T = 2048
     torch::AutoGradMode on(true);

@@ -8,4 +8,8 @@ namespace statescope {
 
 void ssm_scan_fwd_ref(const kernels::SsmScanArgs& a);  // host pointers
 
+// Twin of ssm_scan_chunked_fwd_cuda: the same three passes (local chunk states from zero, chaining
+// with the chunk decay exp(sum dt A), rescan from each chunk's start state), float32 throughout.
+void ssm_scan_chunked_ref(const kernels::SsmScanArgs& a, int64_t Q);
+
 }  // namespace statescope

@@ -29,6 +29,16 @@ struct SsmScanArgs {
 // memory per block (64 x 128 fits).
 std::string ssm_scan_fwd_cuda(const SsmScanArgs& a, void* stream);
 
+// Chunk-parallel variant (the same results): the sequence is cut into chunks of Q tokens.
+//   pass 1, one block per (chunk, head, batch): scan the chunk from a zero state -> its local final
+//           state and its total decay exp(sum dt A);
+//   pass 2, per (head, batch): chain the chunks, start_{c+1} = decay_c start_c + local_c (start_0 = h0);
+//   pass 3, one block per (chunk, head, batch): rescan the chunk from start_c, writing y and norms.
+// Parallel over b*H*ceil(L/Q) blocks instead of b*H; reads the inputs twice. `workspace` is a device
+// buffer of ssm_scan_chunked_workspace_floats(a, Q) floats. CPU twin: ssm_scan_chunked_ref.
+int64_t ssm_scan_chunked_workspace_floats(const SsmScanArgs& a, int64_t Q);
+std::string ssm_scan_chunked_fwd_cuda(const SsmScanArgs& a, int64_t Q, float* workspace, void* stream);
+
 // True when the CUDA runtime sees at least one device.
 bool cuda_device_available();
 

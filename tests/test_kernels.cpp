@@ -63,6 +63,42 @@ TEST(KernelTwins, SsmScanRefMatchesTheLibTorchScan) {
   }
 }
 
+TEST(KernelTwins, ChunkedScanRefMatchesTheLibTorchScan) {
+  for (auto& c : kCases)
+    for (int64_t Q : {1, 7, 16, 64, 1000}) {
+      SCOPED_TRACE("L=" + std::to_string(c.L) + " H=" + std::to_string(c.H) + " Q=" + std::to_string(Q));
+      auto t = make(c, 70 + c.L);
+      ssm_scan_chunked_ref(t.args(c), Q);
+      auto ref = ssd_scan_sequential(t.x, t.dt, t.A, t.B, t.C, c.init ? t.h0 : torch::Tensor(), true);
+      EXPECT_TRUE(close(t.y, ref.y, 1e-4, "y"));
+      EXPECT_TRUE(close(t.hf, ref.final_state, 1e-4, "final state"));
+      EXPECT_TRUE(close(t.norm, ref.state_norm, 1e-4, "norm"));
+    }
+}
+
+TEST(KernelsCuda, ChunkedScanMatchesItsCpuTwin) {
+#ifndef STATESCOPE_HAVE_KERNELS
+  GTEST_SKIP() << "CUDA kernels not built (no nvcc at configure time)";
+#else
+  if (!kernels::cuda_device_available() || !torch::cuda::is_available())
+    GTEST_SKIP() << "no CUDA device on this machine: the GPU comparison did not run";
+  for (auto& c : kCases)
+    for (int64_t Q : {1, 7, 64, 1000}) {
+      SCOPED_TRACE("L=" + std::to_string(c.L) + " H=" + std::to_string(c.H) + " Q=" + std::to_string(Q));
+      auto cpu = make(c, 80 + c.L);
+      auto gpu = cpu.to(torch::kCUDA);
+      ssm_scan_chunked_ref(cpu.args(c), Q);
+      auto ws = torch::empty({std::max<int64_t>(1, kernels::ssm_scan_chunked_workspace_floats(gpu.args(c), Q))},
+                             torch::TensorOptions().device(torch::kCUDA));
+      ASSERT_EQ(kernels::ssm_scan_chunked_fwd_cuda(gpu.args(c), Q, ws.data_ptr<float>(), nullptr), "");
+      torch::cuda::synchronize();
+      EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
+      EXPECT_TRUE(close(gpu.hf.cpu(), cpu.hf, 1e-4, "final state"));
+      EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
+    }
+#endif
+}
+
 TEST(KernelsCuda, SsmScanMatchesItsCpuTwin) {
 #ifndef STATESCOPE_HAVE_KERNELS
   GTEST_SKIP() << "CUDA kernels not built (no nvcc at configure time)";
