@@ -127,6 +127,7 @@ int main(int argc, char** argv) {
     Mamba2LM m(shape_130m());
     m->reset_parameters(0, 1.0, 16.0);
     m->to(dev);
+    for (const bool fused : {false, true})
     for (const int64_t len : quick ? std::vector<int64_t>{4096, 16384} : std::vector<int64_t>{16384, 262144}) {
       const int64_t seg = 2048;
       auto tok = torch::randint(0, 50280, {1, len + 1}, torch::TensorOptions().dtype(torch::kInt64).device(dev));
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
         const int64_t n = std::min(seg, len - s0);
         ForwardOptions fo;
         fo.state_norms = true;
+        fo.scan = fused ? ScanImpl::Fused : ScanImpl::Chunked;
         auto out = m->forward(tok.narrow(1, s0, n), st.empty() ? nullptr : &st, fo);
         losses.narrow(0, s0, n).copy_(torch::nn::functional::cross_entropy(
             out.logits[0], tok[0].narrow(0, s0 + 1, n),
@@ -147,7 +149,7 @@ int main(int argc, char** argv) {
       }
       torch::cuda::synchronize();
       const double s = secs_since(t0);
-      std::cout << json{{"bench", "eval"}, {"impl", "aten"}, {"tokens", len}, {"segment", seg}, {"tokens_per_s", len / s},
+      std::cout << json{{"bench", "eval"}, {"impl", fused ? "fused scan" : "aten"}, {"tokens", len}, {"segment", seg}, {"tokens_per_s", len / s},
                         {"peak_MiB", peak_mib()}, {"mean_loss", losses.mean().item<double>()}}.dump() << std::endl;
     }
   }

@@ -183,7 +183,7 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
     o << std::setw(11) << std::setprecision(2) << r.norm_ratio << (r.status.empty() || r.status == "finished" ? "" : "  [" + r.status + "]")
       << "\n";
   }
-  o << "(losses and excess in bits per byte; excess = full-context loss minus the state-reset windowed loss, "
+  o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus the state-reset windowed loss, "
        "mean ± standard error over sequences; bins are positions)\n";
   return o.str();
 }

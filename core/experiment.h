@@ -28,10 +28,10 @@ using RunDoneFn = std::function<void(const std::string& run, const H5File& file)
 struct RunSummary {
   std::string name, intervention, status;
   int64_t T = 0;
-  double loss_near = 0;                  // mean nll over positions [T, 2T), bits/byte
-  double loss_far = 0;                   // mean nll over the last half of positions, bits/byte
+  double loss_near = 0;                  // mean nll over positions [T, 2T), bits/token (= bits/byte for byte-level models)
+  double loss_far = 0;                   // mean nll over the last half of positions, bits/token (= bits/byte for byte-level models)
   std::vector<std::pair<int64_t, int64_t>> bins;  // log-spaced position bins [T,2T), [2T,4T), ...
-  std::vector<double> excess;            // mean excess per bin, bits/byte
+  std::vector<double> excess;            // mean excess per bin, bits/token (= bits/byte for byte-level models)
   std::vector<double> excess_se;         // its standard error (over sequences)
   double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
 };
@@ -42,7 +42,7 @@ std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::
                                        const std::string& out_path, const ExperimentProgressFn& progress = {},
                                        const RunDoneFn& run_done = {});
 
-// Summary of an evaluated run (bits per byte for byte-level models).
+// Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
 std::string format_summary_table(const std::vector<RunSummary>& runs);
 

@@ -23,7 +23,10 @@ using ModelState = std::vector<LayerState>;  // one per layer
 
 ModelState detach_state(const ModelState& s);
 
-enum class ScanImpl { Sequential, Chunked };
+// Sequential: the reference recurrence. Chunked: the SSD chunked algorithm in ATen (any device,
+// autograd). Fused: the CUDA chunk-parallel scan kernel (kernels/ssm_scan.h) for no-grad forwards
+// on a GPU without delta norms; anywhere else it falls back to Chunked.
+enum class ScanImpl { Sequential, Chunked, Fused };
 
 struct ForwardOptions {
   ScanImpl scan = ScanImpl::Chunked;

@@ -285,6 +285,12 @@ TEST(EngineCuda, ForwardMatchesCpuFp32AndBf16IsClose) {
   EXPECT_TRUE(close(b.logits.cpu(), a.logits, 1e-4, "logits"));
   EXPECT_TRUE(close(b.norm.cpu(), a.norm, 1e-4, "norms"));
   for (int l = 0; l < 2; ++l) EXPECT_TRUE(close(b.final_state[l].ssm.cpu(), a.final_state[l].ssm, 1e-4, "final state"));
+  ForwardOptions ff = fo;  // the CUDA scan kernel inside the model (no grad here)
+  ff.scan = ScanImpl::Fused;
+  auto f = gpu->forward(tokens.cuda(), &h0g, ff);
+  EXPECT_TRUE(close(f.logits.cpu(), a.logits, 1e-4, "fused logits"));
+  EXPECT_TRUE(close(f.norm_per_head.cpu(), a.norm_per_head, 1e-4, "fused norms"));
+  for (int l = 0; l < 2; ++l) EXPECT_TRUE(close(f.final_state[l].ssm.cpu(), a.final_state[l].ssm, 1e-4, "fused state"));
   gpu->mixed_bf16 = true;
   auto c = gpu->forward(tokens.cuda(), &h0g, fo);
   EXPECT_EQ(c.logits.scalar_type(), torch::kFloat32);

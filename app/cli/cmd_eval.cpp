@@ -95,7 +95,7 @@ Runner add_run(CLI::App& app, const std::string&) {
       char buf[200];
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       if (p.phase == "train")
-        std::snprintf(buf, sizeof buf, "[%s] %-9s train step %lld/%lld  loss %.3f bits/byte  %.0f tok/s  ETA %s",
+        std::snprintf(buf, sizeof buf, "[%s] %-9s train step %lld/%lld  loss %.3f bits/token  %.0f tok/s  ETA %s",
                       fmt_eta(el).c_str(), p.run.c_str(), (long long)p.done, (long long)p.total, p.loss / std::log(2.0),
                       p.rate, fmt_eta(p.eta_s).c_str());
       else

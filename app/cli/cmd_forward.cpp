@@ -48,7 +48,7 @@ Runner add_forward(CLI::App& app) {
                  "HDF5 file to write: logits [B,L,V], final_ssm_state, final_conv_state, "
                  "ssm_state_norm [n_layer,B,L], ssm_state_norm_per_head [n_layer,B,L,nheads]")
       ->required();
-  app.add_option("--scan", o->scan, "scan implementation")->check(CLI::IsMember({"chunked", "sequential"}));
+  app.add_option("--scan", o->scan, "scan implementation (fused: the CUDA kernel on a GPU, chunked elsewhere)")->check(CLI::IsMember({"chunked", "sequential", "fused"}));
   app.add_option("--chunk-size", o->chunk, "chunk length for the chunked scan (default: the config's)");
   return [o]() {
     auto model = load_model_dir(resolve_model(o->model));
@@ -73,7 +73,7 @@ Runner add_forward(CLI::App& app) {
 
     torch::NoGradGuard ng;
     ForwardOptions fo;
-    fo.scan = o->scan == "sequential" ? ScanImpl::Sequential : ScanImpl::Chunked;
+    fo.scan = o->scan == "sequential" ? ScanImpl::Sequential : o->scan == "fused" ? ScanImpl::Fused : ScanImpl::Chunked;
     fo.chunk_size = o->chunk;
     fo.state_norms = true;
     auto out = model->forward(tokens, has_init ? &init : nullptr, fo);

@@ -68,7 +68,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   auto result = train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
     file->append_train(run_name, s);
     char buf[200];
-    std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f (%.3f bits/byte)  lr %.2e  %.0f tok/s  ETA %s",
+    std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f (%.3f bits/token)  lr %.2e  %.0f tok/s  ETA %s",
                   run_name.c_str(), (long long)s.step, (long long)s.steps, s.loss, s.loss / std::log(2.0), s.lr,
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
@@ -83,7 +83,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   rec.command = command;
   write_model_record(o.out, rec);
   std::cout << run_name << ": " << result.steps_done << " steps, final loss "
-            << result.history.back().loss / std::log(2.0) << " bits/byte -> " << o.out << " (record " << record << ")\n";
+            << result.history.back().loss / std::log(2.0) << " bits/token -> " << o.out << " (record " << record << ")\n";
   return 0;
 }
 
