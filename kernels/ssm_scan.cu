@@ -9,58 +9,9 @@
 namespace statescope::kernels {
 namespace {
 
-// grid (H, b), block 128 threads; shared: state [P*N] then C_t [N], B_t [N], x_t [P], norm partials.
-__global__ void ssm_scan_seq_kernel(SsmScanArgs a) {
-  const int64_t h = blockIdx.x, bi = blockIdx.y, H = a.H, P = a.P, N = a.N, L = a.L;
-  const int64_t g = h / (H / a.G);
-  extern __shared__ float smem[];
-  float* S = smem;             // [P, N]
-  float* Bt = S + P * N;       // [N]
-  float* Ct = Bt + N;          // [N]
-  float* xt = Ct + N;          // [P]
-  float* red = xt + P;         // [blockDim.x]
-  const int tid = threadIdx.x, nt = blockDim.x;
-  const float A = a.A[h];
-  for (int64_t i = tid; i < P * N; i += nt)
-    S[i] = a.h0 ? a.h0[((bi * H + h) * P) * N + i] : 0.0f;
-  __syncthreads();
-  for (int64_t t = 0; t < L; ++t) {
-    const int64_t bl = bi * L + t;
-    const float dt = a.dt[bl * H + h];
-    const float decay = expf(dt * A);
-    for (int64_t n = tid; n < N; n += nt) {
-      Bt[n] = a.B[(bl * a.G + g) * N + n];
-      Ct[n] = a.C[(bl * a.G + g) * N + n];
-    }
-    for (int64_t p = tid; p < P; p += nt) xt[p] = a.x[(bl * H + h) * P + p] * dt;
-    __syncthreads();
-    float sq = 0.0f;
-    for (int64_t i = tid; i < P * N; i += nt) {
-      const float v = decay * S[i] + xt[i / N] * Bt[i % N];
-      S[i] = v;
-      sq += v * v;
-    }
-    red[tid] = sq;
-    __syncthreads();
-    for (int64_t p = tid; p < P; p += nt) {
-      float acc = 0.0f;
-      for (int64_t n = 0; n < N; ++n) acc += S[p * N + n] * Ct[n];
-      a.y[(bl * H + h) * P + p] = acc;
-    }
-    if (a.norm) {
-      for (int s = nt / 2; s > 0; s >>= 1) {
-        if (tid < s) red[tid] += red[tid + s];
-        __syncthreads();
-      }
-      if (tid == 0) a.norm[bl * H + h] = sqrtf(red[0]);
-    }
-    __syncthreads();
-  }
-  for (int64_t i = tid; i < P * N; i += nt) a.h_final[((bi * H + h) * P) * N + i] = S[i];
-}
-
 // Scans tokens [t0, t1) of (bi, h) from `init` (null: zeros). Writes y and norms when `outputs`,
-// the state after t1 - 1 to `out` ([P*N], may be null) and returns nothing else. Block-wide.
+// the state after t1 - 1 to `out` ([P*N], may be null). Block-wide; shared memory: state [P*N],
+// then B_t [N], C_t [N], x_t dt [P], norm partials [blockDim.x].
 __device__ void scan_range(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t t0, int64_t t1, const float* init,
                            float* out, bool outputs, float* smem) {
   const int64_t H = a.H, P = a.P, N = a.N, L = a.L;
@@ -110,6 +61,13 @@ __device__ void scan_range(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t 
   }
   if (out)
     for (int64_t i = tid; i < P * N; i += nt) out[i] = S[i];
+}
+
+// grid (H, b), block 128 threads: the whole sequence of one (batch, head) in order.
+__global__ void ssm_scan_seq_kernel(SsmScanArgs a) {
+  extern __shared__ float smem[];
+  const int64_t h = blockIdx.x, bi = blockIdx.y, at = (bi * a.H + h) * a.P * a.N;
+  scan_range(a, bi, h, 0, a.L, a.h0 ? a.h0 + at : nullptr, a.h_final + at, true, smem);
 }
 
 // Workspace layout: [b, H, nc, P*N] chunk states, then [b, H, nc] chunk decays.
