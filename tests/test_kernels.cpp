@@ -331,3 +331,21 @@ TEST(EngineCuda, EveryPolicyTrainsAndEvaluationMatchesCpu) {
   for (size_t i = 0; i < ea.value.size(); ++i)
     if (!std::isnan(ea.value[i])) ASSERT_NEAR(ea.value[i], eb.value[i], 1e-4) << i;
 }
+
+TEST(EngineFused, FallsBackToTheChunkedScanOffTheGpuAndUnderAutograd) {
+  auto m = tiny_gpu_model();  // on the CPU: ScanImpl::Fused must be exactly the chunked ATen scan
+  auto tokens = torch::randint(0, 256, {2, 45}, torch::TensorOptions().dtype(torch::kInt64));
+  ForwardOptions chunked, fused;
+  chunked.state_norms = fused.state_norms = true;
+  fused.scan = ScanImpl::Fused;
+  torch::Tensor a, b;
+  {
+    torch::NoGradGuard ng;
+    a = m->forward(tokens, nullptr, chunked).logits;
+    b = m->forward(tokens, nullptr, fused).logits;
+  }
+  EXPECT_TRUE(torch::equal(a, b));
+  auto g = m->forward(tokens, nullptr, fused).logits;  // with autograd: falls back, gradients flow
+  g.sum().backward();
+  EXPECT_TRUE(m->parameters()[0].grad().defined());
+}
