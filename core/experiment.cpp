@@ -226,6 +226,9 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
     return !progress || progress(p);
   });
   eval_sequences(corpus.validation, spec.eval.length, spec.eval.sequences);  // fails early if too short
+  if (corpus.tokenizer != "bytes" && (spec.analyses.passkey || spec.analyses.babi))  // before any training
+    throw Error(src + ": field 'analyses': passkey and babi build their prompts byte by byte, and " + model_dir +
+                " has a " + corpus.tokenizer + " tokenizer (tokenizer.json); they support byte-level models only so far");
   const std::string hash = weights_hash(model_dir);
 
   auto file = ExperimentFile::create(out_path);

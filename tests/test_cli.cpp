@@ -200,3 +200,19 @@ TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
   EXPECT_NE(missing.output.find("nope.jsonl: no such file or directory"), std::string::npos) << missing.output;
   fs::remove_all(dir);
 }
+
+TEST(Cli, PasskeyAndBabiRefuseBpeModels) {
+  // A model directory with a tokenizer.json: the embedded model's files plus the BPE fixture.
+  const fs::path dir = tmp("bpe_model");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path src = std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded";
+  for (auto& e : fs::directory_iterator(src)) fs::copy(e.path(), dir / e.path().filename());
+  fs::copy(kGolden + "tokenizer/tokenizer.json", dir / "tokenizer.json");
+  for (const char* verb : {"passkey", "babi"}) {
+    auto r = cli(std::string(verb) + " --model " + dir.string() + " -o " + tmp("bpe_refused.h5"));
+    EXPECT_EQ(r.code, 1) << verb << ": " << r.output;
+    EXPECT_NE(r.output.find("only byte-level models are supported"), std::string::npos) << r.output;
+  }
+  fs::remove_all(dir);
+}

@@ -10,7 +10,9 @@
 #include "app/cli/finetune.h"
 #include "core/babi.h"
 #include "core/checkpoint.h"
+#include "core/error.h"
 #include "core/model_registry.h"
+#include "core/tokenizer.h"
 
 namespace statescope::cli {
 
@@ -37,6 +39,9 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   add_finetune_options(app, o->t, o->ps, o->save, 256, "questions", "fine-tuning window (prompt + answer)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
+    if (load_tokenizer(dir)->kind() != "bytes")  // prompts are bytes: a BPE model would score garbage
+      throw Error("babi: prompts are built byte by byte, and " + dir +
+                  " has a BPE tokenizer (tokenizer.json); only byte-level models are supported so far");
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},

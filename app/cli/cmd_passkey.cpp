@@ -10,6 +10,7 @@
 #include "app/cli/finetune.h"
 #include "core/checkpoint.h"
 #include "core/error.h"
+#include "core/tokenizer.h"
 #include "core/experiment_store.h"
 #include "core/model_registry.h"
 #include "core/passkey.h"
@@ -42,6 +43,9 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
                        "fine-tuning prompt length (the answer's 5 bytes come on top)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
+    if (load_tokenizer(dir)->kind() != "bytes")  // prompts are bytes: a BPE model would score garbage
+      throw Error("passkey: prompts are built byte by byte, and " + dir +
+                  " has a BPE tokenizer (tokenizer.json); only byte-level models are supported so far");
     auto model = load_model_dir(dir);
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed);
