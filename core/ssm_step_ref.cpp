@@ -1,34 +1,19 @@
-// ssm_step_ref.cpp — one selective-SSM token in plain loops (float32 state, double sums).
+// ssm_step_ref.cpp — one selective-SSM token: a one-token run of the scan twin, plus D x.
 #include "ssm_step_ref.h"
 
-#include <cmath>
+#include "ssm_scan_ref.h"
 
 namespace statescope {
 
 void ssm_step_ref(const kernels::SsmStepArgs& a) {
-  const int64_t H = a.H, P = a.P, N = a.N;
-  for (int64_t bi = 0; bi < a.b; ++bi)
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t g = h / (H / a.G);
-      const float dt = a.dt[bi * H + h];
-      const float decay = std::exp(dt * a.A[h]);
-      const float* Bv = a.B + (bi * a.G + g) * N;
-      const float* Cv = a.C + (bi * a.G + g) * N;
-      double sq = 0;
-      for (int64_t p = 0; p < P; ++p) {
-        float* row = a.h + ((bi * H + h) * P + p) * N;
-        const float xv = a.x[(bi * H + h) * P + p];
-        double acc = 0;
-        for (int64_t n = 0; n < N; ++n) {
-          const float v = decay * row[n] + xv * dt * Bv[n];
-          row[n] = v;
-          acc += static_cast<double>(v) * Cv[n];
-          sq += static_cast<double>(v) * v;
-        }
-        a.y[(bi * H + h) * P + p] = static_cast<float>(acc + (a.D ? a.D[h] * xv : 0.0f));
-      }
-      if (a.norm) a.norm[bi * H + h] = static_cast<float>(std::sqrt(sq));
-    }
+  // One token of the scan: with L = 1 the step's [b, H, P], [b, H], [b, G, N] layouts are the scan's
+  // [b, 1, H, P], [b, 1, H], [b, 1, G, N]; the state is read and written in place.
+  kernels::SsmScanArgs s;
+  s.x = a.x; s.dt = a.dt; s.A = a.A; s.B = a.B; s.C = a.C; s.h0 = a.h; s.y = a.y; s.h_final = a.h; s.norm = a.norm;
+  s.b = a.b; s.L = 1; s.H = a.H; s.P = a.P; s.G = a.G; s.N = a.N;
+  ssm_scan_fwd_ref(s);
+  if (a.D)
+    for (int64_t i = 0; i < a.b * a.H * a.P; ++i) a.y[i] += a.D[(i / a.P) % a.H] * a.x[i];
 }
 
 }  // namespace statescope

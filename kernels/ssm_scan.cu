@@ -118,20 +118,27 @@ std::string check(cudaError_t e, const char* what) {
   return e == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(e);
 }
 
+constexpr int kThreads = 128;  // per scan block; a power of two (tree reduction)
+
+// Dynamic shared memory of scan_range: state [P*N], B_t and C_t [N], x_t [P], partials [kThreads].
+size_t scan_shmem(const SsmScanArgs& a) {
+  return sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * a.N + a.P + kThreads);
+}
+
+// Kernels needing more than the default 48 KB of dynamic shared memory must opt in.
+template <class Kernel>
+std::string allow_shmem(Kernel kernel, size_t bytes, const char* what) {
+  if (bytes <= 48 * 1024) return {};
+  return check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)), what);
+}
+
 }  // namespace
 
 std::string ssm_scan_fwd_cuda(const SsmScanArgs& a, void* stream) {
   if (a.b <= 0 || a.H <= 0 || a.P <= 0 || a.N <= 0 || a.G <= 0 || a.H % a.G != 0 || a.L < 0)
     return "ssm_scan_fwd_cuda: bad sizes (need b, H, P, N, G > 0, H % G == 0, L >= 0)";
-  constexpr int kThreads = 128;  // a power of two (tree reduction)
-  const size_t shmem = sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * a.N + a.P + kThreads);
-  if (shmem > 48 * 1024) {
-    if (auto e = check(cudaFuncSetAttribute(ssm_scan_seq_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shmem)),
-                       "cudaFuncSetAttribute(shared memory)");
-        !e.empty())
-      return e;
-  }
+  const size_t shmem = scan_shmem(a);
+  if (auto e = allow_shmem(ssm_scan_seq_kernel, shmem, "cudaFuncSetAttribute(shared memory)"); !e.empty()) return e;
   dim3 grid(static_cast<unsigned>(a.H), static_cast<unsigned>(a.b));
   ssm_scan_seq_kernel<<<grid, kThreads, shmem, static_cast<cudaStream_t>(stream)>>>(a);
   return check(cudaGetLastError(), "ssm_scan_seq_kernel launch");
@@ -145,20 +152,9 @@ int64_t ssm_scan_chunked_workspace_floats(const SsmScanArgs& a, int64_t Q) {
 std::string ssm_scan_chunked_fwd_cuda(const SsmScanArgs& a, int64_t Q, float* workspace, void* stream) {
   if (a.b <= 0 || a.H <= 0 || a.P <= 0 || a.N <= 0 || a.G <= 0 || a.H % a.G != 0 || a.L < 0 || Q <= 0 || !workspace)
     return "ssm_scan_chunked_fwd_cuda: bad sizes (need b, H, P, N, G, Q > 0, H % G == 0, L >= 0, a workspace)";
-  constexpr int kThreads = 128;
-  const size_t shmem = sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * a.N + a.P + kThreads);
-  if (shmem > 48 * 1024) {
-    if (auto e = check(cudaFuncSetAttribute(chunk_local_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shmem)),
-                       "cudaFuncSetAttribute(shared memory, pass 1)");
-        !e.empty())
-      return e;
-    if (auto e = check(cudaFuncSetAttribute(chunk_output_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shmem)),
-                       "cudaFuncSetAttribute(shared memory, pass 3)");
-        !e.empty())
-      return e;
-  }
+  const size_t shmem = scan_shmem(a);
+  if (auto e = allow_shmem(chunk_local_kernel, shmem, "cudaFuncSetAttribute(shared memory, pass 1)"); !e.empty()) return e;
+  if (auto e = allow_shmem(chunk_output_kernel, shmem, "cudaFuncSetAttribute(shared memory, pass 3)"); !e.empty()) return e;
   Chunking k{Q, (a.L + Q - 1) / Q, a.P * a.N};
   auto st = static_cast<cudaStream_t>(stream);
   if (k.nc == 0) {  // L == 0: the final state is the initial state

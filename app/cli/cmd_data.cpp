@@ -8,7 +8,6 @@
 #include "app/cli/progress.h"
 #include "core/config.h"
 #include "core/dataset.h"
-#include "core/error.h"
 #include "core/model_registry.h"
 
 namespace statescope::cli {
@@ -54,33 +53,27 @@ Runner add_data(CLI::App& app, const std::string& command) {
     }
     ProgressLine line;
     const auto t0 = std::chrono::steady_clock::now();
-    auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     bool prepared = false;
-    std::unique_ptr<Tokenizer> tok;
-    if (!o->tokenizer.empty()) {
+    const auto progress = tokenize_progress(line, o->data, &prepared);
+    std::unique_ptr<Tokenizer> tok;  // for --show
+    Corpus c;
+    if (!o->tokenizer.empty()) {  // a tokenizer without a model: no vocabulary to check against
       const bool folder = std::filesystem::is_directory(o->tokenizer);
       tok = BpeTokenizer::from_file(folder ? o->tokenizer + "/tokenizer.json" : o->tokenizer);
       dir = folder ? o->tokenizer : std::filesystem::path(o->tokenizer).parent_path().string();
+      c = load_data(o->data, *tok, o->d, progress);
     } else {
-      tok = dir.empty() ? std::unique_ptr<Tokenizer>(new ByteTokenizer) : load_tokenizer(dir);
-      if (tok->vocab_size() > vocab)
-        throw Error(dir + ": tokenizer has " + std::to_string(tok->vocab_size()) + " ids, more than the model's vocab_size " +
-                    std::to_string(vocab));
+      c = load_model_data(o->data, dir, vocab, o->d, progress);
+      if (o->show > 0) tok = dir.empty() ? std::unique_ptr<Tokenizer>(new ByteTokenizer) : load_tokenizer(dir);
     }
-    const Corpus c = load_data(o->data, *tok, o->d, [&](int64_t done, int64_t total) {
-      prepared = true;
-      char buf[160];
-      std::snprintf(buf, sizeof buf, "tokenizing: %.1f/%.1f MB  %.1f MB/s  ETA %s", done / 1e6, total / 1e6,
-                    done / 1e6 / std::max(since(), 1e-9),
-                    fmt_eta(since() / std::max<int64_t>(done, 1) * (total - done)).c_str());
-      line.update(buf, done == total);
-      return true;
-    });
     line.done();
-    const double secs = since();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::cout << "data " << o->data << "\n  tokenizer " << c.tokenizer << (dir.empty() ? "" : " (from " + dir + ")")
-              << "\n  cache " << (c.cache.empty() ? "none (held in memory)" : c.cache)
-              << (prepared ? "  (prepared in " + std::to_string(secs).substr(0, 6) + " s)" : "  (reused)") << "\n"
+              << "\n  cache "
+              << (c.cache.empty() ? std::string("none (embedded corpus, held in memory)")
+                                  : c.cache + (prepared ? "  (prepared in " + std::to_string(secs).substr(0, 6) + " s)"
+                                                        : "  (reused)"))
+              << "\n"
               << "  train: " << c.train_documents << " documents, " << c.train_tokens() << " tokens in "
               << c.train.size() << " spans\n"
               << "  validation: " << c.validation_documents << " documents, " << c.validation_tokens()

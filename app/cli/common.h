@@ -21,15 +21,7 @@ namespace statescope::cli {
 // scratch) through the token cache; first-time tokenization shows its progress.
 inline Corpus load_corpus(const std::string& data, const std::string& model_dir, int64_t model_vocab) {
   ProgressLine line;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto c = load_model_data(data, model_dir, model_vocab, {}, [&](int64_t done, int64_t total) {
-    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "tokenizing %s: %.1f/%.1f MB  %.1f MB/s  ETA %s", data.c_str(), done / 1e6,
-                  total / 1e6, done / 1e6 / std::max(el, 1e-9), fmt_eta(el / std::max<int64_t>(done, 1) * (total - done)).c_str());
-    line.update(buf, done == total);
-    return true;
-  });
+  auto c = load_model_data(data, model_dir, model_vocab, {}, tokenize_progress(line, data));
   line.done();
   return c;
 }

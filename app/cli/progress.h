@@ -3,6 +3,9 @@
 #pragma once
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -38,6 +41,23 @@ inline std::string fmt_eta(double s) {
   if (s >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
   else std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
   return b;
+}
+
+// Progress of first-time tokenization (a DataProgressFn): MB done, MB/s, ETA on `line`; sets
+// *called when preparation actually ran (not when the token cache was reused).
+inline std::function<bool(int64_t, int64_t)> tokenize_progress(ProgressLine& line, const std::string& label,
+                                                                bool* called = nullptr) {
+  const auto t0 = std::chrono::steady_clock::now();
+  return [&line, label, called, t0](int64_t done, int64_t total) {
+    if (called) *called = true;
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "tokenizing %s: %.1f/%.1f MB  %.1f MB/s  ETA %s", label.c_str(), done / 1e6,
+                  total / 1e6, done / 1e6 / std::max(el, 1e-9),
+                  fmt_eta(el / std::max<int64_t>(done, 1) * (total - done)).c_str());
+    line.update(buf, done == total);
+    return true;
+  };
 }
 
 }  // namespace statescope::cli
