@@ -1,8 +1,10 @@
-// bench_gpu.cpp — issue 6's GPU numbers for a randomly initialised 130m-shaped Mamba-2 (ATen path):
-//   copy     device-to-device copy bandwidth (the roofline reference for the scan kernel)
+// bench_gpu.cpp — issue 6's GPU numbers for a randomly initialised 130m-shaped Mamba-2:
+//   copy     device-to-device copy bandwidth (the roofline reference for the scan kernels)
 //   scan     the sequential and chunk-parallel CUDA scan kernels' achieved bandwidth (the bytes a
-//            scan must move at least / time; the chunked one reads its inputs twice)
-//   train    post-training tokens/s at T = 2048 (fp32 and bf16 mixed precision)
+//            scan must move at least / time; the chunked one reads its inputs twice), and the
+//            chunked backward's (it reads the inputs three times and dy twice)
+//   train    post-training tokens/s at T = 2048 (fp32 and bf16 mixed precision; ATen scan vs the
+//            fused kernels forward and backward)
 //   eval     per-position evaluation tokens/s and peak CUDA memory at 16k and 256k tokens (segments
 //            of 2048 with the state carried: memory must not grow with the length)
 // Prints one JSON line per measurement. Without a GPU it says so and exits 0 (nothing measured).
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   }
   const torch::Device dev("cuda:0");
   torch::NoGradGuard outer_ng;
+  double copy_gbs = 0;
 
   {  // copy bandwidth: read + write of 1 GiB
     auto a = torch::empty({256 << 20}, torch::TensorOptions().device(dev));
@@ -60,7 +63,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < reps; ++i) b.copy_(a);
     torch::cuda::synchronize();
     const double s = secs_since(t0);
-    std::cout << json{{"bench", "copy"}, {"GB_per_s", 2.0 * a.nbytes() * reps / s / 1e9}}.dump() << std::endl;
+    copy_gbs = 2.0 * a.nbytes() * reps / s / 1e9;
+    std::cout << json{{"bench", "copy"}, {"GB_per_s", copy_gbs}}.dump() << std::endl;
   }
   {  // sequential scan kernel: b 8, L 4096, H 24, P 64, N 128 (the 130m layer shape)
     const int64_t b = 8, L = quick ? 1024 : 4096, H = 24, P = 64, N = 128, G = 1;
@@ -81,8 +85,8 @@ int main(int argc, char** argv) {
     torch::cuda::synchronize();
     const double s = secs_since(t0) / reps;
     const double bytes = 4.0 * (x.numel() * 2 + dt.numel() + B.numel() + C.numel() + h0.numel() * 2 + norm.numel());
-    std::cout << json{{"bench", "scan_sequential"}, {"b", b}, {"L", L}, {"ms", s * 1e3}, {"GB_per_s", bytes / s / 1e9}}.dump()
-              << std::endl;
+    std::cout << json{{"bench", "scan_sequential"}, {"b", b}, {"L", L}, {"ms", s * 1e3}, {"GB_per_s", bytes / s / 1e9},
+                      {"of_copy", bytes / s / 1e9 / copy_gbs}}.dump() << std::endl;
     for (int64_t Q : {64, 256}) {  // chunk-parallel: same minimal bytes, more parallelism
       auto ws = torch::empty({kernels::ssm_scan_chunked_workspace_floats(a, Q)}, o);
       err = kernels::ssm_scan_chunked_fwd_cuda(a, Q, ws.data_ptr<float>(), nullptr);
@@ -93,9 +97,32 @@ int main(int argc, char** argv) {
       torch::cuda::synchronize();
       const double sc = secs_since(t1) / reps;
       std::cout << json{{"bench", "scan_chunked"}, {"Q", Q}, {"b", b}, {"L", L}, {"ms", sc * 1e3},
-                        {"GB_per_s", bytes / sc / 1e9}, {"speedup_vs_sequential", s / sc}}.dump() << std::endl;
+                        {"GB_per_s", bytes / sc / 1e9}, {"of_copy", bytes / sc / 1e9 / copy_gbs},
+                        {"speedup_vs_sequential", s / sc}}.dump() << std::endl;
+    }
+    {  // chunked backward at its model chunk (64): minimal bytes = read x dt B C h0 dy dh_final, write the grads
+      const int64_t Q = 64;
+      auto dy = torch::randn_like(y), dhf = torch::randn_like(hf);
+      auto dx = torch::empty_like(x), ddt = torch::empty_like(dt), dA = torch::empty_like(A);
+      auto dB = torch::empty_like(B), dC = torch::empty_like(C), dh0 = torch::empty_like(h0);
+      kernels::SsmScanGrads g;
+      g.dy = dy.data_ptr<float>(); g.dh_final = dhf.data_ptr<float>(); g.dx = dx.data_ptr<float>();
+      g.ddt = ddt.data_ptr<float>(); g.dA = dA.data_ptr<float>(); g.dB = dB.data_ptr<float>();
+      g.dC = dC.data_ptr<float>(); g.dh0 = dh0.data_ptr<float>();
+      auto ws = torch::empty({kernels::ssm_scan_chunked_bwd_workspace_floats(a, Q)}, o);
+      err = kernels::ssm_scan_chunked_bwd_cuda(a, g, Q, ws.data_ptr<float>(), nullptr);
+      if (!err.empty()) { std::cerr << err << "\n"; return 1; }
+      torch::cuda::synchronize();
+      auto t1 = clk::now();
+      for (int i = 0; i < reps; ++i) kernels::ssm_scan_chunked_bwd_cuda(a, g, Q, ws.data_ptr<float>(), nullptr);
+      torch::cuda::synchronize();
+      const double sb = secs_since(t1) / reps;
+      const double bb = 4.0 * (2 * x.numel() + 2 * dt.numel() + 2 * B.numel() + 2 * C.numel() + 3 * h0.numel() + dy.numel());
+      std::cout << json{{"bench", "scan_backward"}, {"Q", Q}, {"b", b}, {"L", L}, {"ms", sb * 1e3},
+                        {"GB_per_s", bb / sb / 1e9}, {"of_copy", bb / sb / 1e9 / copy_gbs}}.dump() << std::endl;
     }
   }
+  for (const bool fused : {false, true})
   for (const bool bf16 : {false, true}) {  // post-training step at T = 2048
     torch::AutoGradMode on(true);
     Mamba2LM m(shape_130m());
@@ -105,8 +132,10 @@ int main(int argc, char** argv) {
     torch::optim::AdamW opt(m->parameters(), torch::optim::AdamWOptions(1e-4));
     const int64_t B = quick ? 2 : 8, T = 2048;
     auto tok = torch::randint(0, 50280, {B, T + 1}, torch::TensorOptions().dtype(torch::kInt64).device(dev));
+    ForwardOptions fo;
+    fo.scan = fused ? ScanImpl::Fused : ScanImpl::Chunked;
     auto step = [&] {
-      auto out = m->forward(tok.narrow(1, 0, T));
+      auto out = m->forward(tok.narrow(1, 0, T), nullptr, fo);
       auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, 50288}), tok.narrow(1, 1, T).reshape({-1}));
       opt.zero_grad();
       loss.backward();
@@ -120,8 +149,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < reps; ++i) step();
     torch::cuda::synchronize();
     const double s = secs_since(t0);
-    std::cout << json{{"bench", "train"}, {"precision", bf16 ? "bf16" : "fp32"}, {"impl", "aten"}, {"T", T}, {"batch", B},
-                      {"tokens_per_s", B * T * reps / s}, {"peak_MiB", peak_mib()}}.dump() << std::endl;
+    std::cout << json{{"bench", "train"}, {"precision", bf16 ? "bf16" : "fp32"}, {"impl", fused ? "fused scan" : "aten"},
+                      {"T", T}, {"batch", B}, {"tokens_per_s", B * T * reps / s}, {"peak_MiB", peak_mib()}}.dump() << std::endl;
   }
   {  // evaluation: per-position loss over long sequences in segments, state carried
     Mamba2LM m(shape_130m());

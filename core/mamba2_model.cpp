@@ -1,10 +1,6 @@
 // mamba2_model.cpp — Mamba-2 forward (DESIGN.md §1), initialisation and input checks.
 #include "mamba2_model.h"
 
-#if STATESCOPE_HAVE_KERNELS
-#include "kernels/ssm_scan.h"
-#endif
-
 #include <ATen/autocast_mode.h>
 
 #include <optional>
@@ -15,6 +11,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "fused_scan.h"
 #include "ssd_scan.h"
 
 namespace statescope {
@@ -93,38 +90,11 @@ Mamba2MixerImpl::Mamba2MixerImpl(const Mamba2Config& c) : cfg(c) {
 
 namespace {
 
-// The CUDA kernel path: fp32, on a GPU, no autograd, no delta norms (the kernel does not make them).
-bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool want_delta) {
-#if STATESCOPE_HAVE_KERNELS
-  return x.is_cuda() && sdt == torch::kFloat32 && !torch::GradMode::is_enabled() && !want_delta;
-#else
-  return false;
-#endif
-}
-
-// x [b, L, H, P], dt [b, L, H], A [H], B/C [b, L, G, N], h0 [b, H, P, N] or undefined.
-ScanResult fused_scan(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
-                      const torch::Tensor& C, const torch::Tensor& h0, int64_t Q, bool norms) {
-  ScanResult r;
-#if STATESCOPE_HAVE_KERNELS
-  auto f32 = [](const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); };
-  auto xc = f32(x), dtc = f32(dt), Ac = f32(A), Bc = f32(B), Cc = f32(C);
-  auto h0c = h0.defined() ? f32(h0) : torch::Tensor();
-  const int64_t b = x.size(0), L = x.size(1), H = x.size(2), P = x.size(3), G = B.size(2), N = B.size(3);
-  r.y = torch::empty_like(xc);                                                   // [b, L, H, P]
-  r.final_state = torch::empty({b, H, P, N}, xc.options());                      // [b, H, P, N]
-  if (norms) r.state_norm = torch::empty({b, L, H}, xc.options());               // [b, L, H]
-  kernels::SsmScanArgs a;
-  a.x = xc.data_ptr<float>(); a.dt = dtc.data_ptr<float>(); a.A = Ac.data_ptr<float>();
-  a.B = Bc.data_ptr<float>(); a.C = Cc.data_ptr<float>(); a.h0 = h0c.defined() ? h0c.data_ptr<float>() : nullptr;
-  a.y = r.y.data_ptr<float>(); a.h_final = r.final_state.data_ptr<float>();
-  a.norm = norms ? r.state_norm.data_ptr<float>() : nullptr;
-  a.b = b; a.L = L; a.H = H; a.P = P; a.G = G; a.N = N;
-  auto ws = torch::empty({std::max<int64_t>(1, kernels::ssm_scan_chunked_workspace_floats(a, Q))}, xc.options());
-  const std::string err = kernels::ssm_scan_chunked_fwd_cuda(a, Q, ws.data_ptr<float>(), nullptr);
-  if (!err.empty()) throw Error("fused scan: " + err);
-#endif
-  return r;
+// The chunked-kernel path: fp32, no delta norms (the kernels do not make them); CUDA kernels on a GPU
+// (when built), the kernels' CPU twins on the CPU only when asked (tests), else ATen.
+bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool want_delta, bool cpu_twins) {
+  if (sdt != torch::kFloat32 || want_delta) return false;
+  return x.is_cuda() ? fused_kernels_built() : cpu_twins;
 }
 
 }  // namespace
@@ -170,8 +140,8 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const int64_t Q = opt.chunk_size > 0 ? opt.chunk_size : c.chunk_size;
   const bool norms = norm_per_head != nullptr;
   ScanResult s;
-  if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, norms && delta_norm))
-    s = fused_scan(x, dt, A, Bm, Cm, h0, Q, norms);
+  if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, norms && delta_norm, opt.cpu_twins))
+    s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
   else if (opt.scan == ScanImpl::Sequential)
     s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
   else

@@ -24,14 +24,16 @@ using ModelState = std::vector<LayerState>;  // one per layer
 ModelState detach_state(const ModelState& s);
 
 // Sequential: the reference recurrence. Chunked: the SSD chunked algorithm in ATen (any device,
-// autograd). Fused: the CUDA chunk-parallel scan kernel (kernels/ssm_scan.h) for no-grad forwards
-// on a GPU without delta norms; anywhere else it falls back to Chunked.
+// autograd). Fused: the chunk-parallel CUDA scan kernels, forward and backward (core/fused_scan.h),
+// on a GPU in fp32 state without delta norms; anywhere else it falls back to Chunked (on the CPU,
+// ForwardOptions::cpu_twins runs the kernels' CPU twins instead, to test the wiring).
 enum class ScanImpl { Sequential, Chunked, Fused };
 
 struct ForwardOptions {
   ScanImpl scan = ScanImpl::Chunked;
   int64_t chunk_size = 0;     // 0: the config's chunk_size
   bool state_norms = false;   // also return per-token SSM state norms
+  bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
 };
 
 struct ForwardOutput {

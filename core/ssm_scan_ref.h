@@ -12,4 +12,9 @@ void ssm_scan_fwd_ref(const kernels::SsmScanArgs& a);  // host pointers
 // with the chunk decay exp(sum dt A), rescan from each chunk's start state), float32 throughout.
 void ssm_scan_chunked_ref(const kernels::SsmScanArgs& a, int64_t Q);
 
+// Twin of ssm_scan_chunked_bwd_cuda: chunk start states, local adjoints, adjoint chaining, then a
+// backward walk through each chunk's recomputed states. Writes every gradient in g (host pointers);
+// sums over tokens, heads and state entries in float64.
+void ssm_scan_bwd_ref(const kernels::SsmScanArgs& a, const kernels::SsmScanGrads& g, int64_t Q);
+
 }  // namespace statescope

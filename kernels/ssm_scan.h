@@ -39,6 +39,39 @@ std::string ssm_scan_fwd_cuda(const SsmScanArgs& a, void* stream);
 int64_t ssm_scan_chunked_workspace_floats(const SsmScanArgs& a, int64_t Q);
 std::string ssm_scan_chunked_fwd_cuda(const SsmScanArgs& a, int64_t Q, float* workspace, void* stream);
 
+// Gradients of the scan (the norm output is a measurement and has none). dy and dh_final are inputs
+// (dh_final may be null: zero); the rest are outputs, overwritten. dh0 may be null when there is no
+// initial state (a.h0 null) or its gradient is not wanted. All float32, device pointers.
+struct SsmScanGrads {
+  const float* dy = nullptr;        // [b, L, H, P]
+  const float* dh_final = nullptr;  // [b, H, P, N] or null
+  float* dx = nullptr;              // [b, L, H, P]
+  float* ddt = nullptr;             // [b, L, H]
+  float* dA = nullptr;              // [H]
+  float* dB = nullptr;              // [b, L, G, N]
+  float* dC = nullptr;              // [b, L, G, N]
+  float* dh0 = nullptr;             // [b, H, P, N] or null
+};
+
+// Backward of the scan, chunk-parallel like the forward, never materialising all states. With R_t =
+// dLoss/dS_t (the adjoint: R_t = dy_t C_t^T + a_{t+1} R_{t+1}, R_{L-1} = dy C^T + dh_final):
+//   pass 0: the forward's passes 1 and 2 at chunk Q -> the state at the start of every chunk;
+//   pass 1, per (chunk, row tile, head, batch): the chunk's local adjoint from zero, a_t0 R_t0;
+//   pass 2, per (head, batch): chain adjoints from the last chunk back, In_{c-1} = decay_c In_c + local_c,
+//           leaving the adjoint entering each chunk from its right, and dh0 = In_{-1};
+//   pass 3, per (chunk, row tile, head, batch): recompute the chunk's states into shared memory
+//           (Q + 1 states of `tile` rows), walk it backwards with the adjoint and accumulate
+//           dC_t = sum_p dy_t[p] S_t[p,:], dB_t = sum_p R_t[p,:] dt x_t[p], dx_t = dt R_t B_t,
+//           ddt_t = x_t . R_t B_t + a_t A sum(R_t * S_{t-1}), dA = sum_t a_t dt_t sum(R_t * S_{t-1}).
+// dB, dC, ddt and dA gather over heads and row tiles with float atomics (summation order varies
+// from run to run at the 1e-7 relative level). Workspace: ssm_scan_chunked_bwd_workspace_floats.
+// Shared memory per block: ((Q + 2) tile N + 2 N + 4 tile + (tile + 1) 128) floats; the host entry
+// picks the largest tile (a divisor of P, at most 16) that fits, and refuses when none does.
+// CPU twin: ssm_scan_bwd_ref (same passes, same chunk size).
+int64_t ssm_scan_chunked_bwd_workspace_floats(const SsmScanArgs& a, int64_t Q);
+std::string ssm_scan_chunked_bwd_cuda(const SsmScanArgs& a, const SsmScanGrads& g, int64_t Q, float* workspace,
+                                      void* stream);
+
 // True when the CUDA runtime sees at least one device.
 bool cuda_device_available();
 

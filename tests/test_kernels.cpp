@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/fused_scan.h"
 #include "core/ssd_scan.h"
 #include "core/ssm_scan_ref.h"
 #include "core/conv1d_ref.h"
@@ -74,6 +75,93 @@ TEST(KernelTwins, ChunkedScanRefMatchesTheLibTorchScan) {
       EXPECT_TRUE(close(t.hf, ref.final_state, 1e-4, "final state"));
       EXPECT_TRUE(close(t.norm, ref.state_norm, 1e-4, "norm"));
     }
+}
+
+// ---- The scan backward: twin against LibTorch autograd; kernel against twin. ----
+namespace {
+
+struct ScanGradT {
+  torch::Tensor dy, dhf, dx, ddt, dA, dB, dC, dh0;
+  kernels::SsmScanGrads grads(bool with_dhf, bool with_dh0) {
+    kernels::SsmScanGrads g;
+    g.dy = dy.data_ptr<float>(); g.dh_final = with_dhf ? dhf.data_ptr<float>() : nullptr;
+    g.dx = dx.data_ptr<float>(); g.ddt = ddt.data_ptr<float>(); g.dA = dA.data_ptr<float>();
+    g.dB = dB.data_ptr<float>(); g.dC = dC.data_ptr<float>(); g.dh0 = with_dh0 ? dh0.data_ptr<float>() : nullptr;
+    return g;
+  }
+  ScanGradT to(torch::Device d) const {
+    return {dy.to(d), dhf.to(d), dx.to(d), ddt.to(d), dA.to(d), dB.to(d), dC.to(d), dh0.to(d)};
+  }
+};
+
+ScanGradT make_grads(const ScanTensors& t, uint64_t seed) {
+  torch::manual_seed(seed);
+  // Outputs start as NaN so a gradient the backward forgets to write cannot pass as zero.
+  auto nan = [](const torch::Tensor& like) { return torch::full_like(like, std::nan("")); };
+  return {torch::randn_like(t.y), torch::randn_like(t.hf), nan(t.x), nan(t.dt), nan(t.A),
+          nan(t.B), nan(t.C), nan(t.h0)};
+}
+
+// Autograd gradients of sum(y * dy) + sum(h_final * dhf) through the sequential LibTorch scan.
+std::vector<torch::Tensor> autograd_grads(const ScanTensors& t, const ScanGradT& g, bool init, bool with_dhf) {
+  std::vector<torch::Tensor> in{t.x.clone(), t.dt.clone(), t.A.clone(), t.B.clone(), t.C.clone(), t.h0.clone()};
+  for (auto& v : in) v.requires_grad_(true);
+  auto r = ssd_scan_sequential(in[0], in[1], in[2], in[3], in[4], init ? in[5] : torch::Tensor(), false);
+  auto loss = (r.y * g.dy).sum();
+  if (with_dhf) loss = loss + (r.final_state * g.dhf).sum();
+  loss.backward();
+  std::vector<torch::Tensor> out;
+  for (auto& v : in) out.push_back(v.grad().defined() ? v.grad() : torch::zeros_like(v));
+  return out;
+}
+
+void expect_grads(const ScanGradT& got, const std::vector<torch::Tensor>& ref, bool init, double tol) {
+  EXPECT_TRUE(close(got.dx.cpu(), ref[0], tol, "dx"));
+  EXPECT_TRUE(close(got.ddt.cpu(), ref[1], tol, "ddt"));
+  EXPECT_TRUE(close(got.dA.cpu(), ref[2], tol, "dA"));
+  EXPECT_TRUE(close(got.dB.cpu(), ref[3], tol, "dB"));
+  EXPECT_TRUE(close(got.dC.cpu(), ref[4], tol, "dC"));
+  if (init) EXPECT_TRUE(close(got.dh0.cpu(), ref[5], tol, "dh0"));
+}
+
+}  // namespace
+
+TEST(KernelTwins, ScanBackwardRefMatchesAutograd) {
+  for (auto& c : kCases) {
+    if (c.L > 200) continue;  // the autograd reference is a per-token loop; 300 x 64 x 128 is slow
+    for (int64_t Q : {1, 7, 16, 1000})
+      for (bool with_dhf : {false, true}) {
+        SCOPED_TRACE("L=" + std::to_string(c.L) + " H=" + std::to_string(c.H) + " Q=" + std::to_string(Q) +
+                     (with_dhf ? " with dh_final" : ""));
+        auto t = make(c, 90 + c.L);
+        auto g = make_grads(t, 91 + Q);
+        ssm_scan_bwd_ref(t.args(c), g.grads(with_dhf, c.init), Q);
+        expect_grads(g, autograd_grads(t, g, c.init, with_dhf), c.init, 1e-4);
+      }
+  }
+}
+
+TEST(KernelsCuda, ScanBackwardMatchesItsCpuTwin) {
+#ifndef STATESCOPE_HAVE_KERNELS
+  GTEST_SKIP() << "CUDA kernels not built (no nvcc at configure time)";
+#else
+  if (!kernels::cuda_device_available() || !torch::cuda::is_available())
+    GTEST_SKIP() << "no CUDA device on this machine: the GPU comparison did not run";
+  for (auto& c : kCases)
+    for (int64_t Q : {1, 7, 64, 1000}) {
+      SCOPED_TRACE("L=" + std::to_string(c.L) + " H=" + std::to_string(c.H) + " Q=" + std::to_string(Q));
+      auto cpu = make(c, 95 + c.L);
+      auto gc = make_grads(cpu, 96 + Q);
+      auto gpu = cpu.to(torch::kCUDA);
+      auto gg = gc.to(torch::kCUDA);
+      ssm_scan_bwd_ref(cpu.args(c), gc.grads(true, c.init), Q);
+      auto ws = torch::empty({kernels::ssm_scan_chunked_bwd_workspace_floats(gpu.args(c), Q)},
+                             torch::TensorOptions().device(torch::kCUDA));
+      ASSERT_EQ(kernels::ssm_scan_chunked_bwd_cuda(gpu.args(c), gg.grads(true, c.init), Q, ws.data_ptr<float>(), nullptr), "");
+      torch::cuda::synchronize();
+      expect_grads(gg, {gc.dx, gc.ddt, gc.dA, gc.dB, gc.dC, gc.dh0}, c.init, 1e-4);
+    }
+#endif
 }
 
 TEST(KernelsCuda, ChunkedScanMatchesItsCpuTwin) {
@@ -332,7 +420,7 @@ TEST(EngineCuda, EveryPolicyTrainsAndEvaluationMatchesCpu) {
     if (!std::isnan(ea.value[i])) ASSERT_NEAR(ea.value[i], eb.value[i], 1e-4) << i;
 }
 
-TEST(EngineFused, FallsBackToTheChunkedScanOffTheGpuAndUnderAutograd) {
+TEST(EngineFused, FallsBackToTheChunkedScanOnTheCpu) {
   auto m = tiny_gpu_model();  // on the CPU: ScanImpl::Fused must be exactly the chunked ATen scan
   auto tokens = torch::randint(0, 256, {2, 45}, torch::TensorOptions().dtype(torch::kInt64));
   ForwardOptions chunked, fused;
@@ -345,7 +433,89 @@ TEST(EngineFused, FallsBackToTheChunkedScanOffTheGpuAndUnderAutograd) {
     b = m->forward(tokens, nullptr, fused).logits;
   }
   EXPECT_TRUE(torch::equal(a, b));
-  auto g = m->forward(tokens, nullptr, fused).logits;  // with autograd: falls back, gradients flow
+  auto g = m->forward(tokens, nullptr, fused).logits;  // with autograd: gradients flow
   g.sum().backward();
   EXPECT_TRUE(m->parameters()[0].grad().defined());
+}
+
+// The autograd node around the kernels, run through their CPU twins: the same values and gradients
+// as ATen's chunked scan (what the GPU runs is this node with the CUDA kernels in the twins' place).
+TEST(FusedScan, AutogradNodeGivesTheChunkedScansGradients) {
+  for (auto& c : kCases) {
+    if (c.L > 200) continue;
+    for (int64_t Q : {5, 64}) {
+      SCOPED_TRACE("L=" + std::to_string(c.L) + " Q=" + std::to_string(Q));
+      auto t = make(c, 120 + c.L);
+      auto dy = torch::randn_like(t.y), dhf = torch::randn_like(t.hf);
+      auto run = [&](bool fused) {
+        std::vector<torch::Tensor> in{t.x.clone(), t.dt.clone(), t.A.clone(), t.B.clone(), t.C.clone(), t.h0.clone()};
+        for (auto& v : in) v.requires_grad_(true);
+        auto h0 = c.init ? in[5] : torch::Tensor();
+        auto r = fused ? fused_scan(in[0], in[1], in[2], in[3], in[4], h0, Q, true)
+                       : ssd_scan_chunked(in[0], in[1], in[2], in[3], in[4], h0, Q, true);
+        ((r.y * dy).sum() + (r.final_state * dhf).sum()).backward();
+        std::vector<torch::Tensor> out{r.y.detach(), r.final_state.detach(), r.state_norm.detach()};
+        for (int i = 0; i < (c.init ? 6 : 5); ++i) out.push_back(in[i].grad());
+        return out;
+      };
+      auto f = run(true), r = run(false);
+      const char* names[] = {"y", "final state", "norm", "dx", "ddt", "dA", "dB", "dC", "dh0"};
+      ASSERT_EQ(f.size(), r.size());
+      for (size_t i = 0; i < f.size(); ++i) EXPECT_TRUE(close(f[i], r[i], 1e-4, names[i]));
+      EXPECT_FALSE(f[2].requires_grad());
+    }
+  }
+}
+
+TEST(FusedScan, ModelGradientsThroughTheTwinsEqualTheAtenPath) {
+  auto m = tiny_gpu_model();
+  auto tokens = torch::randint(0, 256, {2, 45}, torch::TensorOptions().dtype(torch::kInt64));
+  auto h0 = m->zero_state(2);
+  for (auto& l : h0) l.ssm.normal_(0, 0.5), l.conv.normal_(0, 0.5);
+  auto grads = [&](bool fused) {
+    m->zero_grad();
+    ModelState init;
+    for (auto& l : h0) init.push_back({l.ssm.clone().requires_grad_(true), l.conv.clone()});
+    ForwardOptions fo;
+    fo.scan = fused ? ScanImpl::Fused : ScanImpl::Chunked;
+    fo.cpu_twins = true;
+    auto out = m->forward(tokens, &init, fo);
+    (out.logits.square().mean() + out.final_state[1].ssm.sum() * 1e-3).backward();
+    std::vector<torch::Tensor> g;
+    for (auto& p : m->parameters()) g.push_back(p.grad().clone());
+    for (auto& l : init) g.push_back(l.ssm.grad().clone());
+    return g;
+  };
+  auto f = grads(true), a = grads(false);
+  ASSERT_EQ(f.size(), a.size());
+  bool rounding_differs = false;  // equal bits everywhere would mean the twins were never called
+  for (size_t i = 0; i < f.size(); ++i) {
+    EXPECT_TRUE(close(f[i], a[i], 1e-4, "gradient " + std::to_string(i)));
+    rounding_differs = rounding_differs || !torch::equal(f[i], a[i]);
+  }
+  EXPECT_TRUE(rounding_differs) << "ScanImpl::Fused with cpu_twins fell back to the ATen scan";
+}
+
+TEST(EngineCuda, FusedBackwardGivesTheAtenGradients) {
+  NEED_GPU();
+  auto m = tiny_gpu_model();
+  m->to(torch::Device("cuda:0"));
+  auto tokens = torch::randint(0, 256, {3, 77}, torch::TensorOptions().dtype(torch::kInt64)).cuda();
+  auto h0 = m->zero_state(3);
+  for (auto& l : h0) l.ssm.normal_(0, 0.5), l.conv.normal_(0, 0.5);
+  auto grads = [&](ScanImpl impl) {
+    m->zero_grad();
+    ModelState init;
+    for (auto& l : h0) init.push_back({l.ssm.clone().requires_grad_(true), l.conv.clone()});
+    ForwardOptions fo;
+    fo.scan = impl;
+    auto out = m->forward(tokens, &init, fo);
+    (out.logits.square().mean() + out.final_state[1].ssm.sum() * 1e-3).backward();
+    std::vector<torch::Tensor> g;
+    for (auto& p : m->parameters()) g.push_back(p.grad().cpu());
+    for (auto& l : init) g.push_back(l.ssm.grad().cpu());
+    return g;
+  };
+  auto f = grads(ScanImpl::Fused), a = grads(ScanImpl::Chunked);
+  for (size_t i = 0; i < f.size(); ++i) EXPECT_TRUE(close(f[i], a[i], 1e-4, "gradient " + std::to_string(i)));
 }
