@@ -12,59 +12,82 @@
 namespace statescope::kernels {
 namespace {
 
+constexpr int kThreads = 128;  // per scan block; a multiple of 32
+constexpr int kWarps = kThreads / 32;
+
+__device__ float warp_sum(float v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// One token's inputs in shared memory: B_t, C_t [N], x_t dt_t [P], dt_t [1].
+struct TokenBuf {
+  float *B, *C, *xdt, *dt;
+  __device__ TokenBuf(float* base, int64_t N, int64_t P) : B(base), C(base + N), xdt(base + 2 * N), dt(base + 2 * N + P) {}
+  __host__ __device__ static int64_t floats(int64_t N, int64_t P) { return 2 * N + P + 1; }
+};
+
+__device__ void load_token(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t g, int64_t t, TokenBuf buf) {
+  const int64_t bl = bi * a.L + t, N = a.N, P = a.P;
+  const float dt = a.dt[bl * a.H + h];
+  for (int64_t n = threadIdx.x; n < N; n += blockDim.x) {
+    buf.B[n] = a.B[(bl * a.G + g) * N + n];
+    buf.C[n] = a.C[(bl * a.G + g) * N + n];
+  }
+  for (int64_t p = threadIdx.x; p < P; p += blockDim.x) buf.xdt[p] = a.x[(bl * a.H + h) * P + p] * dt;
+  if (threadIdx.x == 0) *buf.dt = dt;
+}
 
 // Scans tokens [t0, t1) of (bi, h) from `init` (null: zeros). Writes y and norms when `outputs`,
-// the state after t1 - 1 to `out` ([P*N], may be null). Block-wide; shared memory: state [P*N],
-// then B_t [N], C_t [N], x_t dt [P], norm partials [blockDim.x].
+// the state after t1 - 1 to `out` ([P*N], may be null). Block-wide (kThreads threads); shared
+// memory (scan_shmem): state [P*N], two token buffers (token t + 1 is fetched while t is computed),
+// warp partials [kWarps]. Thread i owns state entries i, i + kThreads, ...; y_t[p] is a warp's
+// reduction over n; the norm is warp partials of the owned entries' squares.
 __device__ void scan_range(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t t0, int64_t t1, const float* init,
                            float* out, bool outputs, float* smem) {
-  const int64_t H = a.H, P = a.P, N = a.N, L = a.L;
-  const int64_t g = h / (H / a.G);
+  const int64_t H = a.H, P = a.P, N = a.N, PN = P * N, g = h / (H / a.G);
   float* S = smem;
-  float* Bt = S + P * N;
-  float* Ct = Bt + N;
-  float* xt = Ct + N;
-  float* red = xt + P;
-  const int tid = threadIdx.x, nt = blockDim.x;
+  float* bufs = S + PN;
+  float* red = bufs + 2 * TokenBuf::floats(N, P);
+  const int tid = threadIdx.x, nt = blockDim.x, lane = tid % 32, warp = tid / 32, nw = nt / 32;
   const float A = a.A[h];
-  for (int64_t i = tid; i < P * N; i += nt) S[i] = init ? init[i] : 0.0f;
+  for (int64_t i = tid; i < PN; i += nt) S[i] = init ? init[i] : 0.0f;
+  if (t0 < t1) load_token(a, bi, h, g, t0, TokenBuf(bufs, N, P));
   __syncthreads();
   for (int64_t t = t0; t < t1; ++t) {
-    const int64_t bl = bi * L + t;
-    const float dt = a.dt[bl * H + h];
-    const float decay = expf(dt * A);
-    for (int64_t n = tid; n < N; n += nt) {
-      Bt[n] = a.B[(bl * a.G + g) * N + n];
-      Ct[n] = a.C[(bl * a.G + g) * N + n];
-    }
-    for (int64_t p = tid; p < P; p += nt) xt[p] = a.x[(bl * H + h) * P + p] * dt;
-    __syncthreads();
+    const int64_t bl = bi * a.L + t;
+    const TokenBuf cur(bufs + ((t - t0) & 1) * TokenBuf::floats(N, P), N, P);
+    // The next token's inputs go to the other buffer; everyone finished reading it last step.
+    if (t + 1 < t1) load_token(a, bi, h, g, t + 1, TokenBuf(bufs + ((t + 1 - t0) & 1) * TokenBuf::floats(N, P), N, P));
+    const float decay = expf(*cur.dt * A);
     float sq = 0.0f;
-    for (int64_t i = tid; i < P * N; i += nt) {
-      const float v = decay * S[i] + xt[i / N] * Bt[i % N];
+    for (int64_t i = tid; i < PN; i += nt) {
+      const float v = decay * S[i] + cur.xdt[i / N] * cur.B[i % N];
       S[i] = v;
       sq += v * v;
     }
-    red[tid] = sq;
-    __syncthreads();
+    __syncthreads();  // S_t and the next token's buffer are complete
     if (outputs) {
-      for (int64_t p = tid; p < P; p += nt) {
+      for (int64_t p = warp; p < P; p += nw) {
         float acc = 0.0f;
-        for (int64_t n = 0; n < N; ++n) acc += S[p * N + n] * Ct[n];
-        a.y[(bl * H + h) * P + p] = acc;
+        for (int64_t n = lane; n < N; n += 32) acc += S[p * N + n] * cur.C[n];
+        acc = warp_sum(acc);
+        if (lane == 0) a.y[(bl * H + h) * P + p] = acc;
       }
       if (a.norm) {
-        for (int s = nt / 2; s > 0; s >>= 1) {
-          if (tid < s) red[tid] += red[tid + s];
-          __syncthreads();
-        }
-        if (tid == 0) a.norm[bl * H + h] = sqrtf(red[0]);
+        sq = warp_sum(sq);
+        if (lane == 0) red[warp] = sq;
+      }
+      __syncthreads();  // y's reads of S are done before the next update; partials are complete
+      if (a.norm && tid == 0) {
+        float s = 0.0f;
+        for (int w = 0; w < nw; ++w) s += red[w];
+        a.norm[bl * H + h] = sqrtf(s);
       }
     }
-    __syncthreads();
   }
   if (out)
-    for (int64_t i = tid; i < P * N; i += nt) out[i] = S[i];
+    for (int64_t i = tid; i < PN; i += nt) out[i] = S[i];
 }
 
 // Workspace layout: [b, H, nc, P*N] chunk states, then [b, H, nc] chunk decays.
@@ -107,11 +130,9 @@ std::string check(cudaError_t e, const char* what) {
   return e == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(e);
 }
 
-constexpr int kThreads = 128;  // per scan block; a power of two (tree reduction)
-
-// Dynamic shared memory of scan_range: state [P*N], B_t and C_t [N], x_t [P], partials [kThreads].
+// Dynamic shared memory of scan_range: state [P*N], two token buffers, warp partials [kWarps].
 size_t scan_shmem(const SsmScanArgs& a) {
-  return sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * a.N + a.P + kThreads);
+  return sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * TokenBuf::floats(a.N, a.P) + kWarps);
 }
 
 // Kernels needing more than the default 48 KB of dynamic shared memory must opt in.

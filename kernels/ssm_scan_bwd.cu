@@ -12,11 +12,6 @@
 namespace statescope::kernels {
 namespace {
 
-__device__ float warp_sum(float v) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  return v;
-}
-
 struct Tiling {
   Chunking k;
   int64_t ntile;  // P / TILE
@@ -96,7 +91,6 @@ __global__ void adj_grad_kernel(SsmScanArgs a, SsmScanGrads g, Tiling w, const f
   const Where q = where<TILE>(a, w);
   const int64_t H = a.H, P = a.P, N = a.N, G = a.G, gi = q.h / (H / G), TN = TILE * N;
   const int64_t len = q.t1 - q.t0;
-  constexpr int kWarps = kThreads / 32;
   float* hist = smem;                // [(len+1), TILE, N]
   float* R = hist + (w.qs + 1) * TN;
   float* Bt = R + TN;
