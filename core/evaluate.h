@@ -21,7 +21,6 @@ struct EvalOptions {
   int64_t batch = 8;       // sequences per forward
   bool windowed = true;    // also score with the state reset (the excess reference)
   bool norms = true;       // SSM state norms per position
-  bool fused = true;       // full-context pass with the CUDA scan kernel on a GPU (ATen elsewhere)
 };
 
 

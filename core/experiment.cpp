@@ -259,7 +259,7 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
     json js = json::parse(spec_text);
     js["run"] = extra;
     return RunInfo{name, js.dump(), model_dir, hash, label, spec.seed, std::string("statescope 0.1.0, ") + runtime_summary(),
-                   compute_device() + " " + compute_precision()};
+                   compute_summary()};
   };
 
   std::vector<std::pair<std::string, PolicySpec>> runs;

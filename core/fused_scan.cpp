@@ -33,7 +33,7 @@ void need_kernels(const torch::Tensor& x) {
 }
 
 struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
-  // -> {y [b, L, H, P], final state [b, H, P, N], norms [b, L, H] (or [0] when not asked)}
+  // -> {y [b, L, H, P], final state [b, H, P, N], norms and delta norms [b, L, H] (or [0] when not asked)}
   static variable_list forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor dt, torch::Tensor A, torch::Tensor B,
                                torch::Tensor C, torch::Tensor h0, int64_t Q, bool norms) {
     need_kernels(x);
@@ -42,8 +42,10 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
     auto a = args_of(x, dt, A, B, C, h0);
     auto y = torch::empty_like(x);
     auto hf = torch::empty({a.b, a.H, a.P, a.N}, x.options());
-    auto nm = torch::empty({norms ? a.b : 0, a.L, a.H}, x.options());
-    a.y = y.data_ptr<float>(); a.h_final = hf.data_ptr<float>(); a.norm = norms ? nm.data_ptr<float>() : nullptr;
+    auto nm = torch::empty({norms ? a.b : 0, a.L, a.H}, x.options()), dl = torch::empty_like(nm);
+    a.y = y.data_ptr<float>(); a.h_final = hf.data_ptr<float>();
+    a.norm = norms ? nm.data_ptr<float>() : nullptr;
+    a.delta = norms ? dl.data_ptr<float>() : nullptr;
     if (x.is_cuda()) {
 #if STATESCOPE_HAVE_KERNELS
       auto ws = torch::empty({std::max<int64_t>(1, kernels::ssm_scan_chunked_workspace_floats(a, Q))}, x.options());
@@ -55,8 +57,8 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
     }
     ctx->save_for_backward({x, dt, A, B, C, h0.defined() ? h0 : torch::Tensor()});
     ctx->saved_data["has_h0"] = h0.defined();
-    ctx->mark_non_differentiable({nm});
-    return {y, hf, nm};
+    ctx->mark_non_differentiable({nm, dl});
+    return {y, hf, nm, dl};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -108,7 +110,7 @@ ScanResult fused_scan(const torch::Tensor& x, const torch::Tensor& dt, const tor
   ScanResult r;
   r.y = out[0];            // [b, L, H, P]
   r.final_state = out[1];  // [b, H, P, N]
-  if (want_norms) r.state_norm = out[2];  // [b, L, H]
+  if (want_norms) r.state_norm = out[2], r.delta_norm = out[3];  // [b, L, H] each
   return r;
 }
 

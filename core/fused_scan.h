@@ -6,7 +6,7 @@
 //
 // Inputs as ssd_scan.h: x [b, L, H, P], dt [b, L, H], A [H], B/C [b, L, G, N], h0 [b, H, P, N] or
 // undefined; all float32 on one device. Gradients flow to every input, h0 included. The state norms
-// (when asked) are measurements and carry no gradient; delta norms are not produced.
+// and delta norms ||S_t - S_{t-1}|| (when asked) are measurements and carry no gradient.
 #pragma once
 #include "ssd_scan.h"
 

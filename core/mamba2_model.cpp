@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "error.h"
+#include "fused_infer.h"
 #include "fused_scan.h"
 #include "ssd_scan.h"
 
@@ -90,10 +91,10 @@ Mamba2MixerImpl::Mamba2MixerImpl(const Mamba2Config& c) : cfg(c) {
 
 namespace {
 
-// The chunked-kernel path: fp32, no delta norms (the kernels do not make them); CUDA kernels on a GPU
-// (when built), the kernels' CPU twins on the CPU only when asked (tests), else ATen.
-bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool want_delta, bool cpu_twins) {
-  if (sdt != torch::kFloat32 || want_delta) return false;
+// The chunked-kernel path: fp32 state; CUDA kernels on a GPU (when built), the kernels' CPU twins on
+// the CPU only when asked (tests), else ATen.
+bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool cpu_twins) {
+  if (sdt != torch::kFloat32) return false;
   return x.is_cuda() ? fused_kernels_built() : cpu_twins;
 }
 
@@ -113,18 +114,30 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   auto xBC = zxbcdt.narrow(-1, Di, Cd);                         // [b, L, conv_dim]
   auto dt_raw = zxbcdt.narrow(-1, Di + Cd, H);                  // [b, L, H]
 
+  // Inference kernels (conv1d with state, single-token step) for no-grad fp32 Fused forwards.
+  const auto sdt = at_least_f32(u.scalar_type());
+  const bool kernels_infer = opt.scan == ScanImpl::Fused && L > 0 && !torch::GradMode::is_enabled() &&
+                             fused_scan_usable(u, sdt, opt.cpu_twins);
+
   // 2. Causal depthwise conv from the initial conv state (zeros when none).
-  auto conv0 = (init && init->conv.defined()) ? init->conv.to(u.scalar_type())
-                                              : torch::zeros({b, Cd, K - 1}, u.options());
-  auto conv_in = torch::cat({conv0, xBC.transpose(1, 2)}, 2);   // [b, conv_dim, K-1+L]
-  fin.conv = conv_in.narrow(2, L, K - 1);                       // [b, conv_dim, K-1] newest K-1 inputs
-  auto conv_out = L == 0 ? torch::zeros({b, Cd, 0}, u.options())  // conv1d refuses an input shorter than K
-                         : F::conv1d(conv_in, conv1d->weight,
-                                     F::Conv1dFuncOptions().bias(conv1d->bias).groups(Cd));  // [b, conv_dim, L]
-  auto xbc = F::silu(conv_out).transpose(1, 2);                 // [b, L, conv_dim]
+  torch::Tensor xbc;                                            // [b, L, conv_dim] after SiLU
+  if (kernels_infer) {
+    torch::Tensor conv1;
+    xbc = fused_conv1d_silu(xBC, conv1d->weight, conv1d->bias, init ? init->conv : torch::Tensor(), conv1)
+              .to(u.scalar_type());
+    fin.conv = conv1.to(u.scalar_type());                       // [b, conv_dim, K-1]
+  } else {
+    auto conv0 = (init && init->conv.defined()) ? init->conv.to(u.scalar_type())
+                                                : torch::zeros({b, Cd, K - 1}, u.options());
+    auto conv_in = torch::cat({conv0, xBC.transpose(1, 2)}, 2);   // [b, conv_dim, K-1+L]
+    fin.conv = conv_in.narrow(2, L, K - 1);                       // [b, conv_dim, K-1] newest K-1 inputs
+    auto conv_out = L == 0 ? torch::zeros({b, Cd, 0}, u.options())  // conv1d refuses an input shorter than K
+                           : F::conv1d(conv_in, conv1d->weight,
+                                       F::Conv1dFuncOptions().bias(conv1d->bias).groups(Cd));  // [b, conv_dim, L]
+    xbc = F::silu(conv_out).transpose(1, 2);                      // [b, L, conv_dim]
+  }
 
   // 3. Split; the SSM works in >= fp32.
-  const auto sdt = at_least_f32(u.scalar_type());
   auto x = xbc.narrow(-1, 0, Di).reshape({b, L, H, P});         // [b, L, H, P]
   auto Bm = xbc.narrow(-1, Di, G * N).reshape({b, L, G, N});    // [b, L, G, N]
   auto Cm = xbc.narrow(-1, Di + G * N, G * N).reshape({b, L, G, N});
@@ -140,7 +153,10 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const int64_t Q = opt.chunk_size > 0 ? opt.chunk_size : c.chunk_size;
   const bool norms = norm_per_head != nullptr;
   ScanResult s;
-  if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, norms && delta_norm, opt.cpu_twins))
+  const bool step = kernels_infer && L == 1;                    // decoding: the step kernel adds D x itself
+  if (step)
+    s = fused_step(x, dt, A, Bm, Cm, D, h0, norms);
+  else if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, opt.cpu_twins))
     s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
   else if (opt.scan == ScanImpl::Sequential)
     s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
@@ -149,7 +165,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   fin.ssm = s.final_state;                                      // [b, H, P, N]
   if (norms) *norm_per_head = s.state_norm;                     // [b, L, H]
   if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
-  auto y = s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});      // [b, L, H, P]
+  auto y = step ? s.y : s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});  // [b, L, H, P]
   y = y.reshape({b, L, Di}).to(u.scalar_type());
 
   // 6. Gate, then RMSNorm (per group as mamba_ssm does, or over all of d_inner as HF does).

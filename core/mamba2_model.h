@@ -25,8 +25,9 @@ ModelState detach_state(const ModelState& s);
 
 // Sequential: the reference recurrence. Chunked: the SSD chunked algorithm in ATen (any device,
 // autograd). Fused: the chunk-parallel CUDA scan kernels, forward and backward (core/fused_scan.h),
-// on a GPU in fp32 state without delta norms; anywhere else it falls back to Chunked (on the CPU,
-// ForwardOptions::cpu_twins runs the kernels' CPU twins instead, to test the wiring).
+// on a GPU in fp32 state; without autograd also the conv1d kernel and, for one
+// token (decoding), the step kernel (core/fused_infer.h). Anywhere else it falls back to Chunked (on
+// the CPU, ForwardOptions::cpu_twins runs the kernels' CPU twins instead, to test the wiring).
 enum class ScanImpl { Sequential, Chunked, Fused };
 
 struct ForwardOptions {

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "error.h"
+#include "runtime.h"
 
 namespace statescope {
 namespace {
@@ -38,14 +39,16 @@ PasskeySample make_passkey(int64_t length, double depth, std::mt19937_64& rng) {
 
 torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n) {
   torch::NoGradGuard ng;
-  auto out = model->forward(prompt);
+  ForwardOptions fo;  // with --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token
+  if (fused_scan_requested()) fo.scan = ScanImpl::Fused;
+  auto out = model->forward(prompt, nullptr, fo);
   std::vector<torch::Tensor> toks;
   auto next = out.logits.select(1, prompt.size(1) - 1).argmax(-1, /*keepdim=*/true);  // [b, 1]
   ModelState st = out.final_state;
   for (int64_t i = 0; i < n; ++i) {
     toks.push_back(next);
     if (i + 1 == n) break;
-    auto o = model->forward(next, &st);
+    auto o = model->forward(next, &st, fo);
     st = o.final_state;
     next = o.logits.select(1, 0).argmax(-1, true);
   }

@@ -9,7 +9,7 @@
 
 namespace statescope {
 namespace {
-std::string g_device = "cpu", g_precision = "fp32";
+std::string g_device = "cpu", g_precision = "fp32", g_scan = "aten";
 }
 
 int configure_threads(int requested) {
@@ -33,7 +33,7 @@ std::string runtime_summary() {
   return std::string("torch ") + TORCH_VERSION + ", CUDA " +
          (torch::cuda::is_available() ? std::to_string(torch::cuda::device_count()) + " device(s)"
                                       : std::string("not available")) +
-         ", threads " + std::to_string(torch::get_num_threads()) + ", device " + g_device + ", " + g_precision;
+         ", threads " + std::to_string(torch::get_num_threads()) + ", device " + g_device + ", " + g_precision + ", scan " + g_scan;
 }
 
 std::string resolve_device(const std::string& name) {
@@ -68,5 +68,17 @@ void set_compute(const std::string& device, const std::string& precision) {
 
 std::string compute_device() { return g_device; }
 std::string compute_precision() { return g_precision; }
+
+void set_scan_kernels(const std::string& mode) {
+  if (mode != "aten" && mode != "fused") throw Error("scan '" + mode + "': expected aten or fused");
+  g_scan = mode;
+}
+std::string scan_kernels() { return g_scan; }
+bool fused_scan_requested() { return g_scan == "fused"; }
+
+std::string compute_summary() {
+  const bool gpu = g_device.rfind("cuda", 0) == 0;
+  return g_device + " " + g_precision + (gpu && g_scan == "fused" ? " fused-scan" : "");
+}
 
 }  // namespace statescope

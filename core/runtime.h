@@ -25,4 +25,14 @@ std::string compute_precision();  // "fp32" | "bf16"
 // Canonical form of a device name, checked against the hardware (same errors as set_compute).
 std::string resolve_device(const std::string& device);
 
+// The scan used by training and the analyses on a GPU: "aten" (ATen's chunked SSD scan, the default)
+// or "fused" (the CUDA kernels of kernels/, forward and backward). The kernels are tested against
+// their CPU twins on every CI run but have not yet run on a GPU here, so they are opt-in (CLI --scan
+// fused) until tools/gpu_check.sh passes on one. CPU runs always use ATen. Throws Error naming the value.
+void set_scan_kernels(const std::string& mode);
+std::string scan_kernels();
+bool fused_scan_requested();  // scan_kernels() == "fused"
+// What a result file records: "cpu fp32", "cuda:0 bf16", "cuda:0 fp32 fused-scan".
+std::string compute_summary();
+
 }  // namespace statescope

@@ -20,19 +20,22 @@ void scan_range(const kernels::SsmScanArgs& a, int64_t bi, int64_t h, int64_t t0
     const float decay = std::exp(dt * a.A[h]);
     const float* Bv = a.B + (bl * a.G + g) * N;
     const float* Cv = a.C + (bl * a.G + g) * N;
-    double sq = 0;
+    double sq = 0, dsq = 0;
     for (int64_t p = 0; p < P; ++p) {
       const float xdt = a.x[(bl * H + h) * P + p] * dt;
       double acc = 0;
       for (int64_t n = 0; n < N; ++n) {
         float& v = S[p * N + n];
+        const float old = v;
         v = decay * v + xdt * Bv[n];
         acc += static_cast<double>(v) * Cv[n];
         sq += static_cast<double>(v) * v;
+        dsq += static_cast<double>(v - old) * (v - old);
       }
       if (outputs) a.y[(bl * H + h) * P + p] = static_cast<float>(acc);
     }
     if (outputs && a.norm) a.norm[bl * H + h] = static_cast<float>(std::sqrt(sq));
+    if (outputs && a.delta) a.delta[bl * H + h] = static_cast<float>(std::sqrt(dsq));
   }
 }
 

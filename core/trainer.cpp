@@ -11,6 +11,7 @@
 
 #include "checkpoint.h"
 #include "error.h"
+#include "runtime.h"
 #include "samplers.h"
 
 namespace statescope {
@@ -128,7 +129,7 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
     tokens = tokens.to(model->output_weight().device());  // [B, T+1] on the model's device
     ModelState init = policy.initial(model, opt.batch, ps);
     ForwardOptions fo;
-    fo.scan = opt.fused ? ScanImpl::Fused : ScanImpl::Chunked;
+    fo.scan = fused_scan_requested() ? ScanImpl::Fused : ScanImpl::Chunked;  // runtime.h
     auto out = model->forward(tokens.narrow(1, 0, opt.T), init.empty() ? nullptr : &init, fo);  // logits [B, T, V]
     auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
                                                      tokens.narrow(1, 1, opt.T).reshape({-1}));

@@ -25,7 +25,6 @@ struct TrainOptions {
   double grad_clip = 1.0;       // <= 0: no clipping
   uint64_t seed = 0;
   bool freeze_A_log = false;    // keep A fixed (e.g. A = 1 via A_log = 0)
-  bool fused = true;            // the scan through the CUDA kernels on a GPU (ATen's chunked scan elsewhere)
 };
 
 

@@ -41,8 +41,8 @@ __device__ void load_token(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t 
 // Scans tokens [t0, t1) of (bi, h) from `init` (null: zeros). Writes y and norms when `outputs`,
 // the state after t1 - 1 to `out` ([P*N], may be null). Block-wide (kThreads threads); shared
 // memory (scan_shmem): state [P*N], two token buffers (token t + 1 is fetched while t is computed),
-// warp partials [kWarps]. Thread i owns state entries i, i + kThreads, ...; y_t[p] is a warp's
-// reduction over n; the norm is warp partials of the owned entries' squares.
+// warp partials [2 kWarps] (norm and delta). Thread i owns state entries i, i + kThreads, ...; y_t[p] is a warp's
+// reduction over n; the norm (and the delta ||S_t - S_{t-1}||) are warp partials of the owned entries.
 __device__ void scan_range(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t t0, int64_t t1, const float* init,
                            float* out, bool outputs, float* smem) {
   const int64_t H = a.H, P = a.P, N = a.N, PN = P * N, g = h / (H / a.G);
@@ -60,11 +60,12 @@ __device__ void scan_range(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t 
     // The next token's inputs go to the other buffer; everyone finished reading it last step.
     if (t + 1 < t1) load_token(a, bi, h, g, t + 1, TokenBuf(bufs + ((t + 1 - t0) & 1) * TokenBuf::floats(N, P), N, P));
     const float decay = expf(*cur.dt * A);
-    float sq = 0.0f;
+    float sq = 0.0f, dsq = 0.0f;
     for (int64_t i = tid; i < PN; i += nt) {
-      const float v = decay * S[i] + cur.xdt[i / N] * cur.B[i % N];
+      const float old = S[i], v = decay * old + cur.xdt[i / N] * cur.B[i % N];
       S[i] = v;
       sq += v * v;
+      dsq += (v - old) * (v - old);
     }
     __syncthreads();  // S_t and the next token's buffer are complete
     if (outputs) {
@@ -74,15 +75,17 @@ __device__ void scan_range(const SsmScanArgs& a, int64_t bi, int64_t h, int64_t 
         acc = warp_sum(acc);
         if (lane == 0) a.y[(bl * H + h) * P + p] = acc;
       }
-      if (a.norm) {
+      if (a.norm || a.delta) {
         sq = warp_sum(sq);
-        if (lane == 0) red[warp] = sq;
+        dsq = warp_sum(dsq);
+        if (lane == 0) red[warp] = sq, red[kWarps + warp] = dsq;
       }
       __syncthreads();  // y's reads of S are done before the next update; partials are complete
-      if (a.norm && tid == 0) {
-        float s = 0.0f;
-        for (int w = 0; w < nw; ++w) s += red[w];
-        a.norm[bl * H + h] = sqrtf(s);
+      if ((a.norm || a.delta) && tid == 0) {
+        float s = 0.0f, d = 0.0f;
+        for (int w = 0; w < nw; ++w) s += red[w], d += red[kWarps + w];
+        if (a.norm) a.norm[bl * H + h] = sqrtf(s);
+        if (a.delta) a.delta[bl * H + h] = sqrtf(d);
       }
     }
   }
@@ -130,9 +133,9 @@ std::string check(cudaError_t e, const char* what) {
   return e == cudaSuccess ? std::string() : std::string(what) + ": " + cudaGetErrorString(e);
 }
 
-// Dynamic shared memory of scan_range: state [P*N], two token buffers, warp partials [kWarps].
+// Dynamic shared memory of scan_range: state [P*N], two token buffers, warp partials [2 kWarps].
 size_t scan_shmem(const SsmScanArgs& a) {
-  return sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * TokenBuf::floats(a.N, a.P) + kWarps);
+  return sizeof(float) * static_cast<size_t>(a.P * a.N + 2 * TokenBuf::floats(a.N, a.P) + 2 * kWarps);
 }
 
 // Kernels needing more than the default 48 KB of dynamic shared memory must opt in.

@@ -21,6 +21,7 @@ struct SsmScanArgs {
   float* y = nullptr;         // [b, L, H, P]   out: S_t C_t (no D term)
   float* h_final = nullptr;   // [b, H, P, N]   out: state after the last token
   float* norm = nullptr;      // [b, L, H]      out: ||S_t||_F, or null to skip
+  float* delta = nullptr;     // [b, L, H]      out: ||S_t - S_{t-1}||_F (S_{-1} = h0), or null to skip
   int64_t b = 0, L = 0, H = 0, P = 0, G = 1, N = 0;
 };
 

@@ -13,33 +13,36 @@ template <int kThreads>
 __global__ void ssm_step_kernel(SsmStepArgs a) {
   const int64_t h = blockIdx.x, bi = blockIdx.y, H = a.H, P = a.P, N = a.N;
   const int64_t g = h / (H / a.G);
-  __shared__ float red[kThreads];
+  __shared__ float red[kThreads], dred[kThreads];
   const float dt = a.dt[bi * H + h];
   const float decay = expf(dt * a.A[h]);
   const float* Bv = a.B + (bi * a.G + g) * N;
   const float* Cv = a.C + (bi * a.G + g) * N;
-  float sq = 0.0f;
+  float sq = 0.0f, dsq = 0.0f;
   for (int64_t p = threadIdx.x; p < P; p += kThreads) {
     float* row = a.h + ((bi * H + h) * P + p) * N;
     const float xv = a.x[(bi * H + h) * P + p];
     const float xdt = xv * dt;
     float acc = 0.0f;
     for (int64_t n = 0; n < N; ++n) {
-      const float v = decay * row[n] + xdt * Bv[n];
+      const float old = row[n], v = decay * old + xdt * Bv[n];
       row[n] = v;
       acc += v * Cv[n];
       sq += v * v;
+      dsq += (v - old) * (v - old);
     }
     a.y[(bi * H + h) * P + p] = acc + (a.D ? a.D[h] * xv : 0.0f);
   }
-  if (a.norm) {
+  if (a.norm || a.delta) {
     red[threadIdx.x] = sq;
+    dred[threadIdx.x] = dsq;
     __syncthreads();
     for (int s = kThreads / 2; s > 0; s >>= 1) {
-      if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];
+      if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s], dred[threadIdx.x] += dred[threadIdx.x + s];
       __syncthreads();
     }
-    if (threadIdx.x == 0) a.norm[bi * H + h] = sqrtf(red[0]);
+    if (threadIdx.x == 0 && a.norm) a.norm[bi * H + h] = sqrtf(red[0]);
+    if (threadIdx.x == 0 && a.delta) a.delta[bi * H + h] = sqrtf(dred[0]);
   }
 }
 

@@ -17,6 +17,7 @@ struct SsmStepArgs {
   const float* D = nullptr;    // [H] skip connection, or null for none
   float* y = nullptr;          // [b, H, P] out
   float* norm = nullptr;       // [b, H] out ||h||_F after the step, or null
+  float* delta = nullptr;      // [b, H] out ||h_new - h_old||_F, or null
   int64_t b = 0, H = 0, P = 0, G = 1, N = 0;
 };
 

@@ -175,6 +175,9 @@ TEST(Cli, DeviceIsCheckedAndRecorded) {
   auto bad = cli("--precision fp8 info --model embedded");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("precision 'fp8'"), std::string::npos) << bad.output;
+  auto scan = cli("--scan triton info --model embedded");
+  EXPECT_EQ(scan.code, 1);
+  EXPECT_NE(scan.output.find("scan 'triton': expected aten or fused"), std::string::npos) << scan.output;
 }
 
 TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {

@@ -18,17 +18,18 @@ namespace {
 struct ScanCase { int64_t b, L, H, P, G, N; bool init; };
 
 struct ScanTensors {
-  torch::Tensor x, dt, A, B, C, h0, y, hf, norm;
+  torch::Tensor x, dt, A, B, C, h0, y, hf, norm, delta;
   kernels::SsmScanArgs args(const ScanCase& c) {
     kernels::SsmScanArgs a;
     a.x = x.data_ptr<float>(); a.dt = dt.data_ptr<float>(); a.A = A.data_ptr<float>();
     a.B = B.data_ptr<float>(); a.C = C.data_ptr<float>(); a.h0 = c.init ? h0.data_ptr<float>() : nullptr;
     a.y = y.data_ptr<float>(); a.h_final = hf.data_ptr<float>(); a.norm = norm.data_ptr<float>();
+    a.delta = delta.data_ptr<float>();
     a.b = c.b; a.L = c.L; a.H = c.H; a.P = c.P; a.G = c.G; a.N = c.N;
     return a;
   }
   ScanTensors to(torch::Device d) const {
-    return {x.to(d), dt.to(d), A.to(d), B.to(d), C.to(d), h0.to(d), y.to(d), hf.to(d), norm.to(d)};
+    return {x.to(d), dt.to(d), A.to(d), B.to(d), C.to(d), h0.to(d), y.to(d), hf.to(d), norm.to(d), delta.to(d)};
   }
 };
 
@@ -44,6 +45,7 @@ ScanTensors make(const ScanCase& c, uint64_t seed) {
   t.y = torch::zeros({c.b, c.L, c.H, c.P});
   t.hf = torch::zeros({c.b, c.H, c.P, c.N});
   t.norm = torch::zeros({c.b, c.L, c.H});
+  t.delta = torch::zeros({c.b, c.L, c.H});
   return t;
 }
 
@@ -61,6 +63,7 @@ TEST(KernelTwins, SsmScanRefMatchesTheLibTorchScan) {
     EXPECT_TRUE(close(t.y, ref.y, 1e-4, "y"));
     EXPECT_TRUE(close(t.hf, ref.final_state, 1e-4, "final state"));
     EXPECT_TRUE(close(t.norm, ref.state_norm, 1e-4, "norm"));
+    EXPECT_TRUE(close(t.delta, ref.delta_norm, 1e-4, "delta norm"));
   }
 }
 
@@ -74,6 +77,8 @@ TEST(KernelTwins, ChunkedScanRefMatchesTheLibTorchScan) {
       EXPECT_TRUE(close(t.y, ref.y, 1e-4, "y"));
       EXPECT_TRUE(close(t.hf, ref.final_state, 1e-4, "final state"));
       EXPECT_TRUE(close(t.norm, ref.state_norm, 1e-4, "norm"));
+      EXPECT_TRUE(close(t.delta, ref.delta_norm, 1e-4, "delta norm"));
+    EXPECT_TRUE(close(t.delta, ref.delta_norm, 1e-4, "delta norm"));
     }
 }
 
@@ -183,6 +188,7 @@ TEST(KernelsCuda, ChunkedScanMatchesItsCpuTwin) {
       EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
       EXPECT_TRUE(close(gpu.hf.cpu(), cpu.hf, 1e-4, "final state"));
       EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
+      EXPECT_TRUE(close(gpu.delta.cpu(), cpu.delta, 1e-4, "delta norm"));
     }
 #endif
 }
@@ -203,6 +209,7 @@ TEST(KernelsCuda, SsmScanMatchesItsCpuTwin) {
     EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
     EXPECT_TRUE(close(gpu.hf.cpu(), cpu.hf, 1e-4, "final state"));
     EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
+    EXPECT_TRUE(close(gpu.delta.cpu(), cpu.delta, 1e-4, "delta norm"));
   }
 #endif
 }
@@ -232,17 +239,17 @@ struct ConvCase { int64_t b, L, C, K; };
 const std::vector<ConvCase> kConv{{1, 1, 3, 4}, {2, 2, 5, 4}, {3, 37, 17, 4}, {2, 130, 64, 3}, {1, 5, 8, 2}};
 
 struct StepT {
-  torch::Tensor h, x, dt, A, B, C, D, y, norm;
+  torch::Tensor h, x, dt, A, B, C, D, y, norm, delta;
   kernels::SsmStepArgs args(int64_t G, bool with_D) {
     kernels::SsmStepArgs a;
     a.h = h.data_ptr<float>(); a.x = x.data_ptr<float>(); a.dt = dt.data_ptr<float>(); a.A = A.data_ptr<float>();
     a.B = B.data_ptr<float>(); a.C = C.data_ptr<float>(); a.D = with_D ? D.data_ptr<float>() : nullptr;
-    a.y = y.data_ptr<float>(); a.norm = norm.data_ptr<float>();
+    a.y = y.data_ptr<float>(); a.norm = norm.data_ptr<float>(); a.delta = delta.data_ptr<float>();
     a.b = h.size(0); a.H = h.size(1); a.P = h.size(2); a.N = h.size(3); a.G = G;
     return a;
   }
   StepT to(torch::Device d) const {
-    return {h.to(d), x.to(d), dt.to(d), A.to(d), B.to(d), C.to(d), D.to(d), y.to(d), norm.to(d)};
+    return {h.to(d), x.to(d), dt.to(d), A.to(d), B.to(d), C.to(d), D.to(d), y.to(d), norm.to(d), delta.to(d)};
   }
 };
 
@@ -251,7 +258,7 @@ StepT make_step(const ScanCase& c, uint64_t seed) {
   return {torch::randn({c.b, c.H, c.P, c.N}), torch::randn({c.b, c.H, c.P}),
           torch::nn::functional::softplus(torch::randn({c.b, c.H}) - 1), -torch::rand({c.H}) * 2 - 0.1,
           torch::randn({c.b, c.G, c.N}), torch::randn({c.b, c.G, c.N}), torch::randn({c.H}),
-          torch::zeros({c.b, c.H, c.P}), torch::zeros({c.b, c.H})};
+          torch::zeros({c.b, c.H, c.P}), torch::zeros({c.b, c.H}), torch::zeros({c.b, c.H})};
 }
 
 }  // namespace
@@ -285,6 +292,7 @@ TEST(KernelTwins, SsmStepRefEqualsOneTokenOfTheScanPlusD) {
     EXPECT_TRUE(close(t.h, ref.final_state, 1e-5, "state"));
     EXPECT_TRUE(close(t.y, ref.y.squeeze(1) + t.x * t.D.view({1, -1, 1}), 1e-4, "y"));
     EXPECT_TRUE(close(t.norm, ref.state_norm.squeeze(1), 1e-4, "norm"));
+    EXPECT_TRUE(close(t.delta, ref.delta_norm.squeeze(1), 1e-4, "delta norm"));
   }
 }
 
@@ -316,6 +324,7 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
       EXPECT_TRUE(close(gpu.h.cpu(), cpu.h, 1e-5, "state"));
       EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
       EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
+      EXPECT_TRUE(close(gpu.delta.cpu(), cpu.delta, 1e-4, "delta norm"));
     }
 #endif
 }
@@ -325,6 +334,7 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
 
 #include "core/effrem.h"
 #include "core/evaluate.h"
+#include "core/runtime.h"
 #include "core/state_policy.h"
 #include "core/trainer.h"
 
@@ -378,6 +388,7 @@ TEST(EngineCuda, ForwardMatchesCpuFp32AndBf16IsClose) {
   auto f = gpu->forward(tokens.cuda(), &h0g, ff);
   EXPECT_TRUE(close(f.logits.cpu(), a.logits, 1e-4, "fused logits"));
   EXPECT_TRUE(close(f.norm_per_head.cpu(), a.norm_per_head, 1e-4, "fused norms"));
+  EXPECT_TRUE(close(f.delta_norm.cpu(), a.delta_norm, 1e-4, "fused delta norms"));
   for (int l = 0; l < 2; ++l) EXPECT_TRUE(close(f.final_state[l].ssm.cpu(), a.final_state[l].ssm, 1e-4, "fused state"));
   gpu->mixed_bf16 = true;
   auto c = gpu->forward(tokens.cuda(), &h0g, fo);
@@ -390,6 +401,12 @@ TEST(EngineCuda, ForwardMatchesCpuFp32AndBf16IsClose) {
 TEST(EngineCuda, EveryPolicyTrainsAndEvaluationMatchesCpu) {
   NEED_GPU();
   auto docs = random_docs(4, 600);
+  struct ScanGuard {
+    ~ScanGuard() { set_scan_kernels("aten"); }
+  } guard;
+  for (const char* scan : {"aten", "fused"}) {
+  SCOPED_TRACE(std::string("scan ") + scan);
+  set_scan_kernels(scan);
   for (const char* kind : {"zero", "random", "fitted", "passing", "tbtt"}) {
     auto m = tiny_gpu_model();
     m->to(torch::Device("cuda:0"));
@@ -418,6 +435,7 @@ TEST(EngineCuda, EveryPolicyTrainsAndEvaluationMatchesCpu) {
   ASSERT_EQ(ea.value.size(), eb.value.size());
   for (size_t i = 0; i < ea.value.size(); ++i)
     if (!std::isnan(ea.value[i])) ASSERT_NEAR(ea.value[i], eb.value[i], 1e-4) << i;
+  }
 }
 
 TEST(EngineFused, FallsBackToTheChunkedScanOnTheCpu) {
@@ -518,4 +536,58 @@ TEST(EngineCuda, FusedBackwardGivesTheAtenGradients) {
   };
   auto f = grads(ScanImpl::Fused), a = grads(ScanImpl::Chunked);
   for (size_t i = 0; i < f.size(); ++i) EXPECT_TRUE(close(f[i], a[i], 1e-4, "gradient " + std::to_string(i)));
+}
+
+// No-grad Fused forwards run the conv1d kernel and, for one token, the step kernel (here their CPU
+// twins): logits, both parts of the state and the norms equal the ATen path.
+TEST(FusedScan, InferenceKernelsInTheModelMatchTheAtenPath) {
+  torch::NoGradGuard ng;
+  auto m = tiny_gpu_model();
+  auto h0 = m->zero_state(2);
+  for (auto& l : h0) l.ssm.normal_(0, 0.5), l.conv.normal_(0, 0.5);
+  for (int64_t L : {1, 2, 45}) {
+    SCOPED_TRACE("L=" + std::to_string(L));
+    auto tokens = torch::randint(0, 256, {2, L}, torch::TensorOptions().dtype(torch::kInt64));
+    ForwardOptions aten, kern;
+    aten.state_norms = kern.state_norms = true;
+    kern.scan = ScanImpl::Fused;
+    kern.cpu_twins = true;
+    auto a = m->forward(tokens, &h0, aten), k = m->forward(tokens, &h0, kern);
+    EXPECT_TRUE(close(k.logits, a.logits, 1e-4, "logits"));
+    EXPECT_TRUE(close(k.norm_per_head, a.norm_per_head, 1e-4, "norms"));
+    EXPECT_TRUE(close(k.delta_norm, a.delta_norm, 1e-4, "delta norms"));
+    bool rounding_differs = !torch::equal(k.logits, a.logits);
+    for (int l = 0; l < 2; ++l) {
+      EXPECT_TRUE(close(k.final_state[l].ssm, a.final_state[l].ssm, 1e-4, "ssm state"));
+      EXPECT_TRUE(close(k.final_state[l].conv, a.final_state[l].conv, 1e-6, "conv state"));
+      EXPECT_EQ(k.final_state[l].conv.sizes(), a.final_state[l].conv.sizes());
+      rounding_differs = rounding_differs || !torch::equal(k.final_state[l].ssm, a.final_state[l].ssm);
+    }
+    EXPECT_TRUE(rounding_differs) << "the kernels' twins were not called";
+  }
+}
+
+#include "core/passkey.h"
+
+TEST(EngineCuda, DecodingWithTheStepKernelMatchesCpu) {
+  NEED_GPU();
+  auto cpu = tiny_gpu_model();
+  auto gpu = tiny_gpu_model();
+  gpu->to(torch::Device("cuda:0"));
+  auto prompt = torch::randint(0, 256, {3, 50}, torch::TensorOptions().dtype(torch::kInt64));
+  auto a = greedy_decode(cpu, prompt, 8);
+  auto b = greedy_decode(gpu, prompt.cuda(), 8).cpu();
+  EXPECT_TRUE(torch::equal(a, b)) << a << "\n" << b;
+  torch::NoGradGuard ng;  // one token through the step kernel vs the ATen scan on the GPU
+  auto st = gpu->zero_state(3);
+  for (auto& l : st) l.ssm.normal_(0, 0.5), l.conv.normal_(0, 0.5);
+  ForwardOptions aten, kern;
+  aten.state_norms = kern.state_norms = true;
+  kern.scan = ScanImpl::Fused;
+  auto tok = prompt.narrow(1, 0, 1).cuda();
+  auto x = gpu->forward(tok, &st, aten), y = gpu->forward(tok, &st, kern);
+  EXPECT_TRUE(close(y.logits.cpu(), x.logits.cpu(), 1e-4, "logits"));
+  EXPECT_TRUE(close(y.norm_per_head.cpu(), x.norm_per_head.cpu(), 1e-4, "norms"));
+  EXPECT_TRUE(close(y.delta_norm.cpu(), x.delta_norm.cpu(), 1e-4, "delta norms"));
+  for (int l = 0; l < 2; ++l) EXPECT_TRUE(close(y.final_state[l].ssm.cpu(), x.final_state[l].ssm.cpu(), 1e-4, "state"));
 }

@@ -26,8 +26,8 @@ Mamba2LM tiny(uint64_t seed) {
 }
 
 struct ComputeGuard {  // tests must not leak a process-wide setting
-  std::string d = compute_device(), p = compute_precision();
-  ~ComputeGuard() { set_compute(d, p); }
+  std::string d = compute_device(), p = compute_precision(), s = scan_kernels();
+  ~ComputeGuard() { set_compute(d, p), set_scan_kernels(s); }
 };
 
 }  // namespace
@@ -52,6 +52,41 @@ TEST(Device, NamesAreCheckedAgainstTheHardware) {
   ComputeGuard g;
   EXPECT_THROW(set_compute("cpu", "fp16"), Error);
   EXPECT_EQ(compute_precision(), g.p);  // a refused setting changes nothing
+}
+
+TEST(Device, ScanKernelsAreOptInCheckedAndRecorded) {
+  ComputeGuard g;
+  EXPECT_EQ(scan_kernels(), "aten");  // the default until the kernels have run on a GPU
+  try {
+    set_scan_kernels("triton");
+    FAIL() << "an unknown scan was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("scan 'triton'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(scan_kernels(), "aten");
+  set_compute("cpu", "fp32");
+  set_scan_kernels("fused");
+  EXPECT_TRUE(fused_scan_requested());
+  EXPECT_EQ(compute_summary(), "cpu fp32");  // the CPU never runs the kernels, so the file must not say so
+  // Training on the CPU with fused requested is the ATen path, bit for bit.
+  std::mt19937_64 rng(3);
+  std::vector<Document> docs;
+  for (int d = 0; d < 3; ++d) {
+    std::vector<int32_t> ids;
+    for (int t = 0; t < 200; ++t) ids.push_back(static_cast<int32_t>('a' + rng() % 5));
+    docs.push_back({"d", ids});
+  }
+  auto run = [&] {
+    auto m = tiny(4);
+    TrainOptions o;
+    o.steps = 3; o.batch = 2; o.T = 16; o.seed = 1;
+    PolicySpec ps;
+    auto pol = make_policy(ps, 1);
+    return train(m, docs, *pol, o).history.back().loss;
+  };
+  const double fused = run();
+  set_scan_kernels("aten");
+  EXPECT_EQ(fused, run());
 }
 
 TEST(Precision, Bf16ForwardIsCloseAndKeepsStateAndLogitsInFp32) {

@@ -55,7 +55,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps}, {"pretrain_steps", o->c.pretrain_steps},
                           {"policy", ps.label()}};
       file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), o->c.seed,
-                       std::string("statescope 0.1.0, ") + runtime_summary(), compute_device() + " " + compute_precision()});
+                       std::string("statescope 0.1.0, ") + runtime_summary(), compute_summary()});
       ProgressLine line;
       auto r = run_copying(o->c, ps, o->t, [&](const StepInfo& s) {
         file->append_train(run, s);

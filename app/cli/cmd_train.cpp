@@ -62,7 +62,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                       {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
   if (resuming) file->file().set_attr(run_name, "status", "running");
   else file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
-                   o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), compute_device() + " " + compute_precision()});
+                   o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), compute_summary()});
   auto policy = make_policy(ps, o.t.seed + 17);
   ProgressLine line;
   auto result = train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {

@@ -18,6 +18,11 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision,
                  "fp32, or bf16: mixed precision (bf16 matmuls/convs; SSM state, A, dt, loss in fp32)")
       ->capture_default_str();
+  std::string scan = "aten";
+  app.add_option("--scan", scan,
+                 "aten, or fused: the CUDA scan kernels for training and analyses on a GPU (not yet verified on "
+                 "hardware; CPU runs use aten)")
+      ->capture_default_str();
   std::map<CLI::App*, statescope::cli::Runner> runners;
   auto add = [&](const char* name, const char* help, auto adder) {
     auto* sub = app.add_subcommand(name, help);
@@ -57,6 +62,7 @@ int main(int argc, char** argv) {
   try {
     statescope::configure_threads(threads);
     statescope::set_compute(device, precision);
+    statescope::set_scan_kernels(scan);
     for (auto* sub : app.get_subcommands()) return runners.at(sub)();
   } catch (const std::exception& e) {
     std::string msg = e.what();
