@@ -141,7 +141,8 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
     if (lengths.empty())
       for (int64_t m : {4, 8, 16, 32, 64}) lengths.push_back(std::max<int64_t>(128, m * ctx.T));
     tick("passkey", 0, 1, 0);
-    file.write_passkey(run, evaluate_passkey(model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3));
+    file.write_passkey(run, evaluate_passkey(model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3,
+                                                    ctx.tokenizer));
   }
   if (spec.babi) {
     tick("babi", 0, 1, 0);

@@ -21,6 +21,7 @@
 #include "experiment_store.h"
 #include "model_registry.h"
 #include "runtime.h"
+#include "tokenizer.h"
 #include "trainer.h"
 
 namespace statescope {
@@ -226,9 +227,10 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
     return !progress || progress(p);
   });
   eval_sequences(corpus.validation, spec.eval.length, spec.eval.sequences);  // fails early if too short
-  if (corpus.tokenizer != "bytes" && (spec.analyses.passkey || spec.analyses.babi))  // before any training
-    throw Error(src + ": field 'analyses': passkey and babi build their prompts byte by byte, and " + model_dir +
-                " has a " + corpus.tokenizer + " tokenizer (tokenizer.json); they support byte-level models only so far");
+  if (corpus.tokenizer != "bytes" && spec.analyses.babi)  // before any training
+    throw Error(src + ": field 'analyses': babi builds its prompts byte by byte, and " + model_dir +
+                " has a " + corpus.tokenizer + " tokenizer (tokenizer.json); it supports byte-level models only so far");
+  const auto tokenizer = load_tokenizer(model_dir);  // passkey prompts in the model's tokens
   const std::string hash = weights_hash(model_dir);
 
   auto file = ExperimentFile::create(out_path);
@@ -310,7 +312,7 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
       }
       out.push_back(evaluate_into(model, name, label));
       if (spec.analyses.any() && !cancelled) {
-        AnalysisContext ctx{&corpus.validation, spec.T, spec.seed, is_baseline ? PolicySpec{} : ps,
+        AnalysisContext ctx{&corpus.validation, spec.T, spec.seed, is_baseline ? PolicySpec{} : ps, tokenizer.get(),
                             [&](const std::string& phase, int64_t done, int64_t total, double loss) {
                               ExperimentProgress p{name, phase, done, total, 0, 0, loss};
                               if (progress && !progress(p)) {

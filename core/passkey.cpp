@@ -1,7 +1,11 @@
-// passkey.cpp — passkey generation, greedy decoding and the length x depth grid.
+// passkey.cpp — passkey prompts (bytes or the model's BPE tokens), greedy decoding, the grid.
 #include "passkey.h"
 
 #include <torch/torch.h>
+
+#include <cctype>
+#include <map>
+#include <mutex>
 
 #include "error.h"
 #include "runtime.h"
@@ -18,14 +22,17 @@ std::string filler(int64_t n) {
   return s.substr(0, n);
 }
 
-}  // namespace
+std::string draw_key(std::mt19937_64& rng) { return std::to_string(std::uniform_int_distribution<int>(10000, 99999)(rng)); }
 
-PasskeySample make_passkey(int64_t length, double depth, std::mt19937_64& rng) {
+void check_depth(double depth) {
   if (depth < 0 || depth > 1) throw Error("passkey: depth must be in [0, 1], got " + std::to_string(depth));
-  std::uniform_int_distribution<int> digit(10000, 99999);
+}
+
+// The byte-level prompt of `length` bytes with `key` at `depth`.
+PasskeySample bytes_prompt(int64_t length, double depth, const std::string& key) {
   PasskeySample s;
-  s.key = std::to_string(digit(rng));
-  const std::string fact = "The pass key is " + s.key + ". Remember it. " + s.key + " is the pass key. ";
+  s.key = key;
+  const std::string fact = "The pass key is " + key + ". Remember it. " + key + " is the pass key. ";
   const int64_t fill = length - static_cast<int64_t>(fact.size() + kQuestion.size());
   if (fill < 0)
     throw Error("passkey: length " + std::to_string(length) + " is shorter than the fixed text (" +
@@ -35,6 +42,55 @@ PasskeySample make_passkey(int64_t length, double depth, std::mt19937_64& rng) {
   s.key_offset = at;
   s.prompt = f.substr(0, at) + fact + f.substr(at) + kQuestion;
   return s;
+}
+
+// At least n filler tokens of a BPE tokenizer, encoded once per tokenizer and length class.
+std::vector<int32_t> filler_tokens(const Tokenizer& tok, int64_t n) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<int32_t>> cache;  // fingerprint -> the longest encoded so far
+  std::lock_guard<std::mutex> lock(mu);
+  auto& ids = cache[tok.fingerprint()];
+  for (int64_t bytes = std::max<int64_t>(4096, 2 * n); static_cast<int64_t>(ids.size()) < n; bytes *= 2)
+    ids = tok.encode(filler(bytes));
+  return {ids.begin(), ids.begin() + n};
+}
+
+PasskeyPrompt token_prompt(const Tokenizer& tok, int64_t length, double depth, const std::string& key) {
+  PasskeyPrompt p;
+  p.key = key;
+  if (tok.kind() == "bytes") {
+    auto s = bytes_prompt(length, depth, key);
+    p.ids = encode_bytes(s.prompt);
+    p.answer = encode_bytes(key);
+    p.key_at = s.key_offset;
+    return p;
+  }
+  const auto fact = tok.encode(" The pass key is " + key + ". Remember it. " + key + " is the pass key.");
+  const auto question = tok.encode(" What is the pass key? The pass key is");
+  p.answer = tok.encode(" " + key);
+  const int64_t fill = length - static_cast<int64_t>(fact.size() + question.size());
+  if (fill < 0)
+    throw Error("passkey: length " + std::to_string(length) + " is shorter than the fixed text (" +
+                std::to_string(fact.size() + question.size()) + " tokens)");
+  const auto f = filler_tokens(tok, fill);
+  p.key_at = static_cast<int64_t>(std::llround(depth * static_cast<double>(fill)));
+  p.ids.assign(f.begin(), f.begin() + p.key_at);
+  p.ids.insert(p.ids.end(), fact.begin(), fact.end());
+  p.ids.insert(p.ids.end(), f.begin() + p.key_at, f.end());
+  p.ids.insert(p.ids.end(), question.begin(), question.end());
+  return p;
+}
+
+}  // namespace
+
+PasskeySample make_passkey(int64_t length, double depth, std::mt19937_64& rng) {
+  check_depth(depth);
+  return bytes_prompt(length, depth, draw_key(rng));
+}
+
+PasskeyPrompt make_passkey_prompt(const Tokenizer& tok, int64_t length, double depth, std::mt19937_64& rng) {
+  check_depth(depth);
+  return token_prompt(tok, length, depth, draw_key(rng));
 }
 
 torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n) {
@@ -56,8 +112,10 @@ torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_
 }
 
 PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
-                             int64_t samples, uint64_t seed) {
+                             int64_t samples, uint64_t seed, const Tokenizer* tok) {
   model->eval();
+  const ByteTokenizer bytes{};
+  const Tokenizer& t = tok ? *tok : bytes;
   PasskeyGrid g;
   g.lengths = lengths;
   g.depths = depths;
@@ -66,16 +124,26 @@ PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& length
   const auto dev = model->output_weight().device();
   for (auto L : lengths) {
     for (auto d : depths) {
-      std::vector<PasskeySample> batch;
-      for (int64_t i = 0; i < samples; ++i) batch.push_back(make_passkey(L, d, rng));
-      auto prompt = torch::empty({samples, L}, torch::kInt64);
+      std::vector<PasskeyPrompt> batch;
+      int64_t n = 0;
+      for (int64_t i = 0; i < samples; ++i) {
+        batch.push_back(make_passkey_prompt(t, L, d, rng));
+        n = std::max<int64_t>(n, static_cast<int64_t>(batch.back().answer.size()));
+      }
+      auto prompt = torch::empty({samples, L}, torch::kInt64);  // [samples, L]
+      auto pa = prompt.accessor<int64_t, 2>();
       for (int64_t i = 0; i < samples; ++i)
-        for (int64_t t = 0; t < L; ++t) prompt[i][t] = static_cast<unsigned char>(batch[i].prompt[t]);
-      auto ans = greedy_decode(model, prompt.to(dev), 5).cpu();
+        for (int64_t k = 0; k < L; ++k) pa[i][k] = batch[i].ids[k];
+      auto ans = greedy_decode(model, prompt.to(dev), n).cpu();  // [samples, n]
       double exact = 0, digits = 0;
       for (int64_t i = 0; i < samples; ++i) {
+        const std::string target = t.decode(batch[i].answer);  // "NNNNN" (bytes) or " NNNNN" (BPE)
+        std::vector<int32_t> got_ids(static_cast<size_t>(n));
+        for (int64_t k = 0; k < n; ++k) got_ids[k] = static_cast<int32_t>(ans[i][k].item<int64_t>());
+        const std::string got = t.decode(got_ids);
         int correct = 0;
-        for (int k = 0; k < 5; ++k) correct += ans[i][k].item<int64_t>() == static_cast<unsigned char>(batch[i].key[k]);
+        for (size_t j = 0; j < target.size(); ++j)
+          if (std::isdigit(static_cast<unsigned char>(target[j]))) correct += j < got.size() && got[j] == target[j];
         digits += correct / 5.0;
         exact += correct == 5;
       }
@@ -86,13 +154,19 @@ PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& length
   return g;
 }
 
-std::vector<Document> passkey_training_docs(int64_t n, int64_t length, uint64_t seed) {
+std::vector<Document> passkey_training_docs(int64_t n, int64_t window, uint64_t seed, const Tokenizer* tok) {
+  const ByteTokenizer bytes{};
+  const Tokenizer& t = tok ? *tok : bytes;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> depth(0.0, 1.0);
   std::vector<Document> docs;
   for (int64_t i = 0; i < n; ++i) {
-    auto s = make_passkey(length, depth(rng), rng);
-    docs.push_back({"passkey" + std::to_string(i), encode_bytes(s.prompt + s.key)});
+    const double d = depth(rng);
+    const std::string key = draw_key(rng);
+    const int64_t answer = t.kind() == "bytes" ? 5 : static_cast<int64_t>(t.encode(" " + key).size());
+    auto p = token_prompt(t, window - answer, d, key);
+    p.ids.insert(p.ids.end(), p.answer.begin(), p.answer.end());
+    docs.push_back({"passkey" + std::to_string(i), std::move(p.ids)});
   }
   return docs;
 }

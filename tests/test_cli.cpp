@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/checkpoint.h"
 #include "core/h5file.h"
 #include "tests/test_util.h"
 
@@ -204,18 +205,28 @@ TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
   fs::remove_all(dir);
 }
 
-TEST(Cli, PasskeyAndBabiRefuseBpeModels) {
-  // A model directory with a tokenizer.json: the embedded model's files plus the BPE fixture.
+TEST(Cli, PasskeyRunsInBpeTokensAndBabiRefusesBpeModels) {
+  // A model directory with a tokenizer.json: a tiny model over the BPE fixture's 4003 ids.
   const fs::path dir = tmp("bpe_model");
   fs::remove_all(dir);
-  fs::create_directories(dir);
-  const fs::path src = std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded";
-  for (auto& e : fs::directory_iterator(src)) fs::copy(e.path(), dir / e.path().filename());
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(5);
+  save_model_dir(m, dir.string());
   fs::copy(kGolden + "tokenizer/tokenizer.json", dir / "tokenizer.json");
-  for (const char* verb : {"passkey", "babi"}) {
-    auto r = cli(std::string(verb) + " --model " + dir.string() + " -o " + tmp("bpe_refused.h5"));
-    EXPECT_EQ(r.code, 1) << verb << ": " << r.output;
-    EXPECT_NE(r.output.find("only byte-level models are supported"), std::string::npos) << r.output;
-  }
+  const std::string out = tmp("bpe_passkey.h5");
+  fs::remove(out);
+  auto r = cli("passkey --model " + dir.string() + " --lengths 60,150 --depths 0,1 --samples 2 --finetune-steps 2 "
+               "--batch 2 --T 60 -o " + out);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("passkey accuracy"), std::string::npos) << r.output;
+  EXPECT_EQ(read(out, "/passkey/passkey/accuracy").numel(), 4);
+  auto bad = cli("passkey --model " + dir.string() + " --lengths 10 -o " + tmp("bpe_short.h5"));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.output.find("passkey: length 10 is shorter than the fixed text"), std::string::npos) << bad.output;
+  auto b = cli("babi --model " + dir.string() + " -o " + tmp("bpe_refused.h5"));
+  EXPECT_EQ(b.code, 1) << b.output;
+  EXPECT_NE(b.output.find("only byte-level models are supported"), std::string::npos) << b.output;
   fs::remove_all(dir);
 }

@@ -5,6 +5,9 @@
 
 #include "core/error.h"
 #include "core/passkey.h"
+#include "core/tokenizer.h"
+
+#include <cctype>
 
 using namespace statescope;
 
@@ -23,9 +26,55 @@ TEST(Passkey, GeneratorLengthDepthAndKey) {
     }
   EXPECT_THROW(make_passkey(50, 0.5, rng), Error);
   EXPECT_THROW(make_passkey(500, 1.5, rng), Error);
-  auto docs = passkey_training_docs(3, 200, 2);
+  auto docs = passkey_training_docs(3, 205, 2);
   ASSERT_EQ(docs.size(), 3u);
   EXPECT_EQ(docs[0].tokens.size(), 205u);
+  // Byte-level prompts through the tokenizer interface are the byte prompts, draw for draw.
+  std::mt19937_64 a(9), b(9);
+  auto s = make_passkey(300, 0.3, a);
+  auto p = make_passkey_prompt(ByteTokenizer{}, 300, 0.3, b);
+  EXPECT_EQ(p.ids, encode_bytes(s.prompt));
+  EXPECT_EQ(p.answer, encode_bytes(s.key));
+}
+
+TEST(Passkey, BpePromptsCountTokensAndHoldTheKey) {
+  auto tok = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
+  ASSERT_EQ(tok->kind(), "bpe");
+  std::mt19937_64 rng(4);
+  for (int64_t L : {60, 333, 5000})
+    for (double d : {0.0, 0.5, 1.0}) {
+      SCOPED_TRACE("L=" + std::to_string(L) + " depth=" + std::to_string(d));
+      auto p = make_passkey_prompt(*tok, L, d, rng);
+      ASSERT_EQ(static_cast<int64_t>(p.ids.size()), L);
+      EXPECT_EQ(tok->decode(p.answer), " " + p.key);
+      const std::string text = tok->decode(p.ids);
+      EXPECT_EQ(text.substr(text.size() - 38), " What is the pass key? The pass key is");
+      const std::vector<int32_t> from_key(p.ids.begin() + p.key_at, p.ids.end());
+      const std::string fact = " The pass key is " + p.key + ". Remember it. " + p.key + " is the pass key.";
+      EXPECT_EQ(tok->decode(from_key).rfind(fact, 0), 0u);
+      if (d == 0.0) EXPECT_EQ(p.key_at, 0);
+      if (d == 1.0) EXPECT_EQ(tok->decode(from_key), fact + " What is the pass key? The pass key is");
+    }
+  EXPECT_THROW(make_passkey_prompt(*tok, 20, 0.5, rng), Error);
+  auto docs = passkey_training_docs(4, 90, 1, tok.get());
+  for (auto& doc : docs) {
+    ASSERT_EQ(doc.tokens.size(), 90u);
+    std::vector<int32_t> ids(doc.tokens.begin(), doc.tokens.end());
+    const std::string text = tok->decode(ids);
+    EXPECT_NE(text.find(" The pass key is "), std::string::npos) << text;
+    EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(text.back()))) << text;  // ends with the answer
+  }
+}
+
+TEST(Passkey, BpeGridRunsOnABpeModel) {
+  auto tok = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(3);
+  auto g = evaluate_passkey(m, {70, 140}, {0.0, 1.0}, 2, 4, tok.get());
+  ASSERT_EQ(g.accuracy.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(g.accuracy[i] >= 0 && g.digit_accuracy[i] <= 1 && g.accuracy[i] <= g.digit_accuracy[i]);
 }
 
 TEST(Passkey, StepDecodingEqualsFullForwardArgmax) {

@@ -35,7 +35,7 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", o->run, "run (group) name")->capture_default_str();
   app.add_flag("--append", o->append, "add the run to an existing experiment file");
-  app.add_option("--lengths", o->lengths, "prompt lengths of the grid (bytes)")->delimiter(',')->capture_default_str();
+  app.add_option("--lengths", o->lengths, "prompt lengths of the grid (the model's tokens: bytes or BPE tokens)")->delimiter(',')->capture_default_str();
   app.add_option("--depths", o->depths, "key depths of the grid, 0..1")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
@@ -43,22 +43,23 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
                        "fine-tuning prompt length (the answer's 5 bytes come on top)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
-    if (load_tokenizer(dir)->kind() != "bytes")  // prompts are bytes: a BPE model would score garbage
-      throw Error("passkey: prompts are built byte by byte, and " + dir +
-                  " has a BPE tokenizer (tokenizer.json); only byte-level models are supported so far");
+    const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
     auto model = load_model_dir(dir);
+    if (tok->vocab_size() > model->config().vocab_size)
+      throw Error("passkey: " + dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
+                  " ids but the model's vocab_size is " + std::to_string(model->config().vocab_size));
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed);
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
-      auto docs = passkey_training_docs(o->examples, o->t.T, o->seed + 1);
+      auto docs = passkey_training_docs(o->examples, o->t.T + 5, o->seed + 1, tok.get());
       const int64_t prompt_len = o->t.T;
       o->t.T = prompt_len + 4;  // windows of T+1 = prompt + 5 answer bytes: whole samples
       finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "passkey fine-tune");
       if (!o->save.empty()) save_model_dir(model, o->save);
     }
-    auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3);
+    auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3, tok.get());
     file->write_passkey(o->run, g);
     file->set_status(o->run, "finished");
     std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"
