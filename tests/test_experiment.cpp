@@ -146,3 +146,42 @@ TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
   }
   EXPECT_NE(f.attr("passing", "intervention").find("passing"), std::string::npos);
 }
+
+TEST(Experiment, BpeModelsRunPasskeyInTheirTokensAndRefuseBabiBeforeTraining) {
+  const fs::path dir = fs::temp_directory_path() / "statescope_exp_bpe_model";
+  fs::remove_all(dir);
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(2);
+  save_model_dir(m, dir.string());
+  ModelRecord r;
+  r.T = 16;
+  write_model_record(dir.string(), r);
+  fs::copy(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer/tokenizer.json", dir / "tokenizer.json");
+  const fs::path cache = fs::temp_directory_path() / "statescope_exp_bpe_cache";
+  setenv("STATESCOPE_CACHE", cache.c_str(), 1);
+  const std::string head = R"({"model": ")" + dir.string() + R"(", "seed": 1,
+    "posttrain": {"steps": 1, "batch": 2, "lr": 1e-3, "warmup": 1}, "policies": [{"kind": "passing"}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}, )";
+  const auto out = (fs::temp_directory_path() / "statescope_exp_bpe.h5").string();
+  fs::remove(out);
+  try {
+    run_experiment(head + R"("analyses": {"babi": {"lengths": [200], "samples": 2}}})", "bpe.json", out);
+    FAIL() << "babi accepted a BPE model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("bpe.json: field 'analyses': babi"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out));  // refused before anything was written or trained
+  auto runs = run_experiment(head + R"("analyses": {"passkey": {"lengths": [70, 140], "depths": [0, 1], "samples": 2}}})",
+                             "bpe.json", out);
+  ASSERT_EQ(runs.size(), 2u);
+  H5File f(out, H5File::Mode::Read);
+  for (const std::string run : {"baseline", "passing"}) {
+    EXPECT_EQ(f.attr(run, "status"), "finished");
+    EXPECT_EQ(read_passkey(f, run).lengths, (std::vector<int64_t>{70, 140}));
+  }
+  unsetenv("STATESCOPE_CACHE");
+  fs::remove_all(cache);
+  fs::remove_all(dir);
+}
