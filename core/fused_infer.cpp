@@ -1,6 +1,7 @@
 // fused_infer.cpp — conv1d and single-token step kernels behind tensor functions (see fused_infer.h).
 #include "fused_infer.h"
 
+#include <c10/core/DeviceGuard.h>
 #include <torch/torch.h>
 
 #include "conv1d_ref.h"
@@ -24,6 +25,7 @@ void need_kernels(const torch::Tensor& x, const char* what) {
 torch::Tensor fused_conv1d_silu(const torch::Tensor& xBC, const torch::Tensor& w, const torch::Tensor& bias,
                                 const torch::Tensor& state0, torch::Tensor& state1) {
   need_kernels(xBC, "fused conv1d");
+  const c10::DeviceGuard on(xBC.device());  // raw launches go to the current device: make it the input's
   const int64_t b = xBC.size(0), L = xBC.size(1), C = xBC.size(2), K = w.size(-1);
   if (L < 1 || w.numel() != C * K) throw Error("fused conv1d: need L >= 1 and a [C, 1, K] weight");
   auto x = f32(xBC), wk = f32(w.reshape({C, K}));                     // [b, L, C], [C, K]
@@ -49,6 +51,7 @@ ScanResult fused_step(const torch::Tensor& x, const torch::Tensor& dt, const tor
                       const torch::Tensor& C, const torch::Tensor& D, const torch::Tensor& h0, bool want_norms) {
   check_scan_shapes(x, dt, A, B, C, h0);
   need_kernels(x, "fused step");
+  const c10::DeviceGuard on(x.device());
   if (x.size(1) != 1) throw Error("fused step: one token at a time, got L = " + std::to_string(x.size(1)));
   const int64_t b = x.size(0), H = x.size(2), P = x.size(3), G = B.size(2), N = B.size(3);
   auto xs = f32(x.reshape({b, H, P})), dts = f32(dt.reshape({b, H})), As = f32(A), Ds = f32(D);

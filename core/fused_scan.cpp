@@ -1,6 +1,7 @@
 // fused_scan.cpp — the autograd node around the chunked scan kernels (see fused_scan.h).
 #include "fused_scan.h"
 
+#include <c10/core/DeviceGuard.h>
 #include <torch/autograd.h>
 
 #include "error.h"
@@ -37,6 +38,7 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
   static variable_list forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor dt, torch::Tensor A, torch::Tensor B,
                                torch::Tensor C, torch::Tensor h0, int64_t Q, bool norms) {
     need_kernels(x);
+    const c10::DeviceGuard on(x.device());  // raw launches go to the current device: make it x's (cuda:N)
     x = f32(x), dt = f32(dt), A = f32(A), B = f32(B), C = f32(C);
     h0 = h0.numel() > 0 ? f32(h0) : torch::Tensor();  // an empty tensor stands for "no initial state"
     auto a = args_of(x, dt, A, B, C, h0);
@@ -64,6 +66,7 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto s = ctx->get_saved_variables();
     const bool has_h0 = ctx->saved_data["has_h0"].toBool();
+    const c10::DeviceGuard on(s[0].device());
     auto x = s[0], dt = s[1], A = s[2], B = s[3], C = s[4];
     auto h0 = has_h0 ? s[5] : torch::Tensor();
     auto a = args_of(x, dt, A, B, C, h0);
