@@ -146,8 +146,8 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
   }
   if (spec.babi) {
     tick("babi", 0, 1, 0);
-    file.write_babi(run, evaluate_babi(model, spec.babi->lengths, prose_of(*ctx.validation), spec.babi->facts,
-                                       spec.babi->samples, ctx.seed + 4));
+    file.write_babi(run, evaluate_babi(model, spec.babi->lengths, prose_of(*ctx.validation, size_t{16} << 20, ctx.tokenizer),
+                                       spec.babi->facts, spec.babi->samples, ctx.seed + 4, ctx.tokenizer));
   }
   if (spec.copying) {
     auto o = spec.copying->options;

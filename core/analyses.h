@@ -58,7 +58,7 @@ struct AnalysisContext {
   int64_t T = 0;             // the model's training context
   uint64_t seed = 0;
   PolicySpec policy;         // the run's policy (copying trains with it)
-  const Tokenizer* tokenizer = nullptr;  // the model's (passkey prompts); null: bytes
+  const Tokenizer* tokenizer = nullptr;  // the model's (passkey and bAbI prompts); null: bytes
   // (phase, done, total, loss) -> false cancels (throws Error "cancelled").
   std::function<bool(const std::string&, int64_t, int64_t, double)> progress;
 };

@@ -227,10 +227,7 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
     return !progress || progress(p);
   });
   eval_sequences(corpus.validation, spec.eval.length, spec.eval.sequences);  // fails early if too short
-  if (corpus.tokenizer != "bytes" && spec.analyses.babi)  // before any training
-    throw Error(src + ": field 'analyses': babi builds its prompts byte by byte, and " + model_dir +
-                " has a " + corpus.tokenizer + " tokenizer (tokenizer.json); it supports byte-level models only so far");
-  const auto tokenizer = load_tokenizer(model_dir);  // passkey prompts in the model's tokens
+  const auto tokenizer = load_tokenizer(model_dir);  // passkey and bAbI prompts in the model's tokens
   const std::string hash = weights_hash(model_dir);
 
   auto file = ExperimentFile::create(out_path);

@@ -93,3 +93,48 @@ TEST(Babi, ChoiceAccuracyAgreesWithFullForwardLikelihoods) {
   EXPECT_DOUBLE_EQ(r.mean_distance[0], dist / samples);
   EXPECT_TRUE(r.accuracy[0] >= 0 && r.accuracy[0] <= 1);
 }
+
+#include "core/tokenizer.h"
+
+// BPE checkpoints: prompts of exactly L tokens, facts whole, the question at the end, the answer
+// the person's last fact; training docs of window + 1 tokens ending with " location."; the grid runs.
+TEST(Babi, BpePromptsCountTokens) {
+  auto tok = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
+  ASSERT_EQ(tok->kind(), "bpe");
+  const std::string text = prose();
+  std::mt19937_64 rng(3);
+  const std::regex fact(" (Sandra|Daniel|Gertrude|Winston) (went to|moved to|journeyed to|travelled to) the ([a-z]+)\\.");
+  for (int64_t L : {80, 400})
+    for (int k = 0; k < 10; ++k) {
+      auto s = make_babi_prompt(*tok, L, text, 3, rng);
+      ASSERT_EQ(static_cast<int64_t>(s.ids.size()), L);
+      const std::string t = tok->decode(s.ids);
+      std::smatch q;
+      ASSERT_TRUE(std::regex_search(t, q, std::regex(" Where is ([A-Za-z]+)\\? ([A-Za-z]+) is in the$"))) << t;
+      std::string last;
+      int count = 0;
+      for (auto it = std::sregex_iterator(t.begin(), t.end(), fact); it != std::sregex_iterator(); ++it, ++count)
+        if ((*it)[1] == q[1].str()) last = (*it)[3];
+      EXPECT_EQ(count, 3) << t;
+      EXPECT_EQ(s.answer, last);
+      EXPECT_GT(s.distance, 0);
+      EXPECT_LT(s.distance, L);
+    }
+  EXPECT_THROW(make_babi_prompt(*tok, 20, text, 3, rng), Error);
+  auto docs = babi_training_docs(4, 120, text, 2, 1, tok.get());
+  for (auto& d : docs) {
+    ASSERT_EQ(d.tokens.size(), 121u);
+    const std::string t = tok->decode(std::vector<int32_t>(d.tokens.begin(), d.tokens.end()));
+    EXPECT_TRUE(std::regex_search(t, std::regex(" is in the [a-z]+\\.$"))) << t;
+  }
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(5);
+  auto r = evaluate_babi(m, {100, 150}, text, 2, 3, 9, tok.get());
+  ASSERT_EQ(r.accuracy.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_TRUE(r.accuracy[i] >= 0 && r.accuracy[i] <= 1 && r.choice_accuracy[i] >= 0 && r.choice_accuracy[i] <= 1);
+    EXPECT_GT(r.mean_distance[i], 0);
+  }
+}

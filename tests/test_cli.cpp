@@ -205,7 +205,7 @@ TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
   fs::remove_all(dir);
 }
 
-TEST(Cli, PasskeyRunsInBpeTokensAndBabiRefusesBpeModels) {
+TEST(Cli, PasskeyAndBabiRunInBpeTokens) {
   // A model directory with a tokenizer.json: a tiny model over the BPE fixture's 4003 ids.
   const fs::path dir = tmp("bpe_model");
   fs::remove_all(dir);
@@ -225,8 +225,12 @@ TEST(Cli, PasskeyRunsInBpeTokensAndBabiRefusesBpeModels) {
   auto bad = cli("passkey --model " + dir.string() + " --lengths 10 -o " + tmp("bpe_short.h5"));
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("passkey: length 10 is shorter than the fixed text"), std::string::npos) << bad.output;
-  auto b = cli("babi --model " + dir.string() + " -o " + tmp("bpe_refused.h5"));
-  EXPECT_EQ(b.code, 1) << b.output;
-  EXPECT_NE(b.output.find("only byte-level models are supported"), std::string::npos) << b.output;
+  const std::string bout = tmp("bpe_babi.h5");
+  fs::remove(bout);
+  auto b = cli("babi --model " + dir.string() + " --lengths 100,200 --samples 3 --facts 2 --finetune-steps 2 --batch 2 "
+               "--T 100 -o " + bout);
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(b.output.find("bAbI single supporting fact"), std::string::npos) << b.output;
+  EXPECT_EQ(read(bout, "/babi/babi/choice_accuracy").numel(), 2);
   fs::remove_all(dir);
 }

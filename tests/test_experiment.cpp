@@ -147,7 +147,7 @@ TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
   EXPECT_NE(f.attr("passing", "intervention").find("passing"), std::string::npos);
 }
 
-TEST(Experiment, BpeModelsRunPasskeyInTheirTokensAndRefuseBabiBeforeTraining) {
+TEST(Experiment, BpeModelsRunPasskeyAndBabiInTheirTokens) {
   const fs::path dir = fs::temp_directory_path() / "statescope_exp_bpe_model";
   fs::remove_all(dir);
   Mamba2Config c;
@@ -166,20 +166,15 @@ TEST(Experiment, BpeModelsRunPasskeyInTheirTokensAndRefuseBabiBeforeTraining) {
     "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}, )";
   const auto out = (fs::temp_directory_path() / "statescope_exp_bpe.h5").string();
   fs::remove(out);
-  try {
-    run_experiment(head + R"("analyses": {"babi": {"lengths": [200], "samples": 2}}})", "bpe.json", out);
-    FAIL() << "babi accepted a BPE model";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("bpe.json: field 'analyses': babi"), std::string::npos) << e.what();
-  }
-  EXPECT_FALSE(fs::exists(out));  // refused before anything was written or trained
-  auto runs = run_experiment(head + R"("analyses": {"passkey": {"lengths": [70, 140], "depths": [0, 1], "samples": 2}}})",
+  auto runs = run_experiment(head + R"("analyses": {"passkey": {"lengths": [70, 140], "depths": [0, 1], "samples": 2},
+                                                    "babi": {"lengths": [100, 200], "samples": 2, "facts": 2}}})",
                              "bpe.json", out);
   ASSERT_EQ(runs.size(), 2u);
   H5File f(out, H5File::Mode::Read);
   for (const std::string run : {"baseline", "passing"}) {
     EXPECT_EQ(f.attr(run, "status"), "finished");
     EXPECT_EQ(read_passkey(f, run).lengths, (std::vector<int64_t>{70, 140}));
+    EXPECT_EQ(read_babi(f, run).lengths, (std::vector<int64_t>{100, 200}));
   }
   unsetenv("STATESCOPE_CACHE");
   fs::remove_all(cache);

@@ -39,9 +39,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   add_finetune_options(app, o->t, o->ps, o->save, 256, "questions", "fine-tuning window (prompt + answer)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
-    if (load_tokenizer(dir)->kind() != "bytes")  // prompts are bytes: a BPE model would score garbage
-      throw Error("babi: prompts are built byte by byte, and " + dir +
-                  " has a BPE tokenizer (tokenizer.json); only byte-level models are supported so far");
+    const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
@@ -50,11 +48,13 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
-      auto docs = babi_training_docs(o->examples, o->t.T, prose_of(corpus.train), o->facts, o->seed + 1);
+      auto docs = babi_training_docs(o->examples, o->t.T, prose_of(corpus.train, size_t{16} << 20, tok.get()), o->facts,
+                                     o->seed + 1, tok.get());
       finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "bAbI fine-tune");
       if (!o->save.empty()) save_model_dir(model, o->save);
     }
-    auto r = evaluate_babi(model, o->lengths, prose_of(corpus.validation), o->facts, o->samples, o->seed + 3);
+    auto r = evaluate_babi(model, o->lengths, prose_of(corpus.validation, size_t{16} << 20, tok.get()), o->facts,
+                           o->samples, o->seed + 3, tok.get());
     file->write_babi(o->run, r);
     file->set_status(o->run, "finished");
     std::printf("bAbI single supporting fact, %lld facts, %lld questions per length (choice chance %.2f)\n%8s %10s %10s %14s\n",
