@@ -6,31 +6,20 @@
 
 #include "conv1d_ref.h"
 #include "error.h"
+#include "fused_scan.h"
 #include "ssm_step_ref.h"
 
 namespace statescope {
 
-namespace {
-
-torch::Tensor f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); }
-
-void need_kernels(const torch::Tensor& x, const char* what) {
-#if !STATESCOPE_HAVE_KERNELS
-  if (x.is_cuda()) throw Error(std::string(what) + ": this build has no CUDA kernels (nvcc was not found at configure time)");
-#endif
-}
-
-}  // namespace
-
 torch::Tensor fused_conv1d_silu(const torch::Tensor& xBC, const torch::Tensor& w, const torch::Tensor& bias,
                                 const torch::Tensor& state0, torch::Tensor& state1) {
-  need_kernels(xBC, "fused conv1d");
+  require_kernels_for(xBC, "fused conv1d");
   const c10::DeviceGuard on(xBC.device());  // raw launches go to the current device: make it the input's
   const int64_t b = xBC.size(0), L = xBC.size(1), C = xBC.size(2), K = w.size(-1);
   if (L < 1 || w.numel() != C * K) throw Error("fused conv1d: need L >= 1 and a [C, 1, K] weight");
-  auto x = f32(xBC), wk = f32(w.reshape({C, K}));                     // [b, L, C], [C, K]
-  auto bs = bias.defined() ? f32(bias) : torch::Tensor();               // [C]
-  auto s0 = state0.defined() ? f32(state0) : torch::Tensor();           // [b, C, K-1]
+  auto x = contiguous_f32(xBC), wk = contiguous_f32(w.reshape({C, K}));  // [b, L, C], [C, K]
+  auto bs = bias.defined() ? contiguous_f32(bias) : torch::Tensor();      // [C]
+  auto s0 = state0.defined() ? contiguous_f32(state0) : torch::Tensor();  // [b, C, K-1]
   auto y = torch::empty({b, L, C}, x.options());                        // [b, L, C]
   state1 = torch::empty({b, C, K - 1}, x.options());                    // [b, C, K-1]
   kernels::Conv1dArgs a;
@@ -50,14 +39,15 @@ torch::Tensor fused_conv1d_silu(const torch::Tensor& xBC, const torch::Tensor& w
 ScanResult fused_step(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
                       const torch::Tensor& C, const torch::Tensor& D, const torch::Tensor& h0, bool want_norms) {
   check_scan_shapes(x, dt, A, B, C, h0);
-  need_kernels(x, "fused step");
+  require_kernels_for(x, "fused step");
   const c10::DeviceGuard on(x.device());
   if (x.size(1) != 1) throw Error("fused step: one token at a time, got L = " + std::to_string(x.size(1)));
   const int64_t b = x.size(0), H = x.size(2), P = x.size(3), G = B.size(2), N = B.size(3);
-  auto xs = f32(x.reshape({b, H, P})), dts = f32(dt.reshape({b, H})), As = f32(A), Ds = f32(D);
-  auto Bs = f32(B.reshape({b, G, N})), Cs = f32(C.reshape({b, G, N}));
+  auto xs = contiguous_f32(x.reshape({b, H, P})), dts = contiguous_f32(dt.reshape({b, H}));
+  auto As = contiguous_f32(A), Ds = contiguous_f32(D);
+  auto Bs = contiguous_f32(B.reshape({b, G, N})), Cs = contiguous_f32(C.reshape({b, G, N}));
   ScanResult r;
-  r.final_state = h0.defined() ? f32(h0).clone() : torch::zeros({b, H, P, N}, xs.options());  // updated in place
+  r.final_state = h0.defined() ? contiguous_f32(h0).clone() : torch::zeros({b, H, P, N}, xs.options());  // updated in place
   r.y = torch::empty({b, 1, H, P}, xs.options());
   if (want_norms) r.state_norm = torch::empty({b, 1, H}, xs.options()), r.delta_norm = torch::empty({b, 1, H}, xs.options());
   kernels::SsmStepArgs a;

@@ -15,9 +15,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-// Float32, contiguous (copies only when needed).
-torch::Tensor f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); }
-
 kernels::SsmScanArgs args_of(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                              const torch::Tensor& B, const torch::Tensor& C, const torch::Tensor& h0) {
   kernels::SsmScanArgs a;
@@ -27,20 +24,15 @@ kernels::SsmScanArgs args_of(const torch::Tensor& x, const torch::Tensor& dt, co
   return a;
 }
 
-void need_kernels(const torch::Tensor& x) {
-#if !STATESCOPE_HAVE_KERNELS
-  if (x.is_cuda()) throw Error("fused scan: this build has no CUDA kernels (nvcc was not found at configure time)");
-#endif
-}
-
 struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
   // -> {y [b, L, H, P], final state [b, H, P, N], norms and delta norms [b, L, H] (or [0] when not asked)}
   static variable_list forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor dt, torch::Tensor A, torch::Tensor B,
                                torch::Tensor C, torch::Tensor h0, int64_t Q, bool norms) {
-    need_kernels(x);
+    require_kernels_for(x, "fused scan");
     const c10::DeviceGuard on(x.device());  // raw launches go to the current device: make it x's (cuda:N)
-    x = f32(x), dt = f32(dt), A = f32(A), B = f32(B), C = f32(C);
-    h0 = h0.numel() > 0 ? f32(h0) : torch::Tensor();  // an empty tensor stands for "no initial state"
+    x = contiguous_f32(x), dt = contiguous_f32(dt), A = contiguous_f32(A);
+    B = contiguous_f32(B), C = contiguous_f32(C);
+    h0 = h0.numel() > 0 ? contiguous_f32(h0) : torch::Tensor();  // an empty tensor stands for "no initial state"
     auto a = args_of(x, dt, A, B, C, h0);
     auto y = torch::empty_like(x);
     auto hf = torch::empty({a.b, a.H, a.P, a.N}, x.options());
@@ -70,8 +62,8 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
     auto x = s[0], dt = s[1], A = s[2], B = s[3], C = s[4];
     auto h0 = has_h0 ? s[5] : torch::Tensor();
     auto a = args_of(x, dt, A, B, C, h0);
-    auto dy = grads[0].defined() ? f32(grads[0]) : torch::zeros_like(x);
-    auto dhf = grads[1].defined() ? f32(grads[1]) : torch::Tensor();
+    auto dy = grads[0].defined() ? contiguous_f32(grads[0]) : torch::zeros_like(x);
+    auto dhf = grads[1].defined() ? contiguous_f32(grads[1]) : torch::Tensor();
     auto dx = torch::empty_like(x), ddt = torch::empty_like(dt), dA = torch::empty_like(A);
     auto dB = torch::empty_like(B), dC = torch::empty_like(C);
     auto dh0 = has_h0 ? torch::empty_like(h0) : torch::zeros({0}, x.options());
@@ -94,6 +86,13 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
 };
 
 }  // namespace
+
+void require_kernels_for(const torch::Tensor& x, const char* what) {
+  if (x.is_cuda() && !fused_kernels_built())
+    throw Error(std::string(what) + ": this build has no CUDA kernels (nvcc was not found at configure time)");
+}
+
+torch::Tensor contiguous_f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); }
 
 bool fused_kernels_built() {
 #if STATESCOPE_HAVE_KERNELS

@@ -23,4 +23,9 @@ ScanResult fused_scan(const torch::Tensor& x, const torch::Tensor& dt, const tor
 // True when this build has the CUDA kernels (nvcc at configure time).
 bool fused_kernels_built();
 
+// Shared by the fused ops (here and fused_infer.cpp): throws Error naming `what` for a CUDA tensor in
+// a build without the kernels; float32 and contiguous (copies only when needed).
+void require_kernels_for(const torch::Tensor& x, const char* what);
+torch::Tensor contiguous_f32(const torch::Tensor& t);
+
 }  // namespace statescope

@@ -55,19 +55,24 @@ std::vector<int32_t> filler_tokens(const Tokenizer& tok, int64_t n) {
   return {ids.begin(), ids.begin() + n};
 }
 
+// What the model should continue with: the key's bytes after "... is ", or encode(" NNNNN") (BPE).
+std::vector<int32_t> answer_ids(const Tokenizer& tok, const std::string& key) {
+  return tok.kind() == "bytes" ? encode_bytes(key) : tok.encode(" " + key);
+}
+
 PasskeyPrompt token_prompt(const Tokenizer& tok, int64_t length, double depth, const std::string& key) {
   PasskeyPrompt p;
   p.key = key;
   if (tok.kind() == "bytes") {
     auto s = bytes_prompt(length, depth, key);
     p.ids = encode_bytes(s.prompt);
-    p.answer = encode_bytes(key);
+    p.answer = answer_ids(tok, key);
     p.key_at = s.key_offset;
     return p;
   }
   const auto fact = tok.encode(" The pass key is " + key + ". Remember it. " + key + " is the pass key.");
   const auto question = tok.encode(" What is the pass key? The pass key is");
-  p.answer = tok.encode(" " + key);
+  p.answer = answer_ids(tok, key);
   const int64_t fill = length - static_cast<int64_t>(fact.size() + question.size());
   if (fill < 0)
     throw Error("passkey: length " + std::to_string(length) + " is shorter than the fixed text (" +
@@ -163,8 +168,7 @@ std::vector<Document> passkey_training_docs(int64_t n, int64_t window, uint64_t 
   for (int64_t i = 0; i < n; ++i) {
     const double d = depth(rng);
     const std::string key = draw_key(rng);
-    const int64_t answer = t.kind() == "bytes" ? 5 : static_cast<int64_t>(t.encode(" " + key).size());
-    auto p = token_prompt(t, window - answer, d, key);
+    auto p = token_prompt(t, window - static_cast<int64_t>(answer_ids(t, key).size()), d, key);
     p.ids.insert(p.ids.end(), p.answer.begin(), p.answer.end());
     docs.push_back({"passkey" + std::to_string(i), std::move(p.ids)});
   }

@@ -208,13 +208,7 @@ TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
 TEST(Cli, PasskeyAndBabiRunInBpeTokens) {
   // A model directory with a tokenizer.json: a tiny model over the BPE fixture's 4003 ids.
   const fs::path dir = tmp("bpe_model");
-  fs::remove_all(dir);
-  Mamba2Config c;
-  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
-  Mamba2LM m(c);
-  m->reset_parameters(5);
-  save_model_dir(m, dir.string());
-  fs::copy(kGolden + "tokenizer/tokenizer.json", dir / "tokenizer.json");
+  test::write_tiny_bpe_model(dir.string(), 2, 5);
   const std::string out = tmp("bpe_passkey.h5");
   fs::remove(out);
   auto r = cli("passkey --model " + dir.string() + " --lengths 60,150 --depths 0,1 --samples 2 --finetune-steps 2 "

@@ -11,6 +11,7 @@
 #include "core/experiment.h"
 #include "core/experiment_store.h"
 #include "core/model_registry.h"
+#include "tests/test_util.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;
@@ -149,16 +150,10 @@ TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
 
 TEST(Experiment, BpeModelsRunPasskeyAndBabiInTheirTokens) {
   const fs::path dir = fs::temp_directory_path() / "statescope_exp_bpe_model";
-  fs::remove_all(dir);
-  Mamba2Config c;
-  c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
-  Mamba2LM m(c);
-  m->reset_parameters(2);
-  save_model_dir(m, dir.string());
+  test::write_tiny_bpe_model(dir.string(), 1, 2);
   ModelRecord r;
   r.T = 16;
   write_model_record(dir.string(), r);
-  fs::copy(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer/tokenizer.json", dir / "tokenizer.json");
   const fs::path cache = fs::temp_directory_path() / "statescope_exp_bpe_cache";
   setenv("STATESCOPE_CACHE", cache.c_str(), 1);
   const std::string head = R"({"model": ")" + dir.string() + R"(", "seed": 1,

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <filesystem>
 #include <sstream>
+
+#include "core/checkpoint.h"
 
 namespace statescope::test {
 
@@ -26,5 +29,19 @@ inline ::testing::AssertionResult close(const torch::Tensor& a, const torch::Ten
                                          << " (max |ref| " << B.abs().max().item<double>() << ")";
   return ::testing::AssertionSuccess() << what << ": worst |diff| " << worst;
 }
+
+#ifdef STATESCOPE_SOURCE_DIR
+// A fresh directory holding a tiny random model over the BPE fixture's 4003 ids and its tokenizer.json.
+inline void write_tiny_bpe_model(const std::string& dir, int64_t n_layer, uint64_t seed) {
+  std::filesystem::remove_all(dir);
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = n_layer; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(seed);
+  save_model_dir(m, dir);
+  std::filesystem::copy(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer/tokenizer.json",
+                        std::filesystem::path(dir) / "tokenizer.json");
+}
+#endif
 
 }  // namespace statescope::test
