@@ -49,8 +49,20 @@ if [ ! -x "$py" ]; then
 fi
 have_torch="$("$py" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null || true)"
 if [ "$have_torch" != "$TORCH_VERSION" ]; then
-  echo "[setup] installing torch==$TORCH_VERSION into $venv (large; cached by pip after the first time)"
-  "$py" -m pip install -q "torch==$TORCH_VERSION"
+  # The CUDA wheel and its nvidia-* libraries take ~5 GiB installed, plus the downloads while pip
+  # works. Say so plainly before pip fails half-way with "No space left on device".
+  need_mib=8192
+  for d in "$venv" "${TMPDIR:-/tmp}"; do
+    free_mib="$(df -Pm "$d" | awk 'NR==2 {print $4}')"
+    if [ -n "$free_mib" ] && [ "$free_mib" -lt "$need_mib" ]; then
+      echo "[setup] error: installing torch==$TORCH_VERSION needs about $need_mib MiB free in $d;" \
+           "only $free_mib MiB are free there (free some space, or point STATESCOPE_VENV / TMPDIR" \
+           "at a larger disk)" >&2
+      exit 1
+    fi
+  done
+  echo "[setup] installing torch==$TORCH_VERSION into $venv (large, ~5 GiB; not kept in pip's cache)"
+  "$py" -m pip install -q --no-cache-dir "torch==$TORCH_VERSION"
 fi
 for m in "${PY_EXTRA[@]}"; do
   "$py" -c "import $m" 2>/dev/null || { echo "[setup] installing $m"; "$py" -m pip install -q "$m"; }
