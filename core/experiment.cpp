@@ -33,6 +33,7 @@ namespace fs = std::filesystem;
 struct Spec {
   std::string model = "embedded", data = "embedded";
   std::string device, precision;  // "" = the process-wide setting (CLI --device/--precision)
+  std::string scan;               // "" = the process-wide setting (CLI --scan): "aten" | "fused"
   int64_t T = 0;
   uint64_t seed = 0;
   bool baseline = true;
@@ -63,7 +64,8 @@ Spec parse_spec(const std::string& text, const std::string& src) {
   }
   if (!j.is_object()) throw Error(src + ": expected a JSON object");
   static const std::set<std::string> known{"model", "data", "T", "seed", "baseline", "posttrain", "policies", "eval",
-                                           "save_models", "comment", "analyses", "device", "precision"};
+                                           "save_models", "comment", "analyses", "device", "precision",
+                                           "scan"};
   for (auto& [k, v] : j.items())
     if (!known.count(k)) throw Error(src + ": unknown field '" + k + "'");
   Spec s;
@@ -71,6 +73,7 @@ Spec parse_spec(const std::string& text, const std::string& src) {
   s.data = field<std::string>(j, "data", s.data, src);
   s.device = field<std::string>(j, "device", "", src);
   s.precision = field<std::string>(j, "precision", "", src);
+  s.scan = field<std::string>(j, "scan", "", src);
   s.T = field<int64_t>(j, "T", 0, src);
   s.seed = field<uint64_t>(j, "seed", 0, src);
   s.baseline = field<bool>(j, "baseline", true, src);
@@ -192,11 +195,12 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done) {
   Spec spec = parse_spec(spec_text, src);
-  struct Restore {  // the spec's device/precision hold for this experiment only
-    std::string d = compute_device(), p = compute_precision();
+  struct Restore {  // the spec's device/precision/scan hold for this experiment only
+    std::string d = compute_device(), p = compute_precision(), s = scan_kernels();
     ~Restore() {
       try {
         set_compute(d, p);
+        set_scan_kernels(s);
       } catch (...) {
       }
     }
@@ -207,6 +211,13 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
                   spec.precision.empty() ? compute_precision() : spec.precision);
     } catch (const Error& e) {
       throw Error(src + ": field '" + (spec.device.empty() ? "precision" : "device") + "': " + e.what());
+    }
+  }
+  if (!spec.scan.empty()) {
+    try {
+      set_scan_kernels(spec.scan);
+    } catch (const Error& e) {
+      throw Error(src + ": field 'scan': " + e.what());
     }
   }
   const std::string model_dir = resolve_model(spec.model);

@@ -11,6 +11,7 @@
 #include "core/experiment.h"
 #include "core/experiment_store.h"
 #include "core/model_registry.h"
+#include "core/runtime.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -108,7 +109,29 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   expect(R"({"analyses": {"passkey": {"depths": [1.5]}}})", "analyses.passkey.depths");
   expect(R"({"analyses": {"copying": {"alphabet": 40}}})", "analyses.copying.alphabet");
   expect(R"({"analyses": {"babi": {"samples": "x"}}})", "analyses.babi.samples");
+  expect(R"({"scan": "turbo"})", "field 'scan': scan 'turbo'");
+  expect(R"({"device": "tpu"})", "field 'device'");
   EXPECT_FALSE(fs::exists(out));
+  EXPECT_EQ(scan_kernels(), "aten");  // a refused spec changes nothing
+}
+
+TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
+  const auto out = (fs::temp_directory_path() / "statescope_exp_scan.h5").string();
+  const std::string before = scan_kernels();
+  ASSERT_EQ(before, "aten");
+  std::set<std::string> during;
+  const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "device": "cpu", "precision": "fp32",
+    "scan": "fused", "eval": {"length": 32, "sequences": 1, "segment": 16, "batch": 1}})";
+  auto runs = run_experiment(s, "scan.json", out, [&](const ExperimentProgress&) {
+    during.insert(scan_kernels());
+    return true;
+  });
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, "finished");
+  EXPECT_EQ(during, (std::set<std::string>{"fused"}));
+  EXPECT_EQ(scan_kernels(), before);
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_EQ(f.attr("baseline", "device"), "cpu fp32");  // CPU runs use ATen and never say fused
 }
 
 TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {

@@ -17,6 +17,7 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QStandardItemModel>
 #include <QTableWidget>
 #include <QTabWidget>
 #include <QTest>
@@ -84,6 +85,48 @@ TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   const QString spec = p.spec_json();
   for (const char* k : {"\"zero\"", "\"random\"", "\"fitted\"", "\"passing\"", "\"tbtt\"", "\"steps\": 200", "\"length\": 2048"})
     EXPECT_TRUE(spec.contains(k)) << k;
+}
+
+TEST(Gui, ScanSelectorFollowsTheDeviceAndLandsInTheSpec) {
+  gui::ExperimentPanel p;
+  ASSERT_EQ(p.device->currentText(), "cpu");
+  EXPECT_FALSE(p.scan->isEnabled());  // the kernels run only on a GPU
+  EXPECT_TRUE(p.spec_json().contains("\"scan\": \"aten\""));
+  EXPECT_TRUE(p.scan->toolTip().contains("CPU runs always use ATen"));
+  const bool gpu = qobject_cast<QStandardItemModel*>(p.device->model())->item(1)->isEnabled();
+  if (!gpu) return;  // the cuda half needs a GPU; the cpu half above ran
+  p.device->setCurrentIndex(1);
+  EXPECT_TRUE(p.scan->isEnabled());
+  p.scan->setCurrentIndex(1);
+  EXPECT_TRUE(p.spec_json().contains("\"scan\": \"fused\""));
+  p.device->setCurrentIndex(0);
+  EXPECT_FALSE(p.scan->isEnabled());
+  EXPECT_TRUE(p.spec_json().contains("\"scan\": \"aten\""));
+}
+
+TEST(Gui, LegendOnlyWhenThereIsSomethingToName) {
+  views::PlotWidget p("empty");
+  p.replot();
+  EXPECT_FALSE(p.plot()->legend->visible());  // no empty box before a run
+  auto hint_shown = [&] {
+    for (int i = 0; i < p.plot()->itemCount(); ++i)
+      if (auto* t = qobject_cast<QCPItemText*>(p.plot()->item(i)); t && t->visible() && t->text().contains("No results yet"))
+        return true;
+    return false;
+  };
+  EXPECT_TRUE(hint_shown());  // ... but a line saying how to get results
+  p.add_series("run", Qt::blue, {0, 1, 2}, {1, 2, 3});
+  p.replot();
+  EXPECT_TRUE(p.plot()->legend->visible());
+  EXPECT_FALSE(hint_shown());
+  p.set_legend_enabled(false);
+  EXPECT_FALSE(p.plot()->legend->visible());
+  p.set_legend_enabled(true);
+  p.clear_series();
+  const QString png = QString::fromStdString(tmp("statescope_gui_empty.png"));
+  EXPECT_TRUE(p.export_image(png, 300, 200));
+  EXPECT_FALSE(p.plot()->legend->visible());
+  EXPECT_TRUE(hint_shown());  // clear_series() deleted the first hint; a new one stands
 }
 
 TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
@@ -253,6 +296,8 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   ppl->hover_at(QPointF(ppl->plot()->xAxis->coordToPixel(x), ppl->plot()->yAxis->coordToPixel(y)));
   EXPECT_TRUE(ppl->hover_text().contains(QString("x = %1").arg(x, 0, 'g', 6))) << ppl->hover_text().toStdString();
 
+  EXPECT_TRUE(ppl->plot()->legend->visible());
+  EXPECT_FALSE(eff->heatmap()->plot()->legend->visible());  // colour maps carry a colour scale instead
   // A click on a legend entry hides its series; another shows it again.
   auto* item = ppl->plot()->legend->item(0);
   ASSERT_NE(item, nullptr);

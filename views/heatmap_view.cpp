@@ -31,7 +31,7 @@ HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : PlotWidget
   toolbar()->insertWidget(3, lo_);
   toolbar()->insertWidget(4, hi_);
   toolbar()->insertWidget(5, logz_);
-  plot()->legend->setVisible(false);
+  set_legend_enabled(false);
   hide_line_controls();
   plot()->xAxis->grid()->setZeroLinePen(Qt::NoPen);
   plot()->yAxis->grid()->setZeroLinePen(Qt::NoPen);

@@ -213,7 +213,27 @@ void PlotWidget::reset_view() {
   replot();
 }
 
-void PlotWidget::replot() { plot_->replot(QCustomPlot::rpQueuedReplot); }
+void PlotWidget::sync_overlays() {
+  plot_->legend->setVisible(legend_enabled_ && plot_->legend->itemCount() > 0);  // no empty box
+  const bool empty = plot_->plottableCount() == 0;
+  if (empty && !empty_hint_) {  // say what to do instead of showing bare axes
+    empty_hint_ = new QCPItemText(plot_);
+    empty_hint_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    empty_hint_->position->setCoords(0.5, 0.5);
+    empty_hint_->setText(tr("No results yet\nRun \u25B8 Run experiment (Ctrl+R)\nor File \u25B8 Open experiment (Ctrl+O)"));
+    empty_hint_->setTextAlignment(Qt::AlignCenter);
+    empty_hint_->setSelectable(false);
+  }
+  if (empty_hint_) {
+    empty_hint_->setVisible(empty);
+    empty_hint_->setColor(dark_ ? QColor(170, 170, 175) : QColor(110, 110, 115));
+  }
+}
+
+void PlotWidget::replot() {
+  sync_overlays();
+  plot_->replot(QCustomPlot::rpQueuedReplot);
+}
 
 void PlotWidget::set_table(const QStringList& header, const std::vector<std::vector<QString>>& rows) {
   table_header_ = header;
@@ -223,6 +243,7 @@ void PlotWidget::set_table(const QStringList& header, const std::vector<std::vec
 bool PlotWidget::export_image(const QString& path, int w, int h) {
   if (w <= 0) w = plot_->width();
   if (h <= 0) h = plot_->height();
+  sync_overlays();
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix == "png") return plot_->savePng(path, w, h, 2.0);
   if (suffix == "pdf") return plot_->savePdf(path, w, h);
@@ -284,6 +305,11 @@ void PlotWidget::hover_at(const QPointF& px) {
     readout_->setText(text);
     emit status(text);
   }
+}
+
+void PlotWidget::set_legend_enabled(bool on) {
+  legend_enabled_ = on;
+  replot();
 }
 
 void PlotWidget::set_smoothing(int percent) { smooth_->setValue(percent); }

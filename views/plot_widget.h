@@ -3,12 +3,14 @@
 // their series on click, true log axes, optional smoothing with the raw curve faint beneath,
 // export to PNG/SVG/PDF (with legend and labels) and of the plotted data to CSV.
 #pragma once
+#include <QPointer>
 #include <QWidget>
 #include <vector>
 
 class QCustomPlot;
 class QCPGraph;
 class QCPAbstractPlottable;
+class QCPItemText;
 class QCPLegend;
 class QCPAbstractLegendItem;
 class QLabel;
@@ -51,6 +53,7 @@ class PlotWidget : public QWidget {
   void apply_theme(bool dark);  // colours of axes, grid, legend, background
   void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
   void set_smoothing(int percent);  // EMA weight in percent (0: off)
+  void set_legend_enabled(bool on);  // shown only when enabled and holding at least one entry
 
  signals:
   void status(const QString& text);
@@ -59,6 +62,7 @@ class PlotWidget : public QWidget {
   virtual void on_smoothing_changed() {}
 
  private:
+  void sync_overlays();  // legend only with entries; a hint on an empty plot
   struct Series {
     QString name;
     QColor color;
@@ -79,6 +83,8 @@ class PlotWidget : public QWidget {
   QStringList table_header_;
   std::vector<std::vector<QString>> table_rows_;
   bool dark_ = false;
+  bool legend_enabled_ = true;
+  QPointer<QCPItemText> empty_hint_;  // null again once clear_series() deletes the items
 };
 
 // Exponential moving average with the bias correction used by TensorBoard (weight in [0, 1)).

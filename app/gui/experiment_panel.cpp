@@ -102,9 +102,22 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   precision = new QComboBox(this);
   precision->addItems({"fp32", "bf16"});
   precision->setToolTip(tr("bf16: mixed precision (bf16 matmuls and convolutions; SSM state, A, dt and loss in fp32)"));
+  scan = new QComboBox(this);
+  scan->addItem(tr("ATen scan"), "aten");
+  scan->addItem(tr("fused kernels"), "fused");
+  scan->setToolTip(tr("the SSM scan on a GPU: ATen's chunked scan, or statescope's CUDA kernels (forward and "
+                      "backward, state norms on the fly). CPU runs always use ATen."));
+  auto sync_scan = [this] {  // the kernels only exist on a GPU: say so instead of pretending
+    const bool cuda = device->currentIndex() == 1;
+    scan->setEnabled(cuda);
+    if (!cuda) scan->setCurrentIndex(0);
+  };
+  connect(device, &QComboBox::currentIndexChanged, this, sync_scan);
+  sync_scan();
   auto* dev_row = new QHBoxLayout;
   dev_row->addWidget(device);
   dev_row->addWidget(precision);
+  dev_row->addWidget(scan);
   form->addRow(tr("Device"), dev_row);
   v->addLayout(form);
 
@@ -215,6 +228,7 @@ QString ExperimentPanel::spec_json() const {
   if (!a.empty()) j["analyses"] = a;
   j["device"] = device->currentText().toStdString();
   j["precision"] = precision->currentText().toStdString();
+  j["scan"] = scan->currentData().toString().toStdString();
   if (!save_models->text().trimmed().isEmpty()) j["save_models"] = save_models->text().trimmed().toStdString();
   return QString::fromStdString(j.dump(2));
 }
@@ -230,6 +244,7 @@ void ExperimentPanel::load_spec(const QString& text) {
     device->setCurrentIndex(d.startsWith("cuda") ? 1 : 0);
   }
   precision->setCurrentIndex(j.value("precision", std::string("fp32")) == "bf16" ? 1 : 0);
+  if (scan->isEnabled()) scan->setCurrentIndex(j.value("scan", std::string("aten")) == "fused" ? 1 : 0);
   seed->setValue(j.value("seed", 0));
   baseline->setChecked(j.value("baseline", true));
   const json pt = j.value("posttrain", json::object());

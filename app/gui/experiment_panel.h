@@ -29,6 +29,7 @@ class ExperimentPanel : public QWidget {
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
+  QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* run_button;
 
  signals:
