@@ -1,8 +1,8 @@
 // test_gui.cpp — the desktop app driven with QTest under QT_QPA_PLATFORM=offscreen: the panel
 // refuses bad values at the field; a short experiment runs to completion on the worker thread
 // without stalling the event loop; another is cancelled within a second and leaves a valid file;
-// a file written by the runner opens with every view holding its series; plots export and read
-// out values under the cursor; legend clicks hide series.
+// a file written by the runner opens with every view holding its series; runs of several files
+// are overlaid; plots export and read out values under the cursor; legend clicks hide series.
 #include <gtest/gtest.h>
 
 #include <QApplication>
@@ -205,6 +205,45 @@ TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   EXPECT_GE(f.dims("passing/train/loss")[0], 3);
   ASSERT_EQ(w.runs().size(), 1u);  // read back from the file by the worker
   EXPECT_EQ(w.runs()[0].status.toStdString(), "cancelled");
+}
+
+TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
+  const std::string spec = R"({"model": "embedded", "policies": [],
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
+  const std::string a = tmp("statescope_gui_cmp_a.h5"), b = tmp("statescope_gui_cmp_b.h5");
+  run_experiment(spec, "a", a);
+  run_experiment(spec, "b", b);
+  gui::MainWindow w;
+  w.set_quiet(true);
+  const QString qa = QString::fromStdString(a), qb = QString::fromStdString(b);
+  ASSERT_TRUE(w.add_file(qa));  // nothing open yet: it opens
+  EXPECT_EQ(w.current_file(), qa);
+  ASSERT_EQ(w.runs().size(), 1u);
+  ASSERT_TRUE(w.add_file(qb));
+  ASSERT_TRUE(w.add_file(qb));
+  ASSERT_EQ(w.runs().size(), 3u);
+  EXPECT_EQ(w.runs()[0].name, "statescope_gui_cmp_a/baseline");  // each run names its file now
+  EXPECT_EQ(w.runs()[1].name, "statescope_gui_cmp_b/baseline");
+  EXPECT_EQ(w.runs()[2].name, "statescope_gui_cmp_b(2)/baseline");
+  EXPECT_NE(w.runs()[1].color, w.runs()[0].color);
+  EXPECT_EQ(w.run_list()->item(1)->toolTip(), qb);
+  EXPECT_TRUE(w.windowTitle().contains("+ 2 more"));
+  w.tabs()->setCurrentIndex(1);
+  QTest::qWait(50);
+  EXPECT_EQ(w.plots_in_tab(1)[0]->series_count(), 3);  // every run overlaid
+  EXPECT_FALSE(w.add_file("/no/such/file.h5"));
+  EXPECT_TRUE(w.last_message().contains("/no/such/file.h5"));
+  EXPECT_EQ(w.runs().size(), 3u);  // nothing lost
+  ASSERT_TRUE(w.open_file(qa));    // opening starts over
+  ASSERT_EQ(w.runs().size(), 1u);
+  EXPECT_EQ(w.runs()[0].name, "baseline");
+  QMimeData two;  // dropping two files opens the first and adds the second
+  two.setUrls({QUrl::fromLocalFile(qb), QUrl::fromLocalFile(qa)});
+  ASSERT_TRUE(w.handle_drop(&two));
+  EXPECT_EQ(w.current_file(), qb);
+  ASSERT_EQ(w.runs().size(), 2u);
+  EXPECT_EQ(w.runs()[0].name, "statescope_gui_cmp_b/baseline");
+  EXPECT_EQ(w.runs()[1].name, "statescope_gui_cmp_a/baseline");
 }
 
 TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {

@@ -1,4 +1,5 @@
-// main.cpp — `statescope [FILE.h5] [--run SPEC.json] [--screenshots DIR]`.
+// main.cpp — `statescope [FILE.h5 [MORE.h5 ...]] [--run SPEC.json] [--screenshots DIR]`.
+// Several files: the first opens, the others' runs are added beside its runs (MainWindow::add_file).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFile>
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
   cli.setApplicationDescription("statescope: length generalization lab for recurrent language models");
   cli.addHelpOption();
   cli.addVersionOption();
-  cli.addPositionalArgument("file", "experiment file (.h5) to open");
+  cli.addPositionalArgument("files", "experiment files (.h5): the first opens, the runs of the others are added to compare",
+                            "[file.h5 [more.h5 ...]]");
   QCommandLineOption run({"r", "run"}, "load this experiment spec into the panel and run it", "spec.json");
   QCommandLineOption out({"o", "output"}, "experiment file the run writes", "file.h5");
   QCommandLineOption shots("screenshots", "render every view to PNG files in DIR and quit", "DIR");
@@ -26,8 +28,11 @@ int main(int argc, char** argv) {
   cli.process(app);
   statescope::gui::MainWindow w;
   if (cli.isSet(shots)) w.set_quiet(true);
-  if (!cli.positionalArguments().isEmpty() && !w.open_file(cli.positionalArguments().first())) {
-    if (cli.isSet(shots)) return 1;
+  for (const QString& f : cli.positionalArguments()) {
+    if (!(w.current_file().isEmpty() ? w.open_file(f) : w.add_file(f))) {
+      if (cli.isSet(shots)) return 1;
+      break;
+    }
   }
   if (cli.isSet(run)) {
     QFile f(cli.value(run));

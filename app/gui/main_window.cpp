@@ -130,6 +130,12 @@ void MainWindow::build_menus() {
     const QString p = QFileDialog::getOpenFileName(this, tr("Open experiment"), {}, tr("Experiment files (*.h5)"));
     if (!p.isEmpty()) open_file(p);
   });
+  file->addAction(tr("&Add runs from file..."), QKeySequence(tr("Ctrl+Shift+O")), this, [this] {
+    const QStringList ps =
+        QFileDialog::getOpenFileNames(this, tr("Add runs from experiment files"), {}, tr("Experiment files (*.h5)"));
+    for (const QString& p : ps)
+      if (!add_file(p)) break;
+  });
   recent_ = file->addMenu(tr("Open &recent"));
   file->addAction(tr("&Save as..."), QKeySequence::Save, this, &MainWindow::save_as);
   file->addSeparator();
@@ -164,6 +170,7 @@ bool MainWindow::open_file(const QString& path) {
     return false;
   }
   file_ = path;
+  added_files_ = 0;
   // The panel shows how the file was made, so "Run" repeats (or varies) it.
   if (const std::string spec = read_spec(path.toStdString()); !spec.empty()) panel_->load_spec(QString::fromStdString(spec));
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(path).fileName()));
@@ -171,6 +178,42 @@ bool MainWindow::open_file(const QString& path) {
   refresh_list();
   refresh_views();
   statusBar()->showMessage(tr("Opened %1: %2 runs").arg(path).arg(runs_.size()), 5000);
+  return true;
+}
+
+bool MainWindow::add_file(const QString& path) {
+  if (file_.isEmpty()) return open_file(path);
+  if (running_) {
+    error(tr("Cannot add runs"), tr("An experiment is running; add %1 when it has finished.").arg(path));
+    return false;
+  }
+  views::Runs more;
+  try {
+    more = load_runs(path.toStdString());
+  } catch (const std::exception& e) {
+    error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
+    return false;
+  }
+  if (added_files_ == 0)  // from now on every run says which file it came from
+    for (auto& r : runs_) r.name = QFileInfo(file_).completeBaseName() + "/" + r.name;
+  const QString stem = QFileInfo(path).completeBaseName();
+  auto taken = [this](const QString& n) {
+    return std::any_of(runs_.begin(), runs_.end(), [&](const views::RunData& r) { return r.name == n; });
+  };
+  for (auto& r : more) {  // the same file added twice gets stem(2)/..., and so on
+    QString name = stem + "/" + r.name;
+    for (int k = 2; taken(name); ++k) name = QString("%1(%2)/%3").arg(stem).arg(k).arg(r.name);
+    r.name = name;
+    r.color = views::run_color(static_cast<int>(runs_.size()));
+    runs_.push_back(std::move(r));
+  }
+  ++added_files_;
+  setWindowTitle(QString("statescope — %1 + %2 more").arg(QFileInfo(file_).fileName()).arg(added_files_));
+  add_recent(path);
+  refresh_list();
+  refresh_views();
+  statusBar()->showMessage(tr("Added %1 from %2").arg(more.size() == 1 ? tr("1 run") : tr("%1 runs").arg(more.size()), path),
+                           5000);
   return true;
 }
 
@@ -188,6 +231,7 @@ void MainWindow::start_run(const QString& out) {
     path = dir + "/experiment-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss") + ".h5";
   }
   file_ = path;
+  added_files_ = 0;
   runs_.clear();
   refresh_list();
   refresh_views();
@@ -300,6 +344,7 @@ void MainWindow::refresh_list() {
     it->setIcon(QIcon(px));
     it->setFlags(it->flags() | Qt::ItemIsUserCheckable);
     it->setCheckState(r.checked ? Qt::Checked : Qt::Unchecked);
+    if (!r.file.isEmpty()) it->setToolTip(r.file);
   }
 }
 
@@ -463,9 +508,14 @@ bool MainWindow::accepts_drop(const QMimeData* m) const {
 }
 
 bool MainWindow::handle_drop(const QMimeData* m) {
-  for (const QUrl& u : m->urls())
-    if (u.toLocalFile().endsWith(".h5")) return open_file(u.toLocalFile());
-  return false;
+  bool first = true;
+  for (const QUrl& u : m->urls()) {
+    const QString p = u.toLocalFile();
+    if (!p.endsWith(".h5")) continue;
+    if (!(first ? open_file(p) : add_file(p))) return false;
+    first = false;
+  }
+  return !first;
 }
 
 void MainWindow::dragEnterEvent(QDragEnterEvent* e) {

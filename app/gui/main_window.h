@@ -37,6 +37,9 @@ class MainWindow : public QMainWindow {
   ~MainWindow() override;
 
   bool open_file(const QString& path);         // shows a dialog on error (unless quiet) and returns false
+  // Appends another file's runs to those shown, to compare experiments side by side; each is named
+  // "<file stem>/<run>" and keeps its own file. Opens the file instead when nothing is open.
+  bool add_file(const QString& path);
   void start_run(const QString& out_path = {});  // runs the panel's spec into out_path (default: a new file)
   void cancel_run();
   bool running() const { return running_; }
@@ -54,7 +57,7 @@ class MainWindow : public QMainWindow {
   QString longest_stall_phase() const { return worst_phase_; }
   QList<views::PlotWidget*> plots_in_tab(int index) const;
   bool accepts_drop(const QMimeData* m) const;  // an .h5 file among the URLs
-  bool handle_drop(const QMimeData* m);         // opens the first .h5 file
+  bool handle_drop(const QMimeData* m);         // opens the first .h5 file and adds the others' runs
 
  signals:
   void run_finished(bool ok);
@@ -103,6 +106,7 @@ class MainWindow : public QMainWindow {
   RunWorker* worker_;
   views::Runs runs_;
   QString file_, last_message_;
+  int added_files_ = 0;  // files whose runs were added to file_'s (add_file)
   QStringList recent_files_;
   std::vector<bool> stale_;
   bool running_ = false, dirty_ = false, dirty_loss_ = false, dark_ = true, quiet_ = false;
