@@ -166,26 +166,37 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   if (runs.empty()) return "";
   std::ostringstream o;
   o << std::fixed;
-  const auto& bins = runs.front().bins;
-  o << std::left << std::setw(12) << "run" << std::setw(20) << "intervention" << std::right << std::setw(10)
-    << "loss@T..2T" << std::setw(10) << "loss far";
-  for (auto& [a, b] : bins) {
-    std::ostringstream h;
-    h << "exc " << a << "-" << b;
-    o << std::setw(18) << h.str();
-  }
-  o << std::setw(11) << "norm far/T" << "\n";
-  for (auto& r : runs) {
-    o << std::left << std::setw(12) << r.name << std::setw(20) << r.intervention << std::right << std::setprecision(3)
-      << std::setw(10) << r.loss_near << std::setw(10) << r.loss_far;
-    for (size_t i = 0; i < r.excess.size(); ++i) {
-      std::ostringstream c;
-      c << std::showpos << std::fixed << std::setprecision(3) << r.excess[i] << std::noshowpos << "±" << std::setprecision(3)
-        << r.excess_se[i];
-      o << std::setw(19) << c.str();  // "±" is two bytes
+  size_t name_w = 12;  // runs from several files are named file/run
+  for (auto& r : runs) name_w = std::max(name_w, r.name.size() + 2);
+  // Runs whose position bins differ (other T or evaluation length) get a table of their own.
+  std::vector<bool> done(runs.size(), false);
+  for (size_t g = 0; g < runs.size(); ++g) {
+    if (done[g]) continue;
+    const auto& bins = runs[g].bins;
+    if (g) o << "\n";
+    o << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(20) << "intervention" << std::right
+      << std::setw(10) << "loss@T..2T" << std::setw(10) << "loss far";
+    for (auto& [a, b] : bins) {
+      std::ostringstream h;
+      h << "exc " << a << "-" << b;
+      o << std::setw(18) << h.str();
     }
-    o << std::setw(11) << std::setprecision(2) << r.norm_ratio << (r.status.empty() || r.status == "finished" ? "" : "  [" + r.status + "]")
-      << "\n";
+    o << std::setw(11) << "norm far/T" << "\n";
+    for (size_t k = g; k < runs.size(); ++k) {
+      const auto& r = runs[k];
+      if (done[k] || r.bins != bins) continue;
+      done[k] = true;
+      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(20) << r.intervention << std::right
+        << std::setprecision(3) << std::setw(10) << r.loss_near << std::setw(10) << r.loss_far;
+      for (size_t i = 0; i < r.excess.size(); ++i) {
+        std::ostringstream c;
+        c << std::showpos << std::fixed << std::setprecision(3) << r.excess[i] << std::noshowpos << "±"
+          << std::setprecision(3) << r.excess_se[i];
+        o << std::setw(19) << c.str();  // "±" is two bytes
+      }
+      o << std::setw(11) << std::setprecision(2) << r.norm_ratio
+        << (r.status.empty() || r.status == "finished" ? "" : "  [" + r.status + "]") << "\n";
+    }
   }
   o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus the state-reset windowed loss, "
        "mean ± standard error over sequences; bins are positions)\n";

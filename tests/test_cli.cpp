@@ -181,6 +181,33 @@ TEST(Cli, DeviceIsCheckedAndRecorded) {
   EXPECT_NE(scan.output.find("scan 'triton': expected aten or fused"), std::string::npos) << scan.output;
 }
 
+TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
+  auto write_spec = [](const std::string& name, int length) {
+    const auto path = tmp(name);
+    std::ofstream(path) << R"({"model": "embedded", "policies": [], "eval": {"length": )" << length
+                        << R"(, "sequences": 1, "segment": 32, "batch": 1}})";
+    return path;
+  };
+  const auto a = tmp("cmp_a.h5"), b = tmp("cmp_b.h5");
+  ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a).code, 0);
+  ASSERT_EQ(cli("run " + write_spec("cmp_b.json", 128) + " -o " + b).code, 0);
+  auto r = cli("inspect " + a + " " + b);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("statescope_cli_cmp_a/baseline "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("statescope_cli_cmp_b/baseline "), std::string::npos) << r.output;
+  // 64 and 128 positions have different position bins: one table each, never misaligned columns.
+  size_t tables = 0;
+  for (size_t at = r.output.find("norm far/T"); at != std::string::npos; at = r.output.find("norm far/T", at + 1)) ++tables;
+  EXPECT_EQ(tables, 2u) << r.output;
+  EXPECT_NE(r.output.find("exc 64-128"), std::string::npos) << r.output;
+  auto one = cli("inspect " + a);  // a single file keeps plain run names
+  ASSERT_EQ(one.code, 0) << one.output;
+  EXPECT_NE(one.output.find("\nbaseline "), std::string::npos) << one.output;
+  auto bad = cli("inspect " + a + " /no/such/file.h5");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.output.find("/no/such/file.h5"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
   const fs::path dir = tmp("data_verb");
   fs::remove_all(dir);

@@ -1,5 +1,7 @@
-// cmd_inspect.cpp — `inspect FILE.h5`: a readable summary of every group in an experiment file.
+// cmd_inspect.cpp — `inspect FILE.h5 [MORE.h5 ...]`: a readable summary of every group in experiment
+// files; with several files, one closing table compares all their runs (named file/run).
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -24,92 +26,101 @@ void walk(const H5File& f, const std::string& group, int depth) {
   }
 }
 
+// One file's report; its runs' summaries (named prefix + run) go to `sums` for the closing table.
+void inspect_file(const std::string& path, const std::string& prefix, bool tree, std::vector<RunSummary>& sums) {
+  H5File f(path, H5File::Mode::Read);
+  std::cout << path << "\n";
+  for (auto& a : f.attr_names("/"))
+    if (a != "spec") std::cout << "  " << a << ": " << f.attr("/", a) << "\n";
+  for (auto& run : f.children("/")) {
+    if (!f.is_group(run)) continue;
+    auto get = [&](const char* k) {
+      try { return f.attr(run, k); } catch (const Error&) { return std::string("?"); }
+    };
+    std::cout << "run " << run << ": status " << get("status") << ", intervention " << get("intervention")
+              << ", seed " << get("seed") << ", model " << get("model") << "\n";
+    const std::string msg = get("message");
+    if (!msg.empty() && msg != "?") std::cout << "  message: " << msg << "\n";
+    if (f.has(run + "/train/loss")) {
+      auto loss = f.read_f64(run + "/train/loss");
+      if (!loss.empty())
+        std::cout << "  train: " << loss.size() << " steps, loss " << loss.front() << " -> " << loss.back()
+                  << " nats/token\n";
+    }
+    if (f.has(run + "/ppl/nll")) {
+      auto r = read_eval(f, run);
+      auto s = summarize(r, prefix + run, get("intervention"));
+      s.status = get("status");
+      sums.push_back(s);
+      std::cout << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
+    }
+    if (f.has(run + "/effrem/value")) {
+      auto e = read_effrem(f, run);
+      std::cout << "  effrem: T = {";
+      for (size_t i = 0; i < e.T.size(); ++i) std::cout << (i ? ", " : "") << e.T[i];
+      std::cout << "}, " << e.t.size() << " truncation points, " << e.sequences << " sequences, "
+                << e.forward_tokens << " forward tokens; EffRem at the largest grid t < T:";
+      for (size_t i = 0; i < e.T.size(); ++i) {
+        double last = NAN;
+        for (size_t j = 0; j < e.t.size(); ++j)
+          if (!std::isnan(e.value[i * e.t.size() + j])) last = e.value[i * e.t.size() + j];
+        std::cout << " " << last;
+      }
+      std::cout << "\n";
+    }
+    if (f.has(run + "/state_stats/histogram")) {
+      auto pos = f.read_i64(run + "/state_stats/position");
+      auto std_ = f.read_f64(run + "/state_stats/std");
+      auto fit = f.read_f64(run + "/state_stats/fitted_std");
+      std::cout << "  state_stats: positions {";
+      for (size_t i = 0; i < pos.size(); ++i) std::cout << (i ? ", " : "") << pos[i];
+      double m_last = 0, m_fit = 0;
+      const size_t H = fit.size() / f.read_i64(run + "/state_stats/layer").size();
+      for (size_t h = 0; h < H; ++h) {
+        m_last += std_[(pos.size() - 1) * H + h] / H;
+        m_fit += fit[h] / H;
+      }
+      std::cout << "}; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit << "\n";
+    }
+    if (f.has(run + "/passkey/accuracy")) {
+      auto p = read_passkey(f, run);
+      double acc = 0, dig = 0;
+      for (size_t i = 0; i < p.accuracy.size(); ++i) acc += p.accuracy[i] / p.accuracy.size(), dig += p.digit_accuracy[i] / p.accuracy.size();
+      std::cout << "  passkey: " << p.lengths.size() << " lengths (" << p.lengths.front() << ".." << p.lengths.back()
+                << ") x " << p.depths.size() << " depths, " << p.samples << " samples per cell; mean exact "
+                << acc << ", mean digit accuracy " << dig << " (chance 0.1)\n";
+    }
+    if (f.has(run + "/copying/exact")) {
+      auto c = read_copying(f, run);
+      std::cout << "  copying: L = " << c.L << ", alphabet " << c.alphabet << "; exact (token accuracy) by length:";
+      for (size_t i = 0; i < c.lengths.size(); ++i)
+        std::cout << " " << c.lengths[i] << ": " << c.exact[i] << " (" << c.token_accuracy[i] << ")";
+      std::cout << "\n";
+    }
+    if (f.has(run + "/babi/accuracy")) {
+      auto b = read_babi(f, run);
+      std::cout << "  babi: greedy / choice accuracy by length (chance " << 1.0 / std::max<int64_t>(1, b.candidates) << "):";
+      for (size_t i = 0; i < b.lengths.size(); ++i)
+        std::cout << " " << b.lengths[i] << ": " << b.accuracy[i] << " / " << b.choice_accuracy[i];
+      std::cout << "\n";
+    }
+    if (tree) walk(f, run, 1);
+  }
+}
+
 }  // namespace
 
 Runner add_inspect(CLI::App& app, const std::string&) {
-  auto path = std::make_shared<std::string>();
+  auto paths = std::make_shared<std::vector<std::string>>();
   auto tree = std::make_shared<bool>(false);
-  app.add_option("file", *path, "experiment file (HDF5)")->required();
+  app.add_option("files", *paths, "experiment files (HDF5); several: one table compares all their runs")->required();
   app.add_flag("--tree", *tree, "also list every dataset with its shape");
-  return [path, tree]() {
-    H5File f(*path, H5File::Mode::Read);
-    std::cout << *path << "\n";
-    for (auto& a : f.attr_names("/"))
-      if (a != "spec") std::cout << "  " << a << ": " << f.attr("/", a) << "\n";
+  return [paths, tree]() {
     std::vector<RunSummary> sums;
-    for (auto& run : f.children("/")) {
-      if (!f.is_group(run)) continue;
-      auto get = [&](const char* k) {
-        try { return f.attr(run, k); } catch (const Error&) { return std::string("?"); }
-      };
-      std::cout << "run " << run << ": status " << get("status") << ", intervention " << get("intervention")
-                << ", seed " << get("seed") << ", model " << get("model") << "\n";
-      const std::string msg = get("message");
-      if (!msg.empty() && msg != "?") std::cout << "  message: " << msg << "\n";
-      if (f.has(run + "/train/loss")) {
-        auto loss = f.read_f64(run + "/train/loss");
-        if (!loss.empty())
-          std::cout << "  train: " << loss.size() << " steps, loss " << loss.front() << " -> " << loss.back()
-                    << " nats/token\n";
-      }
-      if (f.has(run + "/ppl/nll")) {
-        auto r = read_eval(f, run);
-        auto s = summarize(r, run, get("intervention"));
-        s.status = get("status");
-        sums.push_back(s);
-        std::cout << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
-      }
-      if (f.has(run + "/effrem/value")) {
-        auto e = read_effrem(f, run);
-        std::cout << "  effrem: T = {";
-        for (size_t i = 0; i < e.T.size(); ++i) std::cout << (i ? ", " : "") << e.T[i];
-        std::cout << "}, " << e.t.size() << " truncation points, " << e.sequences << " sequences, "
-                  << e.forward_tokens << " forward tokens; EffRem at the largest grid t < T:";
-        for (size_t i = 0; i < e.T.size(); ++i) {
-          double last = NAN;
-          for (size_t j = 0; j < e.t.size(); ++j)
-            if (!std::isnan(e.value[i * e.t.size() + j])) last = e.value[i * e.t.size() + j];
-          std::cout << " " << last;
-        }
-        std::cout << "\n";
-      }
-      if (f.has(run + "/state_stats/histogram")) {
-        auto pos = f.read_i64(run + "/state_stats/position");
-        auto std_ = f.read_f64(run + "/state_stats/std");
-        auto fit = f.read_f64(run + "/state_stats/fitted_std");
-        std::cout << "  state_stats: positions {";
-        for (size_t i = 0; i < pos.size(); ++i) std::cout << (i ? ", " : "") << pos[i];
-        double m_last = 0, m_fit = 0;
-        const size_t H = fit.size() / f.read_i64(run + "/state_stats/layer").size();
-        for (size_t h = 0; h < H; ++h) {
-          m_last += std_[(pos.size() - 1) * H + h] / H;
-          m_fit += fit[h] / H;
-        }
-        std::cout << "}; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit << "\n";
-      }
-      if (f.has(run + "/passkey/accuracy")) {
-        auto p = read_passkey(f, run);
-        double acc = 0, dig = 0;
-        for (size_t i = 0; i < p.accuracy.size(); ++i) acc += p.accuracy[i] / p.accuracy.size(), dig += p.digit_accuracy[i] / p.accuracy.size();
-        std::cout << "  passkey: " << p.lengths.size() << " lengths (" << p.lengths.front() << ".." << p.lengths.back()
-                  << ") x " << p.depths.size() << " depths, " << p.samples << " samples per cell; mean exact "
-                  << acc << ", mean digit accuracy " << dig << " (chance 0.1)\n";
-      }
-      if (f.has(run + "/copying/exact")) {
-        auto c = read_copying(f, run);
-        std::cout << "  copying: L = " << c.L << ", alphabet " << c.alphabet << "; exact (token accuracy) by length:";
-        for (size_t i = 0; i < c.lengths.size(); ++i)
-          std::cout << " " << c.lengths[i] << ": " << c.exact[i] << " (" << c.token_accuracy[i] << ")";
-        std::cout << "\n";
-      }
-      if (f.has(run + "/babi/accuracy")) {
-        auto b = read_babi(f, run);
-        std::cout << "  babi: greedy / choice accuracy by length (chance " << 1.0 / std::max<int64_t>(1, b.candidates) << "):";
-        for (size_t i = 0; i < b.lengths.size(); ++i)
-          std::cout << " " << b.lengths[i] << ": " << b.accuracy[i] << " / " << b.choice_accuracy[i];
-        std::cout << "\n";
-      }
-      if (*tree) walk(f, run, 1);
+    for (size_t i = 0; i < paths->size(); ++i) {
+      const std::string& path = (*paths)[i];
+      if (i) std::cout << "\n";
+      inspect_file(path, paths->size() > 1 ? std::filesystem::path(path).stem().string() + "/" : "", *tree, sums);
     }
     if (!sums.empty()) std::cout << "\n" << format_summary_table(sums);
     return 0;

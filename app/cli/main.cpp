@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
        statescope::cli::add_babi);
   addc("data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)",
        statescope::cli::add_data);
-  addc("inspect", "summarise an experiment file", statescope::cli::add_inspect);
+  addc("inspect", "summarise experiment files (several: one table compares their runs)", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
