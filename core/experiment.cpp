@@ -98,6 +98,7 @@ Spec parse_spec(const std::string& text, const std::string& src) {
     ps.sigma = field<double>(p, "sigma", 1.0, src, "policies[].");
     ps.ema = field<double>(p, "ema", 0.99, src, "policies[].");
     ps.calibration_batches = field<int64_t>(p, "calibration_batches", 4, src, "policies[].");
+    ps.fit_length = field<int64_t>(p, "fit_length", 0, src, "policies[].");
     if (p.contains("pass_conv")) ps.pass_conv = field<bool>(p, "pass_conv", false, src, "policies[].") ? 1 : 0;
     try {
       make_policy(ps, 0);  // validates kind and knobs

@@ -56,6 +56,11 @@ class FittedNoisePolicy : public InitialStatePolicy {
  public:
   FittedNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {
     if (!(spec_.ema >= 0 && spec_.ema < 1)) throw Error("fitted noise policy: ema must be in [0, 1)");
+    if (spec_.fit_length < 0)
+      throw Error("fitted noise policy: fit_length " + std::to_string(spec_.fit_length) + " must be >= 0");
+    if (spec_.calibration_batches < (spec_.fit_length > 0 ? 1 : 0))
+      throw Error("fitted noise policy: calibration_batches " + std::to_string(spec_.calibration_batches) +
+                  " must be >= 1 when fit_length is set (the fit comes from calibration only)");
   }
   const PolicySpec& spec() const override { return spec_; }
   bool wants_calibration() const override { return true; }
@@ -64,7 +69,8 @@ class FittedNoisePolicy : public InitialStatePolicy {
     return gaussian_state(model, batch, mean_, std_, gen_);
   }
   // EMA of first and second moments, so the std is of the pooled distribution over time.
-  void observe(const ModelState& fin, const PolicyStep&) override {
+  void observe(const ModelState& fin, const PolicyStep& step) override {
+    if (spec_.fit_length > 0 && step.step > 0) return;  // fitted at fit_length in calibration, then fixed
     auto [m, sd] = ssm_state_moments(fin);
     auto m2 = sd.square() + m.square();
     if (!m1_.defined()) {
@@ -148,6 +154,7 @@ std::string PolicySpec::label() const {
   std::ostringstream s;
   s << kind;
   if (kind == "random") s << "(sigma=" << sigma << ")";
+  if (kind == "fitted" && fit_length > 0) s << "(L=" << fit_length << ")";
   if (pass_conv >= 0) s << (pass_conv ? "+conv" : "-conv");
   return s.str();
 }

@@ -18,6 +18,10 @@ struct PolicySpec {
   double sigma = 1.0;         // random: std of the SSM state entries
   double ema = 0.99;          // fitted: EMA decay of the per-(layer, head) statistics
   int64_t calibration_batches = 4;  // fitted: zero-state batches measured before step 1
+  // fitted: 0 = fit the final states of the training windows (T tokens), calibrated before step 1
+  // and followed by EMA during training (the paper's); L > 0 = fit the final states of zero-state
+  // windows of L tokens in calibration, then keep that fit fixed (training windows are shorter).
+  int64_t fit_length = 0;
   int pass_conv = -1;         // -1: default (passed for passing/tbtt, zero for noise); 0/1: force
   bool conv_passed() const { return pass_conv < 0 ? (kind == "passing" || kind == "tbtt") : pass_conv == 1; }
   std::string label() const;  // e.g. "random(sigma=1)"

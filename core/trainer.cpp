@@ -103,9 +103,23 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
 
   if (first == 1 && policy.wants_calibration()) {  // fitted noise: measure final states before step 1
     torch::NoGradGuard ng;
-    for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
-      auto tokens = windows.next(opt.batch).narrow(1, 0, opt.T);
-      policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
+    const int64_t L = policy.spec().fit_length;
+    if (L > 0) {  // windows of L tokens from their own sampler: the training draws stay as they were
+      std::unique_ptr<WindowSampler> cal;
+      try {
+        cal = std::make_unique<WindowSampler>(docs, L, opt.seed * 7919 + 3);
+      } catch (const Error& e) {
+        throw Error("fitted noise fit_length " + std::to_string(L) + ": " + e.what());
+      }
+      for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
+        auto tokens = cal->next(opt.batch).narrow(1, 0, L);  // [B, L]
+        policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
+      }
+    } else {
+      for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
+        auto tokens = windows.next(opt.batch).narrow(1, 0, opt.T);  // [B, T]
+        policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
+      }
     }
   }
 

@@ -110,6 +110,7 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   expect(R"({"analyses": {"copying": {"alphabet": 40}}})", "analyses.copying.alphabet");
   expect(R"({"analyses": {"babi": {"samples": "x"}}})", "analyses.babi.samples");
   expect(R"({"scan": "turbo"})", "field 'scan': scan 'turbo'");
+  expect(R"({"policies": [{"kind": "fitted", "fit_length": -5}]})", "fit_length -5");
   expect(R"({"device": "tpu"})", "field 'device'");
   EXPECT_FALSE(fs::exists(out));
   EXPECT_EQ(scan_kernels(), "aten");  // a refused spec changes nothing

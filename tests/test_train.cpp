@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/error.h"
 #include "core/samplers.h"
 #include "core/state_policy.h"
 #include "core/trainer.h"
@@ -235,6 +236,57 @@ TEST(Trainer, CancelStopsAfterTheCurrentStep) {
   EXPECT_EQ(r.status, "cancelled");
   EXPECT_EQ(r.steps_done, 3);
   EXPECT_TRUE(policy->fitted_mean().defined());  // calibrated before step 1, then updated
+}
+
+// Fitted noise with fit_length: the fit comes from zero-state windows of that length, made once
+// before step 1 and then kept, while the paper's fit (fit_length 0) follows the training windows.
+TEST(Trainer, FittedNoiseAtALongerLengthIsFittedOnceToThoseStates) {
+  auto docs = synthetic_docs(3, 400, 11);
+  auto fitted_after = [&](int64_t fit_length, int64_t steps) {
+    Mamba2LM m(tiny_byte());
+    m->reset_parameters(3);
+    TrainOptions o;
+    o.steps = steps; o.batch = 4; o.T = 16; o.lr = 2e-3; o.warmup = 1; o.seed = 2;
+    PolicySpec ps;
+    ps.kind = "fitted";
+    ps.ema = 0.5;
+    ps.calibration_batches = 2;
+    ps.fit_length = fit_length;
+    auto policy = make_policy(ps, 0);
+    auto r = train(m, docs, *policy, o);
+    EXPECT_EQ(r.status, "finished") << r.message;
+    return std::make_pair(policy->fitted_mean().clone(), policy->fitted_std().clone());
+  };
+  auto [m0, s0] = fitted_after(0, 0);      // calibrated on 16-token windows
+  auto [mL, sL] = fitted_after(256, 0);    // calibrated on 256-token windows
+  auto [mL3, sL3] = fitted_after(256, 3);  // ... then three training steps
+  auto [m03, s03] = fitted_after(0, 3);
+  ASSERT_TRUE(sL.defined() && s0.defined());
+  // States after 256 tokens are not those after 16: the long fit is another (here larger) Gaussian.
+  EXPECT_GT(sL.mean().item<double>(), 1.2 * s0.mean().item<double>()) << sL << s0;
+  // Fixed after calibration; the paper's fit moves with every training step.
+  EXPECT_TRUE(torch::equal(mL3, mL) && torch::equal(sL3, sL));
+  EXPECT_FALSE(torch::equal(s03, s0));
+  PolicySpec labelled;
+  labelled.kind = "fitted";
+  labelled.fit_length = 2048;
+  EXPECT_EQ(labelled.label(), "fitted(L=2048)");
+  // A length no document reaches is refused, naming it.
+  Mamba2LM m(tiny_byte());
+  PolicySpec ps;
+  ps.kind = "fitted";
+  ps.fit_length = 5000;
+  auto policy = make_policy(ps, 0);
+  TrainOptions o;
+  o.steps = 1; o.batch = 2; o.T = 16;
+  try {
+    train(m, docs, *policy, o);
+    FAIL() << "fit_length 5000 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fit_length 5000"), std::string::npos) << e.what();
+  }
+  ps.fit_length = -1;
+  EXPECT_THROW(make_policy(ps, 0), Error);
 }
 
 // A run stopped at step k and resumed from its checkpoint gives exactly the numbers of a run that

@@ -142,6 +142,9 @@ Runner add_posttrain(CLI::App& app, const std::string& command) {
       ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
   app.add_option("--sigma", o->ps.sigma, "random: std of the initial SSM state")->capture_default_str();
   app.add_option("--ema", o->ps.ema, "fitted: EMA decay of the fitted statistics")->capture_default_str();
+  app.add_option("--fit-length", o->ps.fit_length,
+                 "fitted: fit to final states of zero-state windows of this many tokens, then keep the fit "
+                 "fixed (0: the training windows, updated by EMA, the paper's)")->capture_default_str();
   app.add_option("--pass-conv", o->pass_conv, "pass the conv state too (1/0; default: 1 for passing/tbtt, 0 for noise)");
   return [o, command]() {
     o->ps.pass_conv = o->pass_conv;
