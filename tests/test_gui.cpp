@@ -23,6 +23,7 @@
 #include <QTest>
 #include <QTimer>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
 #include "app/gui/experiment_panel.h"
@@ -85,6 +86,51 @@ TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   const QString spec = p.spec_json();
   for (const char* k : {"\"zero\"", "\"random\"", "\"fitted\"", "\"passing\"", "\"tbtt\"", "\"steps\": 200", "\"length\": 2048"})
     EXPECT_TRUE(spec.contains(k)) << k;
+  EXPECT_FALSE(spec.contains("fit_length"));  // the paper's fit unless asked
+  QFile fl(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/fitted_length.json");
+  ASSERT_TRUE(fl.open(QIODevice::ReadOnly));
+  p.load_spec(QString::fromUtf8(fl.readAll()));  // several fitted runs: the form holds the last one
+  EXPECT_EQ(p.fit_length->value(), 2048);
+  EXPECT_TRUE(p.spec_json().contains("\"fit_length\": 2048")) << p.spec_json().toStdString();
+}
+
+// A spec loaded into the panel runs as written: what the form cannot show is kept.
+TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
+  auto read = [](const char* name) {
+    QFile f(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/" + name);
+    EXPECT_TRUE(f.open(QIODevice::ReadOnly)) << name;
+    return QString::fromUtf8(f.readAll());
+  };
+  auto strip = [](nlohmann::json j) {  // the form always writes these three
+    for (const char* k : {"device", "precision", "scan"}) j.erase(k);
+    return j;
+  };
+  gui::ExperimentPanel p;
+  for (const char* name : {"demo.json", "showcase.json", "sigma_sweep.json", "fitted_length.json"}) {
+    const QString text = read(name);
+    p.load_spec(text);
+    const auto in = nlohmann::json::parse(text.toStdString());
+    const auto out = nlohmann::json::parse(p.spec_json().toStdString());
+    EXPECT_EQ(strip(out), in) << name << "\n" << out.dump(1);
+  }
+  // sigma_sweep has five random runs: the form cannot show them, a note says they stand.
+  p.load_spec(read("sigma_sweep.json"));
+  EXPECT_TRUE(p.policy_note->isVisibleTo(&p));
+  EXPECT_TRUE(p.policy_note->text().contains("random_0.03")) << p.policy_note->text().toStdString();
+  EXPECT_EQ(p.fit_length->value(), 0);  // no fitted run here: the previous spec's 2048 is gone
+  p.p_zero->setChecked(true);  // the user takes over the policies
+  EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
+  const auto mine = nlohmann::json::parse(p.spec_json().toStdString());
+  ASSERT_EQ(mine["policies"].size(), 3u) << mine.dump(1);  // zero, random (the last sigma), passing
+  EXPECT_EQ(mine["policies"][0]["kind"], "zero");
+  EXPECT_FALSE(mine.contains("comment"));  // it described the loaded experiment, no longer this one
+  // The demo is exactly what the form shows: no note, and edits go straight into the spec.
+  p.load_spec(read("demo.json"));
+  EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
+  p.steps->setValue(50);
+  const auto edited = nlohmann::json::parse(p.spec_json().toStdString());
+  EXPECT_EQ(edited["posttrain"]["steps"], 50);
+  EXPECT_EQ(edited["posttrain"]["warmup"], 10);
 }
 
 TEST(Gui, ScanSelectorFollowsTheDeviceAndLandsInTheSpec) {

@@ -6,6 +6,7 @@
 #include <QDoubleSpinBox>
 #include <QComboBox>
 #include <QFileDialog>
+#include <QLabel>
 #include <QStandardItemModel>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -18,6 +19,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "core/runtime.h"
 
@@ -130,16 +132,28 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   sigma->setDecimals(4);
   sigma->setRange(0, 1000);
   sigma->setValue(1.0);
-  p_fitted = new QCheckBox(tr("fitted noise"), pol);
+  p_fitted = new QCheckBox(tr("fitted noise, fit at"), pol);
+  fit_length = new QSpinBox(pol);
+  fit_length->setRange(0, 1 << 24);
+  fit_length->setSingleStep(256);
+  fit_length->setSpecialValueText(tr("T (paper: EMA over training)"));
+  fit_length->setSuffix(tr(" tokens"));
+  fit_length->setToolTip(tr("fit the Gaussian to final states of zero-state windows of this many tokens before "
+                            "step 1 and keep it fixed; at its minimum: the training windows (the paper's fit)"));
   p_passing = new QCheckBox(tr("state passing"), pol);
   p_tbtt = new QCheckBox(tr("TBTT"), pol);
   for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(true);
   pv->addRow(baseline);
   pv->addRow(p_zero);
   pv->addRow(p_random, sigma);
-  pv->addRow(p_fitted);
+  pv->addRow(p_fitted, fit_length);
   pv->addRow(p_passing);
   pv->addRow(p_tbtt);
+  policy_note = new QLabel(pol);
+  policy_note->setWordWrap(true);
+  policy_note->setStyleSheet("color: #d9a441;");
+  policy_note->setVisible(false);
+  pv->addRow(policy_note);
   v->addWidget(pol);
 
   auto* ev = new QGroupBox(tr("Evaluation and analyses"), this);
@@ -167,7 +181,17 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   for (auto* s : {lr, sigma}) connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { validate(); });
   for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt})
     connect(c, &QCheckBox::toggled, this, [this] { validate(); });
+  for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt})
+    connect(c, &QCheckBox::toggled, this, &ExperimentPanel::policies_edited);
+  connect(sigma, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ExperimentPanel::policies_edited);
+  connect(fit_length, qOverload<int>(&QSpinBox::valueChanged), this, &ExperimentPanel::policies_edited);
   validate();
+}
+
+void ExperimentPanel::policies_edited() {  // the user takes over: the form's policies from now on
+  if (loading_ || !keep_policies_) return;
+  keep_policies_ = false;
+  policy_note->setVisible(false);
 }
 
 QStringList ExperimentPanel::problems() const {
@@ -202,40 +226,69 @@ void ExperimentPanel::validate() {
 
 QString ExperimentPanel::spec_json() const {
   if (!problems().isEmpty()) return {};
-  json j;
+  const json base = base_.isEmpty() ? json::object() : json::parse(base_.toStdString(), nullptr, false);
+  json j = base.is_object() ? base : json::object();  // what the form cannot show stays as loaded
   j["model"] = model->text().trimmed().toStdString();
   j["data"] = data->text().trimmed().toStdString();
   j["T"] = T->value();
   j["seed"] = seed->value();
   j["baseline"] = baseline->isChecked();
-  j["posttrain"] = {{"steps", steps->value()}, {"batch", batch->value()}, {"lr", lr->value()}, {"warmup", 10},
-                    {"min_lr_ratio", 0.1}};
+  json pt = j.value("posttrain", json::object());
+  pt["steps"] = steps->value();
+  pt["batch"] = batch->value();
+  pt["lr"] = lr->value();
+  if (!pt.contains("warmup")) pt["warmup"] = 10;
+  if (!pt.contains("min_lr_ratio")) pt["min_lr_ratio"] = 0.1;
+  j["posttrain"] = pt;
   json pols = json::array();
   if (p_zero->isChecked()) pols.push_back({{"kind", "zero"}});
   if (p_random->isChecked()) pols.push_back({{"kind", "random"}, {"sigma", sigma->value()}});
-  if (p_fitted->isChecked()) pols.push_back({{"kind", "fitted"}});
+  if (p_fitted->isChecked())
+    pols.push_back(fit_length->value() > 0 ? json{{"kind", "fitted"}, {"fit_length", fit_length->value()}}
+                                           : json{{"kind", "fitted"}});
   if (p_passing->isChecked()) pols.push_back({{"kind", "passing"}});
   if (p_tbtt->isChecked()) pols.push_back({{"kind", "tbtt"}});
-  j["policies"] = pols;
-  j["eval"] = {{"length", eval_length->value()}, {"sequences", eval_sequences->value()}, {"segment", 512}, {"batch", 8}};
+  j["policies"] = keep_policies_ ? base.value("policies", json::array()) : pols;
+  json ev = j.value("eval", json::object());
+  ev["length"] = eval_length->value();
+  ev["sequences"] = eval_sequences->value();
+  if (!ev.contains("segment")) ev["segment"] = 512;
+  if (!ev.contains("batch")) ev["batch"] = 8;
+  j["eval"] = ev;
+  // Analyses: a loaded one keeps its settings; one ticked here gets the defaults.
+  const json had = j.value("analyses", json::object());
   json a = json::object();
   const int t = T->value();
-  if (a_effrem->isChecked()) a["effrem"] = {{"T", {t, 4 * t, 16 * t}}, {"points", 16}, {"sequences", 16}};
-  if (a_states->isChecked()) a["states"] = {{"sequences", 16}};
-  if (a_passkey->isChecked()) a["passkey"] = json::object();
-  if (a_babi->isChecked()) a["babi"] = json::object();
-  if (a_copying->isChecked()) a["copying"] = json::object();
+  auto pick = [&](QCheckBox* c, const char* k, const json& dflt) {
+    if (c->isChecked()) a[k] = had.contains(k) ? had[k] : dflt;
+  };
+  pick(a_effrem, "effrem", {{"T", {t, 4 * t, 16 * t}}, {"points", 16}, {"sequences", 16}});
+  pick(a_states, "states", {{"sequences", 16}});
+  pick(a_passkey, "passkey", json::object());
+  pick(a_babi, "babi", json::object());
+  pick(a_copying, "copying", json::object());
   if (!a.empty()) j["analyses"] = a;
+  else j.erase("analyses");
   j["device"] = device->currentText().toStdString();
   j["precision"] = precision->currentText().toStdString();
   j["scan"] = scan->currentData().toString().toStdString();
   if (!save_models->text().trimmed().isEmpty()) j["save_models"] = save_models->text().trimmed().toStdString();
+  else j.erase("save_models");
+  // The comment describes the loaded experiment; once the form changes any of it, it would mislead.
+  if (j.contains("comment")) {
+    json a2 = j, b2 = base;
+    for (auto* x : {&a2, &b2})
+      for (const char* k : {"device", "precision", "scan"}) x->erase(k);
+    if (a2 != b2) j.erase("comment");
+  }
   return QString::fromStdString(j.dump(2));
 }
 
 void ExperimentPanel::load_spec(const QString& text) {
   json j = json::parse(text.toStdString(), nullptr, false);
   if (j.is_discarded() || !j.is_object()) return;
+  loading_ = true;
+  base_ = text;
   model->setText(QString::fromStdString(j.value("model", std::string("embedded"))));
   data->setText(QString::fromStdString(j.value("data", std::string("embedded"))));
   if (j.contains("T")) T->setValue(j["T"].get<int>());
@@ -252,11 +305,26 @@ void ExperimentPanel::load_spec(const QString& text) {
   batch->setValue(pt.value("batch", 16));
   lr->setValue(pt.value("lr", 5e-4));
   for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(false);
+  sigma->setValue(1.0);
+  fit_length->setValue(0);
+  // The form shows one run per kind with its sigma / fit length; anything more stays as loaded.
+  std::set<std::string> kinds;
+  QStringList runs;
+  keep_policies_ = false;
+  for (auto& p : j.value("policies", json::array())) {
+    const std::string k = p.value("kind", "");
+    runs << QString::fromStdString(p.value("name", k));
+    for (auto& [key, v] : p.items())
+      if (key != "kind" && key != "sigma" && key != "fit_length" && !(key == "name" && v == k)) keep_policies_ = true;
+    if (!kinds.insert(k).second) keep_policies_ = true;
+  }
+  policy_note->setText(tr("Runs as loaded: %1. Changing a policy here replaces them with the form's.").arg(runs.join(", ")));
+  policy_note->setVisible(keep_policies_);
   for (auto& p : j.value("policies", json::array())) {
     const std::string k = p.value("kind", "");
     if (k == "zero") p_zero->setChecked(true);
     if (k == "random") p_random->setChecked(true), sigma->setValue(p.value("sigma", 1.0));
-    if (k == "fitted") p_fitted->setChecked(true);
+    if (k == "fitted") p_fitted->setChecked(true), fit_length->setValue(p.value("fit_length", 0));
     if (k == "passing") p_passing->setChecked(true);
     if (k == "tbtt") p_tbtt->setChecked(true);
   }
@@ -269,6 +337,7 @@ void ExperimentPanel::load_spec(const QString& text) {
   a_passkey->setChecked(a.contains("passkey"));
   a_babi->setChecked(a.contains("babi"));
   a_copying->setChecked(a.contains("copying"));
+  loading_ = false;
   validate();
 }
 

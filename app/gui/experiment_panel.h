@@ -9,6 +9,7 @@ class QLineEdit;
 class QSpinBox;
 class QDoubleSpinBox;
 class QCheckBox;
+class QLabel;
 class QPushButton;
 class QComboBox;
 
@@ -21,22 +22,31 @@ class ExperimentPanel : public QWidget {
   // The spec as JSON text; empty when a field is invalid (see problems()).
   QString spec_json() const;
   QStringList problems() const;
-  void load_spec(const QString& json);  // fills the form from a spec (unknown keys ignored)
+  // Fills the form from a spec. What the form cannot show (warmup, analysis settings, several runs
+  // of one kind, named runs, policy knobs) is kept and written back by spec_json(); the loaded
+  // policies stand until a policy control is changed, and a note under them says so.
+  void load_spec(const QString& json);
 
   QLineEdit *model, *data, *save_models;
   QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
+  QSpinBox* fit_length;  // fitted noise: 0 = the paper's fit; L = fixed fit at L tokens
   QDoubleSpinBox *lr, *sigma;
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* run_button;
+  QLabel* policy_note;  // shown while the loaded spec's runs stand instead of the form's
 
  signals:
   void run_requested();
 
  private:
   void validate();
+  void policies_edited();
+  QString base_;                 // the loaded spec (JSON text); empty: form defaults only
+  bool keep_policies_ = false;   // the loaded spec's policies are not what the form shows
+  bool loading_ = false;
 };
 
 }  // namespace statescope::gui
