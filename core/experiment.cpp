@@ -204,6 +204,22 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   return o.str();
 }
 
+void check_spec(const std::string& spec_text, const std::string& src) {
+  const Spec spec = parse_spec(spec_text, src);
+  auto named = [&](const char* field, const std::function<void()>& check) {
+    try {
+      check();
+    } catch (const Error& e) {
+      throw Error(src + ": field '" + field + "': " + e.what());
+    }
+  };
+  if (!spec.device.empty()) named("device", [&] { resolve_device(spec.device); });
+  if (!spec.precision.empty() && spec.precision != "fp32" && spec.precision != "bf16")
+    throw Error(src + ": field 'precision': '" + spec.precision + "': expected fp32 or bf16");
+  if (!spec.scan.empty() && spec.scan != "aten" && spec.scan != "fused")
+    throw Error(src + ": field 'scan': '" + spec.scan + "': expected aten or fused");
+}
+
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done) {
   Spec spec = parse_spec(spec_text, src);

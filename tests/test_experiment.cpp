@@ -116,6 +116,26 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   EXPECT_EQ(scan_kernels(), "aten");  // a refused spec changes nothing
 }
 
+TEST(Experiment, CheckSpecNamesTheFieldWithoutRunning) {
+  auto why = [](const std::string& s) {
+    try {
+      check_spec(s, "edited");
+      return std::string("valid");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(why(R"({"model": "/not/checked/here", "policies": [{"kind": "random", "sigma": 0.1, "name": "r"}]})"), "valid");
+  EXPECT_EQ(why("{\"T\": 32,}").rfind("edited: not valid JSON", 0), 0u);
+  EXPECT_NE(why(R"({"T": "long"})").find("edited: field 'T'"), std::string::npos);
+  EXPECT_NE(why(R"({"policies": [{"kind": "fitted", "fit_length": -1}]})").find("policies[0]"), std::string::npos);
+  EXPECT_NE(why(R"({"analyses": {"passkey": {"depths": [2]}}})").find("analyses.passkey.depths"), std::string::npos);
+  EXPECT_NE(why(R"({"precision": "fp8"})").find("field 'precision'"), std::string::npos);
+  EXPECT_NE(why(R"({"scan": "cudnn"})").find("field 'scan'"), std::string::npos);
+  EXPECT_NE(why(R"({"device": "tpu"})").find("field 'device'"), std::string::npos);
+  EXPECT_EQ(compute_device(), "cpu");  // checking changes nothing
+}
+
 TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
   const auto out = (fs::temp_directory_path() / "statescope_exp_scan.h5").string();
   const std::string before = scan_kernels();

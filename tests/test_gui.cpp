@@ -28,6 +28,7 @@
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/main_window.h"
+#include "app/gui/spec_editor.h"
 #include "core/experiment.h"
 #include "core/h5file.h"
 #include "views/heatmap_view.h"
@@ -131,6 +132,31 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
   const auto edited = nlohmann::json::parse(p.spec_json().toStdString());
   EXPECT_EQ(edited["posttrain"]["steps"], 50);
   EXPECT_EQ(edited["posttrain"]["warmup"], 10);
+}
+
+TEST(Gui, JsonEditorChecksAsYouTypeAndAppliesToThePanel) {
+  gui::ExperimentPanel p;
+  gui::SpecEditor e(p.spec_json());
+  EXPECT_TRUE(e.check());
+  EXPECT_EQ(e.verdict()->text(), "valid");
+  e.set_text(R"({"policies": [{"kind": "random", "sigma": "big"}]})");
+  EXPECT_FALSE(e.apply_button()->isEnabled());
+  EXPECT_TRUE(e.verdict()->text().contains("policies[].sigma")) << e.verdict()->text().toStdString();
+  e.set_text("{\"T\": 32");
+  EXPECT_FALSE(e.apply_button()->isEnabled());
+  EXPECT_TRUE(e.verdict()->text().contains("not valid JSON"));
+  // A sweep the form cannot express: written here, applied, and run exactly as written.
+  const QString sweep = R"({"model": "embedded", "T": 32, "policies": [
+    {"kind": "random", "sigma": 0.03, "name": "s003"}, {"kind": "random", "sigma": 0.3, "name": "s03"}],
+    "eval": {"length": 256, "sequences": 4, "segment": 64, "batch": 2}})";
+  e.set_text(sweep);
+  ASSERT_TRUE(e.apply_button()->isEnabled()) << e.verdict()->text().toStdString();
+  p.load_spec(e.text());  // what Apply does
+  const auto out = nlohmann::json::parse(p.spec_json().toStdString());
+  ASSERT_EQ(out["policies"].size(), 2u);
+  EXPECT_EQ(out["policies"][1]["name"], "s03");
+  EXPECT_EQ(out["eval"]["segment"], 64);
+  EXPECT_TRUE(p.policy_note->isVisibleTo(&p));
 }
 
 TEST(Gui, ScanSelectorFollowsTheDeviceAndLandsInTheSpec) {

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "app/gui/spec_editor.h"
 #include "core/runtime.h"
 
 namespace statescope::gui {
@@ -172,7 +173,14 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   v->addWidget(save_models);
   run_button = new QPushButton(tr("Run"), this);
   run_button->setToolTip(tr("Run the experiment (Ctrl+R)"));
-  v->addWidget(run_button);
+  edit_button = new QPushButton(tr("Edit as JSON..."), this);
+  edit_button->setToolTip(tr("The whole spec as text, checked as you type: sweeps, named runs, policy knobs, "
+                             "analysis settings (Ctrl+J)"));
+  connect(edit_button, &QPushButton::clicked, this, &ExperimentPanel::edit_json);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(edit_button);
+  buttons->addWidget(run_button, 1);
+  v->addLayout(buttons);
   v->addStretch(1);
   connect(run_button, &QPushButton::clicked, this, &ExperimentPanel::run_requested);
   for (auto* e : {model, data, save_models}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
@@ -186,6 +194,13 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   connect(sigma, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ExperimentPanel::policies_edited);
   connect(fit_length, qOverload<int>(&QSpinBox::valueChanged), this, &ExperimentPanel::policies_edited);
   validate();
+}
+
+void ExperimentPanel::edit_json() {
+  QString text = spec_json();  // empty while a field is invalid: start from what was loaded
+  if (text.isEmpty()) text = base_.isEmpty() ? QString("{}") : base_;
+  SpecEditor dlg(text, this);
+  if (dlg.exec() == QDialog::Accepted) load_spec(dlg.text());
 }
 
 void ExperimentPanel::policies_edited() {  // the user takes over: the form's policies from now on

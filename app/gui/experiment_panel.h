@@ -26,6 +26,7 @@ class ExperimentPanel : public QWidget {
   // of one kind, named runs, policy knobs) is kept and written back by spec_json(); the loaded
   // policies stand until a policy control is changed, and a note under them says so.
   void load_spec(const QString& json);
+  void edit_json();  // the spec in a JSON editor (SpecEditor); Apply loads it here
 
   QLineEdit *model, *data, *save_models;
   QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
@@ -35,7 +36,7 @@ class ExperimentPanel : public QWidget {
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
-  QPushButton* run_button;
+  QPushButton *run_button, *edit_button;
   QLabel* policy_note;  // shown while the loaded spec's runs stand instead of the form's
 
  signals:

@@ -146,6 +146,7 @@ void MainWindow::build_menus() {
   auto* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Run experiment"), QKeySequence(tr("Ctrl+R")), this, [this] { start_run(); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_run);
+  run->addAction(tr("Edit spec as &JSON..."), QKeySequence(tr("Ctrl+J")), panel_, &ExperimentPanel::edit_json);
   auto* view = menuBar()->addMenu(tr("&View"));
   auto* dark = view->addAction(tr("&Dark theme"));
   dark->setCheckable(true);
