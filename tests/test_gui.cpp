@@ -176,6 +176,33 @@ TEST(Gui, ScanSelectorFollowsTheDeviceAndLandsInTheSpec) {
   EXPECT_TRUE(p.spec_json().contains("\"scan\": \"aten\""));
 }
 
+// Runs of several files may come from different models: the layer/head selectors span the largest,
+// and a run without the chosen layer is left out instead of read out of bounds.
+TEST(Gui, NormViewComparesModelsOfDifferentSizes) {
+  auto run = [](const char* name, int64_t n_layer, int64_t T) {
+    views::RunData r;
+    r.name = name;
+    EvalResult e;
+    e.length = 8; e.sequences = 1; e.n_layer = n_layer; e.nheads = 2; e.T = T;
+    e.nll.assign(8, 1.0);
+    e.norm.assign(n_layer * 8, 1.0);
+    e.norm_per_head.assign(n_layer * 2 * 8, 1.0);
+    r.eval = e;
+    return r;
+  };
+  views::NormView v;
+  v.set_runs({run("small", 1, 4), run("large", 3, 2)});
+  ASSERT_EQ(v.layer_box()->count(), 4);  // all + 3 layers
+  EXPECT_EQ(v.series_count(), 2);
+  v.layer_box()->setCurrentIndex(3);  // layer 2: only the large model has it
+  EXPECT_EQ(v.series_names(), QStringList{"large"});
+  v.layer_box()->setCurrentIndex(0);
+  int markers = 0;  // one T marker per training context among the runs
+  for (int i = 0; i < v.plot()->itemCount(); ++i)
+    if (auto* t = qobject_cast<QCPItemText*>(v.plot()->item(i)); t && t->text().trimmed().startsWith("T = ")) ++markers;
+  EXPECT_EQ(markers, 2);
+}
+
 TEST(Gui, LegendOnlyWhenThereIsSomethingToName) {
   views::PlotWidget p("empty");
   p.replot();

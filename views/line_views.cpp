@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <cmath>
+#include <set>
 #include <qcustomplot.h>
 
 namespace statescope::views {
@@ -41,11 +42,11 @@ void PplView::set_runs(const Runs& runs) {
   clear_series();
   const int mode = what_->currentIndex();
   set_labels(tr("position (tokens)"), what_->currentText());
-  int64_t T = 0;
+  std::set<int64_t> Ts;  // runs of several files may have other training contexts
   for (auto& r : runs) {
     if (!r.checked || !r.eval) continue;
     const auto& e = *r.eval;
-    T = e.T;
+    Ts.insert(e.T);
     std::vector<double> x, y, err;
     const int64_t L = e.length, n = e.sequences;
     for (int64_t i = 0; i < L; ++i) {
@@ -66,7 +67,8 @@ void PplView::set_runs(const Runs& runs) {
     }
     add_series(r.name, r.color, x, y, true, err);
   }
-  if (T > 0) add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  for (int64_t T : Ts)
+    if (T > 0) add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
   reset_view();
 }
 
@@ -104,12 +106,13 @@ void NormView::set_runs(const Runs& runs) {
 void NormView::redraw() {
   clear_series();
   const int layer = layer_->currentIndex() - 1, head = head_->currentIndex() - 1;  // -1: all
-  int64_t T = 0;
+  std::set<int64_t> Ts;
   for (auto& r : runs_) {
     if (!r.checked || !r.eval || r.eval->norm.empty()) continue;
     const auto& e = *r.eval;
-    T = e.T;
     const int64_t L = e.length, H = e.nheads;
+    if (layer >= e.n_layer || head >= H) continue;  // a smaller model (runs of several files): no such layer/head
+    Ts.insert(e.T);
     std::vector<double> x(L), y(L, 0.0);
     for (int64_t i = 0; i < L; ++i) {
       x[i] = static_cast<double>(i + 1);
@@ -127,7 +130,8 @@ void NormView::redraw() {
     }
     add_series(r.name, r.color, x, y, true);
   }
-  if (T > 0) add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  for (int64_t T : Ts)
+    if (T > 0) add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
   reset_view();
 }
 
