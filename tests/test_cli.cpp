@@ -208,6 +208,25 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   EXPECT_NE(bad.output.find("/no/such/file.h5"), std::string::npos) << bad.output;
 }
 
+TEST(Cli, DataVerbListsAndClearsTheTokenCache) {
+  const auto cache = tmp("cache_admin"), text = tmp("cache_admin_src");
+  fs::remove_all(cache);
+  fs::create_directories(text);
+  for (const char* f : {"a.txt", "b.txt"}) std::ofstream(text + "/" + f) << "a document called " << f << "\n";
+  ASSERT_EQ(cli("data --data " + text + " --cache " + cache).code, 0);
+  auto list = cli("data --list-cache --cache " + cache);
+  ASSERT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find(": 1 entries"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("current"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find(fs::absolute(text).string()), std::string::npos) << list.output;
+  EXPECT_EQ(cli("data --clear-cache --clear-stale --cache " + cache).code, 2);  // usage error: one or the other
+  fs::remove_all(text);
+  auto stale = cli("data --clear-stale --cache " + cache);
+  ASSERT_EQ(stale.code, 0) << stale.output;
+  EXPECT_NE(stale.output.find("source gone"), std::string::npos) << stale.output;
+  EXPECT_NE(cli("data --list-cache --cache " + cache).output.find(": 0 entries"), std::string::npos);
+}
+
 TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
   const fs::path dir = tmp("data_verb");
   fs::remove_all(dir);

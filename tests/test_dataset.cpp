@@ -9,6 +9,7 @@
 
 #include "core/dataset.h"
 #include "core/error.h"
+#include "core/token_cache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -232,6 +233,50 @@ TEST(Dataset, CacheIsReusedAndInvalidatedByEdits) {
   EXPECT_NE(c.cache, a.cache);
   EXPECT_NE(joined(c.train).find("edited"), std::string::npos);
   EXPECT_EQ(joined(a.train).find("edited"), std::string::npos);  // the old mapping still reads its own file
+}
+
+TEST(Dataset, TokenCacheListsAndClearsStaleEntries) {
+  TempDir t("ds_cache_admin");
+  const auto src = t.p / "src", other = t.p / "other", cache = t.p / "cache";
+  for (auto& d : {src, other}) {
+    fs::create_directories(d);
+    for (int i = 0; i < 3; ++i) std::ofstream(d / ("f" + std::to_string(i) + ".txt")) << "document " << i << "\n";
+  }
+  ByteTokenizer bytes;
+  load_data(src.string(), bytes, opts(cache, 2));
+  load_data(other.string(), bytes, opts(cache, 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(src / "f0.txt") << "edited\n";
+  const auto current = load_data(src.string(), bytes, opts(cache, 2)).cache;  // a new entry; the old one is superseded
+  fs::create_directories(cache / "0123abcd.tmp-999999999");                  // a killed preparation
+  std::ofstream(cache / "0123abcd.tmp-999999999" / "train.tok") << "xx";
+  fs::create_directories(cache / "notes");                                    // not an entry: never touched
+  auto entries = list_token_cache(cache.string());
+  ASSERT_EQ(entries.size(), 4u);
+  int superseded = 0, partial = 0, fine = 0;
+  for (auto& e : entries) {
+    EXPECT_GT(e.bytes, 0) << e.dir;
+    superseded += e.superseded;
+    partial += e.partial;
+    fine += !e.stale();
+    if (e.superseded) EXPECT_EQ(e.source, fs::absolute(src).string());
+  }
+  EXPECT_EQ(superseded, 1);
+  EXPECT_EQ(partial, 1);
+  EXPECT_EQ(fine, 2);
+  for (size_t i = 1; i < entries.size(); ++i) EXPECT_GE(entries[i - 1].made, entries[i].made);  // newest first
+  fs::remove_all(other);  // its source is gone
+  EXPECT_GT(clear_token_cache(cache.string(), /*stale_only=*/true), 0);
+  entries = list_token_cache(cache.string());
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].dir, current);
+  int calls = 0;
+  load_data(src.string(), bytes, opts(cache, 2), [&](int64_t, int64_t) { ++calls; return true; });
+  EXPECT_EQ(calls, 0) << "the current entry was removed";
+  clear_token_cache(cache.string(), /*stale_only=*/false);
+  EXPECT_TRUE(list_token_cache(cache.string()).empty());
+  EXPECT_TRUE(fs::exists(cache / "notes"));
+  EXPECT_TRUE(list_token_cache((t.p / "absent").string()).empty());
 }
 
 TEST(Dataset, CancelLeavesNoCache) {

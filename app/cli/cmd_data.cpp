@@ -1,6 +1,10 @@
 // cmd_data.cpp — `statescope-cli data --data PATH [--model DIR]`: tokenize a corpus into the token
-// cache (or find it there) and print what the engine will train and evaluate on. No LibTorch.
+// cache (or find it there) and print what the engine will train and evaluate on; `--list-cache`,
+// `--clear-stale`, `--clear-cache`: what the cache holds on disk, and removing it. No LibTorch.
+#include <ctime>
 #include <filesystem>
+#include <iomanip>
+#include <sstream>
 #include <fstream>
 #include <iostream>
 
@@ -9,6 +13,7 @@
 #include "core/config.h"
 #include "core/dataset.h"
 #include "core/model_registry.h"
+#include "core/token_cache.h"
 
 namespace statescope::cli {
 namespace {
@@ -22,6 +27,41 @@ int64_t proc_kb(const std::string& field) {
   return -1;
 }
 
+std::string size_str(int64_t bytes) {  // "812 KiB", "3.4 MiB", "12.0 GiB"
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(bytes < (1 << 20) ? 0 : 1);
+  if (bytes < 1024) o << bytes << " B";
+  else if (bytes < (1 << 20)) o << bytes / 1024.0 << " KiB";
+  else if (bytes < (int64_t{1} << 30)) o << bytes / 1048576.0 << " MiB";
+  else o << bytes / 1073741824.0 << " GiB";
+  return o.str();
+}
+
+// `data --list-cache / --clear-stale / --clear-cache`: one line per entry, newest first.
+int cache_report(const std::string& cache_dir, int clear) {  // clear: 0 no, 1 stale, 2 all
+  const std::string root = cache_dir.empty() ? default_cache_dir() : cache_dir;
+  const auto entries = list_token_cache(cache_dir);
+  int64_t total = 0, stale = 0;
+  std::cout << "token cache " << root << ": " << entries.size() << " entries\n";
+  for (auto& e : entries) {
+    char when[32];
+    const std::time_t t = static_cast<std::time_t>(e.made);
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", std::localtime(&t));
+    std::string state = e.partial ? "partial (interrupted)" : e.source_missing ? "source gone"
+                      : e.superseded ? "superseded (source edited)" : "current";
+    std::cout << "  " << when << "  " << std::setw(10) << size_str(e.bytes) << "  " << std::left << std::setw(6) << (e.tokenizer.empty() ? "-" : e.tokenizer) << std::right << "  "
+              << std::left << std::setw(27) << state << std::right << "  " << (e.source.empty() ? e.dir : e.source) << "\n";
+    total += e.bytes;
+    if (e.stale()) stale += e.bytes;
+  }
+  std::cout << "  " << size_str(total) << " in all, " << size_str(stale) << " stale\n";
+  if (clear) {
+    const int64_t freed = clear_token_cache(cache_dir, clear == 1);
+    std::cout << "removed " << (clear == 1 ? "stale entries" : "every entry") << ": " << size_str(freed) << " freed\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 Runner add_data(CLI::App& app, const std::string& command) {
@@ -29,6 +69,7 @@ Runner add_data(CLI::App& app, const std::string& command) {
     std::string data = "embedded", model, tokenizer;
     DataOptions d;
     int64_t show = 0;
+    bool list_cache = false, clear_stale = false, clear_cache = false;
   };
   auto o = std::make_shared<O>();
   app.add_option("--data", o->data,
@@ -44,7 +85,14 @@ Runner add_data(CLI::App& app, const std::string& command) {
       ->capture_default_str();
   app.add_option("--cache", o->d.cache_dir, "token cache folder (default: $STATESCOPE_CACHE or ~/.cache/statescope/tokens)");
   app.add_option("--show", o->show, "print the first N tokens of validation, decoded")->capture_default_str();
+  auto* list = app.add_flag("--list-cache", o->list_cache, "list the token cache (source, size, date, stale or not) and stop");
+  auto* stale = app.add_flag("--clear-stale", o->clear_stale,
+                             "remove cache entries whose source is gone or was edited since, and interrupted ones");
+  app.add_flag("--clear-cache", o->clear_cache, "remove every cache entry (they are rebuilt when needed)")
+      ->excludes(stale)->excludes(list);
   return [o]() {
+    if (o->list_cache || o->clear_stale || o->clear_cache)
+      return cache_report(o->d.cache_dir, o->clear_cache ? 2 : o->clear_stale ? 1 : 0);
     std::string dir;
     int64_t vocab = 256;
     if (!o->model.empty()) {
