@@ -33,6 +33,7 @@
 #include "core/h5file.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
+#include "views/norm_heads_view.h"
 #include "views/state_views.h"
 
 using namespace statescope;
@@ -387,9 +388,24 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };
   EXPECT_EQ(plots(0)[0]->series_count(), 1);  // loss: fitted
   EXPECT_EQ(plots(1)[0]->series_count(), 2);  // per-position
-  EXPECT_EQ(plots(2)[0]->series_count(), 2);  // norm
-  auto* norm = qobject_cast<views::NormView*>(w.tabs()->widget(2));
-  EXPECT_EQ(norm->layer_box()->count(), 3);   // all + 2 layers
+  auto* norm = qobject_cast<views::StateNormView*>(w.tabs()->widget(2));
+  ASSERT_NE(norm, nullptr);
+  EXPECT_EQ(plots(2).size(), 2);  // curves and the per-head map, both exported
+  EXPECT_EQ(norm->curves()->series_count(), 2);
+  EXPECT_EQ(norm->curves()->layer_box()->count(), 3);  // all + 2 layers
+  // Per (layer, head) map of the first run: one row per head, log-spaced positions up to 128.
+  auto* heads = norm->heads();
+  ASSERT_NE(heads->color_map(), nullptr);
+  const auto& e = *w.runs()[0].eval;
+  EXPECT_EQ(heads->run_box()->currentText(), w.runs()[0].name);
+  EXPECT_EQ(heads->color_map()->data()->valueSize(), e.n_layer * e.nheads);
+  EXPECT_GT(heads->color_map()->data()->keySize(), 10);
+  // Growth mode: position 128 relative to position T-1.
+  EXPECT_NEAR(heads->color_map()->data()->cell(heads->color_map()->data()->keySize() - 1, 0),
+              e.norm_per_head[e.length - 1] / e.norm_per_head[e.T - 1], 1e-12);
+  heads->mode_box()->setCurrentIndex(1);  // absolute: the first row's last cell is the norm at position 128
+  EXPECT_DOUBLE_EQ(heads->color_map()->data()->cell(heads->color_map()->data()->keySize() - 1, 0),
+                   e.norm_per_head[e.length - 1]);
   auto* eff = qobject_cast<views::EffRemView*>(w.tabs()->widget(3));
   EXPECT_EQ(eff->curves()->series_count(), 2);
   ASSERT_NE(eff->heatmap()->color_map(), nullptr);

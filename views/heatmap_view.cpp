@@ -52,7 +52,8 @@ void HeatmapWidget::clear_map() {
 }
 
 void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& v,
-                            bool log_x, bool log_y, const QString& xl, const QString& yl, const QString& zl) {
+                            bool log_x, bool log_y, const QString& xl, const QString& yl, const QString& zl,
+                            const QStringList& y_names) {
   clear_map();
   const int nx = static_cast<int>(x.size()), ny = static_cast<int>(y.size());
   if (nx == 0 || ny == 0) return;
@@ -72,7 +73,14 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   plot()->xAxis->setScaleType(QCPAxis::stLinear);
   plot()->yAxis->setScaleType(QCPAxis::stLinear);
   plot()->xAxis->setTicker(ticks(x, log_x));
-  plot()->yAxis->setTicker(ticks(y, log_y));
+  if (y_names.size() == ny) {
+    QSharedPointer<QCPAxisTickerText> t(new QCPAxisTickerText);
+    const int step = std::max(1, ny / 24);
+    for (int j = 0; j < ny; j += step) t->addTick(j, y_names[j]);
+    plot()->yAxis->setTicker(t);
+  } else {
+    plot()->yAxis->setTicker(ticks(y, log_y));
+  }
   plot()->xAxis->setLabel(xl + (log_x ? tr(" (log-spaced)") : QString()));
   plot()->yAxis->setLabel(yl + (log_y ? tr(" (log-spaced)") : QString()));
   scale_ = new QCPColorScale(plot());
@@ -105,7 +113,7 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   std::vector<std::vector<QString>> rows;
   for (int j = 0; j < ny; ++j)
     for (int i = 0; i < nx; ++i)
-      rows.push_back({QString::number(y[j], 'g', 10), QString::number(x[i], 'g', 10),
+      rows.push_back({y_names.size() == ny ? y_names[j] : QString::number(y[j], 'g', 10), QString::number(x[i], 'g', 10),
                       QString::number(v[static_cast<size_t>(j) * nx + i], 'g', 10)});
   set_table({yl, xl, zl}, rows);
   apply_range();

@@ -16,9 +16,11 @@ class HeatmapWidget : public PlotWidget {
   Q_OBJECT
  public:
   explicit HeatmapWidget(const QString& title, QWidget* parent = nullptr);
-  // values [ny, nx] row-major; x and y are cell centres (plotted on log axes when asked).
+  // values [ny, nx] row-major; x and y are cell centres (plotted on log axes when asked); y_names,
+  // when given, label the rows instead of the y values (e.g. "L0 H3").
   void set_map(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& values,
-               bool log_x, bool log_y, const QString& xlabel, const QString& ylabel, const QString& zlabel);
+               bool log_x, bool log_y, const QString& xlabel, const QString& ylabel, const QString& zlabel,
+               const QStringList& y_names = {});
   void clear_map();
   QComboBox* run_box() const { return run_; }
   QCPColorMap* color_map() const { return map_; }

@@ -29,6 +29,7 @@
 #include "app/gui/file_loader.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
+#include "views/norm_heads_view.h"
 #include "views/state_views.h"
 
 namespace statescope::gui {
@@ -51,7 +52,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tabs_ = new QTabWidget(this);
   loss_ = new views::LossView;
   ppl_ = new views::PplView;
-  norm_ = new views::NormView;
+  norm_ = new views::StateNormView;
   effrem_ = new views::EffRemView;
   passkey_ = new views::PasskeyView;
   states_ = new views::StatesView;

@@ -18,7 +18,7 @@ class QMimeData;
 namespace statescope::views {
 class LossView;
 class PplView;
-class NormView;
+class StateNormView;
 class EffRemView;
 class PasskeyView;
 class StatesView;
@@ -90,7 +90,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   views::LossView* loss_;
   views::PplView* ppl_;
-  views::NormView* norm_;
+  views::StateNormView* norm_;  // curves + per-head map
   views::EffRemView* effrem_;
   views::PasskeyView* passkey_;
   views::StatesView* states_;

@@ -1,0 +1,38 @@
+// norm_heads_view.h — the "State norm" tab: the per-position norm curves of every checked run
+// (NormView) beside a colour map of one run's state norm per (layer, head) over log-spaced positions,
+// as growth relative to position T-1 or absolute, to see which heads' states grow past T.
+#pragma once
+#include <QWidget>
+
+#include "views/heatmap_view.h"
+#include "views/line_views.h"
+
+namespace statescope::views {
+
+class NormHeadsView : public HeatmapWidget {
+  Q_OBJECT
+ public:
+  explicit NormHeadsView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+  QComboBox* mode_box() const { return mode_; }
+
+ private:
+  void draw();
+  QComboBox* mode_;  // relative to T-1 | absolute
+  Runs runs_;
+};
+
+class StateNormView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit StateNormView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs);
+  NormView* curves() const { return curves_; }
+  NormHeadsView* heads() const { return heads_; }
+
+ private:
+  NormView* curves_;
+  NormHeadsView* heads_;
+};
+
+}  // namespace statescope::views
