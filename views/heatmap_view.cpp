@@ -123,6 +123,15 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   replot();
 }
 
+void HeatmapWidget::fill_run_box(const Runs& runs, const std::function<bool(const RunData&)>& has) {
+  const QString keep = run_->currentText();
+  const QSignalBlocker b(run_);
+  run_->clear();
+  for (auto& r : runs)
+    if (has(r)) run_->addItem(r.name);
+  if (run_->findText(keep) >= 0) run_->setCurrentText(keep);
+}
+
 void HeatmapWidget::set_range(double lo, double hi) {
   lo_->setValue(lo);
   hi_->setValue(hi);
@@ -164,14 +173,13 @@ EffRemView::EffRemView(QWidget* parent) : QWidget(parent) {
 
 void EffRemView::set_runs(const Runs& runs) {
   runs_ = runs;
-  const QString keepT = Tbox_->currentText(), keepR = heat_->run_box()->currentText();
+  const QString keepT = Tbox_->currentText();
   const QSignalBlocker b1(Tbox_), b2(heat_->run_box());
   Tbox_->clear();
-  heat_->run_box()->clear();
+  heat_->fill_run_box(runs, [](const RunData& r) { return r.effrem.has_value(); });
   std::vector<int64_t> Ts;
   for (auto& r : runs) {
     if (!r.effrem) continue;
-    heat_->run_box()->addItem(r.name);
     for (auto T : r.effrem->T)
       if (std::find(Ts.begin(), Ts.end(), T) == Ts.end()) Ts.push_back(T);
   }
@@ -179,7 +187,6 @@ void EffRemView::set_runs(const Runs& runs) {
   for (auto T : Ts) Tbox_->addItem(QString::number(T));
   if (Tbox_->findText(keepT) >= 0) Tbox_->setCurrentText(keepT);
   else if (Tbox_->count()) Tbox_->setCurrentIndex(Tbox_->count() - 1);
-  if (heat_->run_box()->findText(keepR) >= 0) heat_->run_box()->setCurrentText(keepR);
   draw_curves();
   draw_map();
 }
@@ -229,12 +236,7 @@ PasskeyView::PasskeyView(QWidget* parent) : HeatmapWidget(tr("Passkey retrieval 
 
 void PasskeyView::set_runs(const Runs& runs) {
   runs_ = runs;
-  const QString keep = run_->currentText();
-  const QSignalBlocker b(run_);
-  run_->clear();
-  for (auto& r : runs)
-    if (r.passkey) run_->addItem(r.name);
-  if (run_->findText(keep) >= 0) run_->setCurrentText(keep);
+  fill_run_box(runs, [](const RunData& r) { return r.passkey.has_value(); });
   draw();
 }
 

@@ -2,6 +2,8 @@
 // over (length, depth), one selected run at a time, with a colour scale whose range is settable
 // and can be logarithmic. The EffRem view also draws EffRem_T(t) curves for every checked run.
 #pragma once
+#include <functional>
+
 #include "views/plot_widget.h"
 #include "views/run_data.h"
 
@@ -25,6 +27,9 @@ class HeatmapWidget : public PlotWidget {
   QComboBox* run_box() const { return run_; }
   QCPColorMap* color_map() const { return map_; }
   void set_range(double lo, double hi);
+  // The run selector lists the runs that have what the map shows; the selection survives a refill
+  // (signals blocked: the caller draws).
+  void fill_run_box(const Runs& runs, const std::function<bool(const RunData&)>& has);
 
  signals:
   void run_selected(const QString& name);

@@ -23,12 +23,7 @@ NormHeadsView::NormHeadsView(QWidget* parent) : HeatmapWidget(tr("State norm per
 
 void NormHeadsView::set_runs(const Runs& runs) {
   runs_ = runs;
-  const QString keep = run_->currentText();
-  const QSignalBlocker b(run_);
-  run_->clear();
-  for (auto& r : runs)
-    if (r.eval && !r.eval->norm_per_head.empty()) run_->addItem(r.name);
-  if (run_->findText(keep) >= 0) run_->setCurrentText(keep);
+  fill_run_box(runs, [](const RunData& r) { return r.eval && !r.eval->norm_per_head.empty(); });
   draw();
 }
 
