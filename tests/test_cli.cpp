@@ -200,6 +200,8 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   for (size_t at = r.output.find("norm far/T"); at != std::string::npos; at = r.output.find("norm far/T", at + 1)) ++tables;
   EXPECT_EQ(tables, 2u) << r.output;
   EXPECT_NE(r.output.find("exc 64-128"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("state norm per head, position 64 / position 32: median "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("heads grew more than 5x"), std::string::npos) << r.output;
   auto one = cli("inspect " + a);  // a single file keeps plain run names
   ASSERT_EQ(one.code, 0) << one.output;
   EXPECT_NE(one.output.find("\nbaseline "), std::string::npos) << one.output;

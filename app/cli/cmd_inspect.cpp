@@ -1,7 +1,9 @@
 // cmd_inspect.cpp — `inspect FILE.h5 [MORE.h5 ...]`: a readable summary of every group in experiment
 // files; with several files, one closing table compares all their runs (named file/run).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -24,6 +26,31 @@ void walk(const H5File& f, const std::string& group, int depth) {
       std::cout << pad << name << " " << dims_str(f.dims(path)) << "\n";
     }
   }
+}
+
+// Which heads' states grow past T: ||h|| at the last position / at T-1, per (layer, head).
+void head_growth(const EvalResult& r) {
+  const int64_t L = r.length, rows = r.n_layer * r.nheads;
+  if (r.T < 1 || r.T > L || static_cast<int64_t>(r.norm_per_head.size()) != rows * L || rows == 0) return;
+  std::vector<std::pair<double, int64_t>> g;
+  for (int64_t i = 0; i < rows; ++i) {
+    const double ref = r.norm_per_head[i * L + r.T - 1];
+    if (ref > 0) g.emplace_back(r.norm_per_head[i * L + L - 1] / ref, i);
+  }
+  if (g.empty()) return;
+  std::sort(g.begin(), g.end(), std::greater<>());
+  std::vector<double> v;
+  for (auto& [x, i] : g) v.push_back(x);
+  std::sort(v.begin(), v.end());
+  const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  int64_t over5 = 0;
+  for (auto& [x, i] : g) over5 += x > 5;
+  std::cout << "  state norm per head, position " << L << " / position " << r.T << ": median " << std::fixed
+            << std::setprecision(2) << median << ", largest";
+  for (size_t k = 0; k < std::min<size_t>(3, g.size()); ++k)
+    std::cout << (k ? ", " : " ") << std::setprecision(1) << g[k].first << " (L" << g[k].second / r.nheads << " H"
+              << g[k].second % r.nheads << ")";
+  std::cout << "; " << over5 << "/" << g.size() << " heads grew more than 5x\n" << std::defaultfloat;
 }
 
 // One file's report; its runs' summaries (named prefix + run) go to `sums` for the closing table.
@@ -53,6 +80,7 @@ void inspect_file(const std::string& path, const std::string& prefix, bool tree,
       s.status = get("status");
       sums.push_back(s);
       std::cout << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
+      head_growth(r);
     }
     if (f.has(run + "/effrem/value")) {
       auto e = read_effrem(f, run);
