@@ -91,9 +91,25 @@ TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   EXPECT_FALSE(spec.contains("fit_length"));  // the paper's fit unless asked
   QFile fl(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/fitted_length.json");
   ASSERT_TRUE(fl.open(QIODevice::ReadOnly));
-  p.load_spec(QString::fromUtf8(fl.readAll()));  // several fitted runs: the form holds the last one
-  EXPECT_EQ(p.fit_length->value(), 2048);
+  p.load_spec(QString::fromUtf8(fl.readAll()));  // several fitted runs: one value each
+  EXPECT_EQ(p.fit_lengths->text(), "0, 256, 2048");
   EXPECT_TRUE(p.spec_json().contains("\"fit_length\": 2048")) << p.spec_json().toStdString();
+  // Lists are sweeps, refused at the field when a value is wrong.
+  p.p_random->setChecked(true);
+  p.sigmas->setText("0.1, 0.3");
+  const auto sweep = nlohmann::json::parse(p.spec_json().toStdString());
+  ASSERT_EQ(sweep["policies"].size(), 6u) << sweep.dump(1);  // 2 random + 3 fitted + passing
+  EXPECT_EQ(sweep["policies"][1]["name"], "random_0.3");
+  EXPECT_EQ(sweep["policies"][1]["sigma"], 0.3);
+  for (const char* bad : {"0.1, x", "0", "0.1 0.1", ""}) {
+    p.sigmas->setText(bad);
+    EXPECT_FALSE(p.run_button->isEnabled()) << bad;
+    EXPECT_TRUE(p.problems().join(" ").contains("sigma")) << bad;
+  }
+  p.sigmas->setText("1");
+  p.fit_lengths->setText("-5");
+  EXPECT_TRUE(p.problems().join(" ").contains("fit length: '-5' is not a whole number >= 0"))
+      << p.problems().join(" ").toStdString();
 }
 
 // A spec loaded into the panel runs as written: what the form cannot show is kept.
@@ -115,16 +131,23 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
     const auto out = nlohmann::json::parse(p.spec_json().toStdString());
     EXPECT_EQ(strip(out), in) << name << "\n" << out.dump(1);
   }
-  // sigma_sweep has five random runs: the form cannot show them, a note says they stand.
+  // The committed sweeps are what the form shows: sigma and fit-length lists, no note.
   p.load_spec(read("sigma_sweep.json"));
+  EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
+  EXPECT_EQ(p.sigmas->text(), "0.01, 0.03, 0.1, 0.3, 1");
+  EXPECT_EQ(p.fit_lengths->text(), "0");  // no fitted run here: the previous spec's lengths are gone
+  // Runs the form cannot show (custom names, an ema) stand, with a note, until the user takes over.
+  p.load_spec(R"({"policies": [{"kind": "random", "sigma": 0.03, "name": "low"}, {"kind": "fitted", "ema": 0.5},
+                               {"kind": "passing"}], "comment": "mine"})");
   EXPECT_TRUE(p.policy_note->isVisibleTo(&p));
-  EXPECT_TRUE(p.policy_note->text().contains("random_0.03")) << p.policy_note->text().toStdString();
-  EXPECT_EQ(p.fit_length->value(), 0);  // no fitted run here: the previous spec's 2048 is gone
-  p.p_zero->setChecked(true);  // the user takes over the policies
+  EXPECT_TRUE(p.policy_note->text().contains("low, fitted, passing")) << p.policy_note->text().toStdString();
+  EXPECT_EQ(nlohmann::json::parse(p.spec_json().toStdString())["policies"][1]["ema"], 0.5);
+  p.p_zero->setChecked(true);
   EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
   const auto mine = nlohmann::json::parse(p.spec_json().toStdString());
-  ASSERT_EQ(mine["policies"].size(), 3u) << mine.dump(1);  // zero, random (the last sigma), passing
+  ASSERT_EQ(mine["policies"].size(), 4u) << mine.dump(1);  // zero, random 0.03, fitted, passing
   EXPECT_EQ(mine["policies"][0]["kind"], "zero");
+  EXPECT_FALSE(mine["policies"][2].contains("ema"));
   EXPECT_FALSE(mine.contains("comment"));  // it described the loaded experiment, no longer this one
   // The demo is exactly what the form shows: no note, and edits go straight into the spec.
   p.load_spec(read("demo.json"));

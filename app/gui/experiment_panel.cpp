@@ -15,10 +15,12 @@
 #include <QLineEdit>
 #include <QMenu>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSpinBox>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
+#include <algorithm>
 #include <set>
 
 #include "app/gui/spec_editor.h"
@@ -27,6 +29,39 @@
 namespace statescope::gui {
 
 using nlohmann::json;
+
+namespace {
+
+// "0.01, 0.1,1" -> {0.01, 0.1, 1}: numbers > 0 (or integers >= 0), each once.
+bool number_list(const QString& text, bool integers, std::vector<double>& out, QString& why) {
+  out.clear();
+  const QStringList parts = text.split(QRegularExpression("[,\\s]+"), Qt::SkipEmptyParts);
+  if (parts.isEmpty()) return why = QObject::tr("give at least one value"), false;
+  for (const QString& s : parts) {
+    bool ok = false;
+    const double v = integers ? static_cast<double>(s.toLongLong(&ok)) : s.toDouble(&ok);
+    if (!ok || (integers ? v < 0 : !(v > 0)))
+      return why = QObject::tr("'%1' is not %2").arg(s, integers ? QObject::tr("a whole number >= 0") : QObject::tr("a number > 0")), false;
+    if (std::find(out.begin(), out.end(), v) != out.end()) return why = QObject::tr("%1 is listed twice").arg(s), false;
+    out.push_back(v);
+  }
+  return true;
+}
+
+QString number_text(double v) { return QString::number(v, 'g', 10); }
+
+// Policies compared as runs: a name equal to the kind, sigma 1 left out, fit_length 0 left out.
+json normalized(json pols) {
+  for (auto& p : pols) {
+    if (!p.is_object()) continue;
+    if (p.contains("name") && p["name"] == p.value("kind", json())) p.erase("name");
+    if (p.value("kind", "") == "random" && !p.contains("sigma")) p["sigma"] = 1.0;
+    if (p.contains("fit_length") && p["fit_length"] == 0) p.erase("fit_length");
+  }
+  return pols;
+}
+
+}  // namespace
 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
@@ -129,25 +164,21 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   baseline = new QCheckBox(tr("baseline (no post-training)"), pol);
   p_zero = new QCheckBox(tr("zero (control)"), pol);
   p_random = new QCheckBox(tr("random noise, sigma"), pol);
-  sigma = new QDoubleSpinBox(pol);
-  sigma->setDecimals(4);
-  sigma->setRange(0, 1000);
-  sigma->setValue(1.0);
-  p_fitted = new QCheckBox(tr("fitted noise, fit at"), pol);
-  fit_length = new QSpinBox(pol);
-  fit_length->setRange(0, 1 << 24);
-  fit_length->setSingleStep(256);
-  fit_length->setSpecialValueText(tr("T (paper: EMA over training)"));
-  fit_length->setSuffix(tr(" tokens"));
-  fit_length->setToolTip(tr("fit the Gaussian to final states of zero-state windows of this many tokens before "
-                            "step 1 and keep it fixed; at its minimum: the training windows (the paper's fit)"));
+  sigmas = new QLineEdit("1", pol);
+  sigmas->setToolTip(tr("std of the initial SSM state entries; several values separated by commas make one run "
+                        "each (random_<sigma>)"));
+  p_fitted = new QCheckBox(tr("fitted noise, fit at L (0 = T)"), pol);
+  fit_lengths = new QLineEdit("0", pol);
+  fit_lengths->setToolTip(tr("tokens: 0 = the paper's fit (final states of the T-token training windows, EMA); "
+                             "L = fit to final states of zero-state windows of L tokens before step 1, kept fixed. "
+                             "Several values separated by commas make one run each (fitted_<L>)"));
   p_passing = new QCheckBox(tr("state passing"), pol);
   p_tbtt = new QCheckBox(tr("TBTT"), pol);
   for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(true);
   pv->addRow(baseline);
   pv->addRow(p_zero);
-  pv->addRow(p_random, sigma);
-  pv->addRow(p_fitted, fit_length);
+  pv->addRow(p_random, sigmas);
+  pv->addRow(p_fitted, fit_lengths);
   pv->addRow(p_passing);
   pv->addRow(p_tbtt);
   policy_note = new QLabel(pol);
@@ -186,14 +217,37 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   for (auto* e : {model, data, save_models}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
   for (auto* s : {T, steps, batch, eval_length, eval_sequences})
     connect(s, qOverload<int>(&QSpinBox::valueChanged), this, [this] { validate(); });
-  for (auto* s : {lr, sigma}) connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { validate(); });
+  connect(lr, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { validate(); });
+  for (auto* e : {sigmas, fit_lengths}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
   for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt})
     connect(c, &QCheckBox::toggled, this, [this] { validate(); });
   for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt})
     connect(c, &QCheckBox::toggled, this, &ExperimentPanel::policies_edited);
-  connect(sigma, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ExperimentPanel::policies_edited);
-  connect(fit_length, qOverload<int>(&QSpinBox::valueChanged), this, &ExperimentPanel::policies_edited);
+  for (auto* e : {sigmas, fit_lengths}) connect(e, &QLineEdit::textChanged, this, &ExperimentPanel::policies_edited);
   validate();
+}
+
+json ExperimentPanel::form_policies() const {
+  json pols = json::array();
+  std::vector<double> v;
+  QString why;
+  if (p_zero->isChecked()) pols.push_back({{"kind", "zero"}});
+  if (p_random->isChecked() && number_list(sigmas->text(), false, v, why))
+    for (double s : v) {
+      json p{{"kind", "random"}, {"sigma", s}};
+      if (v.size() > 1) p["name"] = "random_" + number_text(s).toStdString();
+      pols.push_back(p);
+    }
+  if (p_fitted->isChecked() && number_list(fit_lengths->text(), true, v, why))
+    for (double L : v) {
+      json p{{"kind", "fitted"}};
+      if (L > 0) p["fit_length"] = static_cast<int64_t>(L);
+      if (v.size() > 1 && L > 0) p["name"] = "fitted_" + number_text(L).toStdString();
+      pols.push_back(p);
+    }
+  if (p_passing->isChecked()) pols.push_back({{"kind", "passing"}});
+  if (p_tbtt->isChecked()) pols.push_back({{"kind", "tbtt"}});
+  return pols;
 }
 
 void ExperimentPanel::edit_json() {
@@ -225,7 +279,11 @@ QStringList ExperimentPanel::problems() const {
   const QString d = data->text().trimmed();
   bad(data, d.isEmpty() ? tr("Data: empty") : (d != "embedded" && !QFileInfo::exists(d)) ? tr("Data: %1 does not exist").arg(d) : QString());
   bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
-  bad(sigma, !p_random->isChecked() || sigma->value() > 0 ? QString() : tr("sigma must be > 0"));
+  QString why;
+  std::vector<double> vals;
+  bad(sigmas, !p_random->isChecked() || number_list(sigmas->text(), false, vals, why) ? QString() : tr("sigma: ") + why);
+  bad(fit_lengths, !p_fitted->isChecked() || number_list(fit_lengths->text(), true, vals, why) ? QString()
+                                                                                              : tr("fit length: ") + why);
   bad(eval_length, eval_length->value() > T->value() ? QString() : tr("Evaluation length must exceed T to see past it"));
   const bool any = baseline->isChecked() || p_zero->isChecked() || p_random->isChecked() || p_fitted->isChecked() ||
                    p_passing->isChecked() || p_tbtt->isChecked();
@@ -255,15 +313,7 @@ QString ExperimentPanel::spec_json() const {
   if (!pt.contains("warmup")) pt["warmup"] = 10;
   if (!pt.contains("min_lr_ratio")) pt["min_lr_ratio"] = 0.1;
   j["posttrain"] = pt;
-  json pols = json::array();
-  if (p_zero->isChecked()) pols.push_back({{"kind", "zero"}});
-  if (p_random->isChecked()) pols.push_back({{"kind", "random"}, {"sigma", sigma->value()}});
-  if (p_fitted->isChecked())
-    pols.push_back(fit_length->value() > 0 ? json{{"kind", "fitted"}, {"fit_length", fit_length->value()}}
-                                           : json{{"kind", "fitted"}});
-  if (p_passing->isChecked()) pols.push_back({{"kind", "passing"}});
-  if (p_tbtt->isChecked()) pols.push_back({{"kind", "tbtt"}});
-  j["policies"] = keep_policies_ ? base.value("policies", json::array()) : pols;
+  j["policies"] = keep_policies_ ? base.value("policies", json::array()) : form_policies();
   json ev = j.value("eval", json::object());
   ev["length"] = eval_length->value();
   ev["sequences"] = eval_sequences->value();
@@ -320,29 +370,24 @@ void ExperimentPanel::load_spec(const QString& text) {
   batch->setValue(pt.value("batch", 16));
   lr->setValue(pt.value("lr", 5e-4));
   for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(false);
-  sigma->setValue(1.0);
-  fit_length->setValue(0);
-  // The form shows one run per kind with its sigma / fit length; anything more stays as loaded.
-  std::set<std::string> kinds;
-  QStringList runs;
-  keep_policies_ = false;
-  for (auto& p : j.value("policies", json::array())) {
+  QStringList sig, fit, runs;
+  const json loaded = j.value("policies", json::array());
+  for (auto& p : loaded) {
     const std::string k = p.value("kind", "");
     runs << QString::fromStdString(p.value("name", k));
-    for (auto& [key, v] : p.items())
-      if (key != "kind" && key != "sigma" && key != "fit_length" && !(key == "name" && v == k)) keep_policies_ = true;
-    if (!kinds.insert(k).second) keep_policies_ = true;
-  }
-  policy_note->setText(tr("Runs as loaded: %1. Changing a policy here replaces them with the form's.").arg(runs.join(", ")));
-  policy_note->setVisible(keep_policies_);
-  for (auto& p : j.value("policies", json::array())) {
-    const std::string k = p.value("kind", "");
     if (k == "zero") p_zero->setChecked(true);
-    if (k == "random") p_random->setChecked(true), sigma->setValue(p.value("sigma", 1.0));
-    if (k == "fitted") p_fitted->setChecked(true), fit_length->setValue(p.value("fit_length", 0));
+    if (k == "random" && p.value("sigma", json(1.0)).is_number()) p_random->setChecked(true), sig << number_text(p.value("sigma", 1.0));
+    if (k == "fitted" && p.value("fit_length", json(0)).is_number())
+      p_fitted->setChecked(true), fit << number_text(p.value("fit_length", 0.0));
     if (k == "passing") p_passing->setChecked(true);
     if (k == "tbtt") p_tbtt->setChecked(true);
   }
+  sigmas->setText(sig.isEmpty() ? "1" : sig.join(", "));
+  fit_lengths->setText(fit.isEmpty() ? "0" : fit.join(", "));
+  // What the form shows is exactly the loaded runs (names, knobs, order), or the loaded ones stand.
+  keep_policies_ = normalized(loaded) != normalized(form_policies());
+  policy_note->setText(tr("Runs as loaded: %1. Changing a policy here replaces them with the form's.").arg(runs.join(", ")));
+  policy_note->setVisible(keep_policies_);
   const json ev = j.value("eval", json::object());
   eval_length->setValue(ev.value("length", 64 * T->value()));
   eval_sequences->setValue(ev.value("sequences", 32));

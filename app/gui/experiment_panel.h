@@ -4,6 +4,7 @@
 // (red, with the reason as tooltip and in `problems()`).
 #pragma once
 #include <QWidget>
+#include <nlohmann/json_fwd.hpp>
 
 class QLineEdit;
 class QSpinBox;
@@ -30,8 +31,10 @@ class ExperimentPanel : public QWidget {
 
   QLineEdit *model, *data, *save_models;
   QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
-  QSpinBox* fit_length;  // fitted noise: 0 = the paper's fit; L = fixed fit at L tokens
-  QDoubleSpinBox *lr, *sigma;
+  QDoubleSpinBox* lr;
+  // One run per value ("0.01, 0.1, 1" is a sweep; runs are then named random_0.01, ...).
+  QLineEdit* sigmas;       // random noise: sigma values
+  QLineEdit* fit_lengths;  // fitted noise: 0 = the paper's fit; L = fixed fit at L tokens
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
@@ -44,6 +47,7 @@ class ExperimentPanel : public QWidget {
 
  private:
   void validate();
+  nlohmann::json form_policies() const;  // the policies the form shows, in the form's order
   void policies_edited();
   QString base_;                 // the loaded spec (JSON text); empty: form defaults only
   bool keep_policies_ = false;   // the loaded spec's policies are not what the form shows
