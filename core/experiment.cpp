@@ -204,20 +204,27 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   return o.str();
 }
 
-void check_spec(const std::string& spec_text, const std::string& src) {
-  const Spec spec = parse_spec(spec_text, src);
-  auto named = [&](const char* field, const std::function<void()>& check) {
+namespace {
+
+// The compute fields, with the runtime's own checks; the error names the spec field.
+void check_compute_fields(const Spec& spec, const std::string& src) {
+  auto named = [&](const char* field, const std::string& value, const std::function<void()>& check) {
+    if (value.empty()) return;  // the process-wide setting holds
     try {
       check();
     } catch (const Error& e) {
       throw Error(src + ": field '" + field + "': " + e.what());
     }
   };
-  if (!spec.device.empty()) named("device", [&] { resolve_device(spec.device); });
-  if (!spec.precision.empty() && spec.precision != "fp32" && spec.precision != "bf16")
-    throw Error(src + ": field 'precision': '" + spec.precision + "': expected fp32 or bf16");
-  if (!spec.scan.empty() && spec.scan != "aten" && spec.scan != "fused")
-    throw Error(src + ": field 'scan': '" + spec.scan + "': expected aten or fused");
+  named("device", spec.device, [&] { resolve_device(spec.device); });
+  named("precision", spec.precision, [&] { check_precision(spec.precision); });
+  named("scan", spec.scan, [&] { check_scan_kernels(spec.scan); });
+}
+
+}  // namespace
+
+void check_spec(const std::string& spec_text, const std::string& src) {
+  check_compute_fields(parse_spec(spec_text, src), src);
 }
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
@@ -233,21 +240,11 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
       }
     }
   } restore;
-  if (!spec.device.empty() || !spec.precision.empty()) {
-    try {
-      set_compute(spec.device.empty() ? compute_device() : spec.device,
-                  spec.precision.empty() ? compute_precision() : spec.precision);
-    } catch (const Error& e) {
-      throw Error(src + ": field '" + (spec.device.empty() ? "precision" : "device") + "': " + e.what());
-    }
-  }
-  if (!spec.scan.empty()) {
-    try {
-      set_scan_kernels(spec.scan);
-    } catch (const Error& e) {
-      throw Error(src + ": field 'scan': " + e.what());
-    }
-  }
+  check_compute_fields(spec, src);  // before anything changes
+  if (!spec.device.empty() || !spec.precision.empty())
+    set_compute(spec.device.empty() ? compute_device() : spec.device,
+                spec.precision.empty() ? compute_precision() : spec.precision);
+  if (!spec.scan.empty()) set_scan_kernels(spec.scan);
   const std::string model_dir = resolve_model(spec.model);
   ModelRecord rec = read_model_record(model_dir);
   if (spec.T <= 0) spec.T = rec.T;

@@ -59,9 +59,17 @@ std::string resolve_device(const std::string& name) {
   throw Error("device '" + name + "': expected cpu, cuda, cuda:N or auto");
 }
 
-void set_compute(const std::string& device, const std::string& precision) {
+void check_precision(const std::string& precision) {
   if (precision != "fp32" && precision != "bf16")
     throw Error("precision '" + precision + "': expected fp32 or bf16");
+}
+
+void check_scan_kernels(const std::string& mode) {
+  if (mode != "aten" && mode != "fused") throw Error("scan '" + mode + "': expected aten or fused");
+}
+
+void set_compute(const std::string& device, const std::string& precision) {
+  check_precision(precision);
   g_device = resolve_device(device);
   g_precision = precision;
 }
@@ -70,7 +78,7 @@ std::string compute_device() { return g_device; }
 std::string compute_precision() { return g_precision; }
 
 void set_scan_kernels(const std::string& mode) {
-  if (mode != "aten" && mode != "fused") throw Error("scan '" + mode + "': expected aten or fused");
+  check_scan_kernels(mode);
   g_scan = mode;
 }
 std::string scan_kernels() { return g_scan; }

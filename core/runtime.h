@@ -24,6 +24,9 @@ std::string compute_device();     // canonical: "cpu" or "cuda:N"
 std::string compute_precision();  // "fp32" | "bf16"
 // Canonical form of a device name, checked against the hardware (same errors as set_compute).
 std::string resolve_device(const std::string& device);
+// Throw Error naming the value unless it is a known precision ("fp32" | "bf16") / scan ("aten" | "fused").
+void check_precision(const std::string& precision);
+void check_scan_kernels(const std::string& mode);
 
 // The scan used by training and the analyses on a GPU: "aten" (ATen's chunked SSD scan, the default)
 // or "fused" (the CUDA kernels of kernels/, forward and backward). The kernels are tested against

@@ -38,13 +38,10 @@ void head_growth(const EvalResult& r) {
     if (ref > 0) g.emplace_back(r.norm_per_head[i * L + L - 1] / ref, i);
   }
   if (g.empty()) return;
-  std::sort(g.begin(), g.end(), std::greater<>());
-  std::vector<double> v;
-  for (auto& [x, i] : g) v.push_back(x);
-  std::sort(v.begin(), v.end());
-  const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-  int64_t over5 = 0;
-  for (auto& [x, i] : g) over5 += x > 5;
+  std::sort(g.begin(), g.end(), std::greater<>());  // largest growth first
+  const size_t n = g.size();
+  const double median = n % 2 ? g[n / 2].first : 0.5 * (g[n / 2 - 1].first + g[n / 2].first);
+  const auto over5 = std::count_if(g.begin(), g.end(), [](const auto& x) { return x.first > 5; });
   std::cout << "  state norm per head, position " << L << " / position " << r.T << ": median " << std::fixed
             << std::setprecision(2) << median << ", largest";
   for (size_t k = 0; k < std::min<size_t>(3, g.size()); ++k)
