@@ -10,7 +10,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core/mamba2_model.h"
+#include "core/model/mamba2_model.h"
 
 using namespace statescope;
 

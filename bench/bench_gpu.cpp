@@ -17,7 +17,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core/mamba2_model.h"
+#include "core/model/mamba2_model.h"
 #include "kernels/ssm_scan.h"
 
 using namespace statescope;

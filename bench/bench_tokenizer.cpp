@@ -7,7 +7,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/tokenizer.h"
+#include "core/data/tokenizer.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {

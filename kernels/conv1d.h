@@ -1,9 +1,9 @@
 // conv1d.h — host entry for the CUDA causal depthwise conv1d with an initial conv state (plain C++,
-// no LibTorch, no CUDA headers). CPU twin: core/conv1d_ref.h; tests/test_kernels.cpp compares them.
+// no LibTorch, no CUDA headers). CPU twin: core/twins/conv1d_ref.h; tests/test_kernels.cpp compares them.
 //
 // y[b, t, c] = act(bias[c] + sum_k w[c, k] * in[b, t + k, c]), where `in` is the K-1 state columns
 // followed by x (in[b, j, c] = state0[b, c, j] for j < K-1, else x[b, j-(K-1), c]): exactly
-// F::conv1d(cat(state0, x^T), w, bias, groups = C) as core/mamba2_model.cpp computes it, with SiLU
+// F::conv1d(cat(state0, x^T), w, bias, groups = C) as core/model/mamba2_model.cpp computes it, with SiLU
 // fused when `silu`. The new state is the last K-1 columns of `in`.
 #pragma once
 #include <cstdint>

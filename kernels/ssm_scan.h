@@ -1,5 +1,5 @@
 // ssm_scan.h — host entry for the CUDA sequential selective-scan kernel (plain C++, no LibTorch,
-// no CUDA headers). Its CPU twin is core/ssm_scan_ref.h; tests/test_kernels.cpp compares them.
+// no CUDA headers). Its CPU twin is core/twins/ssm_scan_ref.h; tests/test_kernels.cpp compares them.
 //
 // This is the exact, simple GPU scan: one thread block per (batch, head), the state in shared
 // memory, tokens in order. It computes the per-token state norm on the fly instead of storing

@@ -1,5 +1,5 @@
 // ssm_scan_bwd.cu — the chunk-parallel backward of the selective scan (CUDA C++17, no LibTorch).
-// The passes are described in ssm_scan.h; the CPU twin is ssm_scan_bwd_ref in core/ssm_scan_ref.cpp.
+// The passes are described in ssm_scan.h; the CPU twin is ssm_scan_bwd_ref in core/twins/ssm_scan_ref.cpp.
 //
 // Row tiles: a block owns TILE rows p of one head's state (P x N) for one chunk. Rows are independent
 // in the recurrence, so a tile's states fit in shared memory for a whole chunk; what couples rows

@@ -1,6 +1,6 @@
 // ssm_step.h — host entry for the CUDA single-token SSM step (generation, e.g. passkey decoding):
 // h <- exp(dt A) h + dt x B^T;  y = h C + D x;  optionally ||h||_F per head. Plain C++, no LibTorch.
-// CPU twin: core/ssm_step_ref.h; tests/test_kernels.cpp compares them.
+// CPU twin: core/twins/ssm_step_ref.h; tests/test_kernels.cpp compares them.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -6,8 +6,8 @@
 
 #include <regex>
 
-#include "core/babi.h"
-#include "core/error.h"
+#include "core/analyses/babi.h"
+#include "core/base/error.h"
 
 using namespace statescope;
 
@@ -94,7 +94,7 @@ TEST(Babi, ChoiceAccuracyAgreesWithFullForwardLikelihoods) {
   EXPECT_TRUE(r.accuracy[0] >= 0 && r.accuracy[0] <= 1);
 }
 
-#include "core/tokenizer.h"
+#include "core/data/tokenizer.h"
 
 // BPE checkpoints: prompts of exactly L tokens, facts whole, the question at the end, the answer
 // the person's last fact; training docs of window + 1 tokens ending with " location."; the grid runs.

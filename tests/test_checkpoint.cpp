@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/safetensors.h"
+#include "core/model/checkpoint.h"
+#include "core/base/error.h"
+#include "core/model/safetensors.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

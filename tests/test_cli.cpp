@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/checkpoint.h"
-#include "core/h5file.h"
+#include "core/model/checkpoint.h"
+#include "core/store/h5file.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

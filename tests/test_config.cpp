@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "core/config.h"
-#include "core/error.h"
+#include "core/model/config.h"
+#include "core/base/error.h"
 
 using namespace statescope;
 

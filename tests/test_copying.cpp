@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/copying.h"
-#include "core/error.h"
+#include "core/analyses/copying.h"
+#include "core/base/error.h"
 
 using namespace statescope;
 

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/corpus.h"
-#include "core/error.h"
+#include "core/data/corpus.h"
+#include "core/base/error.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;

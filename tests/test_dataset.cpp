@@ -7,9 +7,9 @@
 #include <fstream>
 #include <thread>
 
-#include "core/dataset.h"
-#include "core/error.h"
-#include "core/token_cache.h"
+#include "core/data/dataset.h"
+#include "core/base/error.h"
+#include "core/data/token_cache.h"
 
 #include <nlohmann/json.hpp>
 

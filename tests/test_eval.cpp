@@ -5,10 +5,10 @@
 
 #include <random>
 
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/model_registry.h"
-#include "core/evaluate.h"
+#include "core/model/checkpoint.h"
+#include "core/base/error.h"
+#include "core/model/model_registry.h"
+#include "core/analyses/evaluate.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -6,12 +6,12 @@
 #include <filesystem>
 #include <set>
 
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/experiment.h"
-#include "core/experiment_store.h"
-#include "core/model_registry.h"
-#include "core/runtime.h"
+#include "core/model/checkpoint.h"
+#include "core/base/error.h"
+#include "core/experiment/experiment.h"
+#include "core/store/experiment_store.h"
+#include "core/model/model_registry.h"
+#include "core/compute/runtime.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

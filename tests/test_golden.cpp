@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/checkpoint.h"
-#include "core/h5file.h"
+#include "core/model/checkpoint.h"
+#include "core/store/h5file.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -4,8 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
-#include "core/h5file.h"
+#include "core/base/error.h"
+#include "core/store/h5file.h"
 
 using namespace statescope;
 

@@ -3,11 +3,11 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/fused_scan.h"
-#include "core/ssd_scan.h"
-#include "core/ssm_scan_ref.h"
-#include "core/conv1d_ref.h"
-#include "core/ssm_step_ref.h"
+#include "core/model/fused_scan.h"
+#include "core/model/ssd_scan.h"
+#include "core/twins/ssm_scan_ref.h"
+#include "core/twins/conv1d_ref.h"
+#include "core/twins/ssm_step_ref.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -332,11 +332,11 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
 // ---- The whole engine on a CUDA device (issue 6): skipped with a reason without one. ----
 #include <random>
 
-#include "core/effrem.h"
-#include "core/evaluate.h"
-#include "core/runtime.h"
-#include "core/state_policy.h"
-#include "core/trainer.h"
+#include "core/analyses/effrem.h"
+#include "core/analyses/evaluate.h"
+#include "core/compute/runtime.h"
+#include "core/train/state_policy.h"
+#include "core/train/trainer.h"
 
 namespace {
 
@@ -567,7 +567,7 @@ TEST(FusedScan, InferenceKernelsInTheModelMatchTheAtenPath) {
   }
 }
 
-#include "core/passkey.h"
+#include "core/analyses/passkey.h"
 
 TEST(EngineCuda, DecodingWithTheStepKernelMatchesCpu) {
   NEED_GPU();

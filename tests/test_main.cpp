@@ -1,7 +1,7 @@
-// test_main.cpp — GoogleTest entry for LibTorch tests: one intra-op thread (see core/runtime.h).
+// test_main.cpp — GoogleTest entry for LibTorch tests: one intra-op thread (see core/compute/runtime.h).
 #include <gtest/gtest.h>
 
-#include "core/runtime.h"
+#include "core/compute/runtime.h"
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/error.h"
-#include "core/mamba2_model.h"
+#include "core/base/error.h"
+#include "core/model/mamba2_model.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "core/error.h"
-#include "core/passkey.h"
-#include "core/tokenizer.h"
+#include "core/base/error.h"
+#include "core/analyses/passkey.h"
+#include "core/data/tokenizer.h"
 
 #include <cctype>
 

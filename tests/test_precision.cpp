@@ -7,11 +7,11 @@
 
 #include <random>
 
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/runtime.h"
-#include "core/state_policy.h"
-#include "core/trainer.h"
+#include "core/model/checkpoint.h"
+#include "core/base/error.h"
+#include "core/compute/runtime.h"
+#include "core/train/state_policy.h"
+#include "core/train/trainer.h"
 
 using namespace statescope;
 

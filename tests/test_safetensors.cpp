@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
-#include "core/safetensors.h"
+#include "core/base/error.h"
+#include "core/model/safetensors.h"
 
 using namespace statescope;
 

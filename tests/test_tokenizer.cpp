@@ -8,8 +8,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "core/error.h"
-#include "core/tokenizer.h"
+#include "core/base/error.h"
+#include "core/data/tokenizer.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;

@@ -9,10 +9,10 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/samplers.h"
-#include "core/state_policy.h"
-#include "core/trainer.h"
+#include "core/base/error.h"
+#include "core/train/samplers.h"
+#include "core/train/state_policy.h"
+#include "core/train/trainer.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

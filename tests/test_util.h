@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/checkpoint.h"
+#include "core/model/checkpoint.h"
 
 namespace statescope::test {
 

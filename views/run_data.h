@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/results.h"
+#include "core/base/results.h"
 
 namespace statescope::views {
 

@@ -8,11 +8,11 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/finetune.h"
-#include "core/babi.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/model_registry.h"
-#include "core/tokenizer.h"
+#include "core/analyses/babi.h"
+#include "core/model/checkpoint.h"
+#include "core/base/error.h"
+#include "core/model/model_registry.h"
+#include "core/data/tokenizer.h"
 
 namespace statescope::cli {
 

@@ -6,10 +6,11 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
-#include "core/copying.h"
-#include "core/error.h"
-#include "core/experiment_store.h"
-#include "core/runtime.h"
+#include "core/analyses/copying.h"
+#include "core/base/error.h"
+#include "core/store/experiment_store.h"
+#include "core/compute/runtime.h"
+#include "core/base/version.h"
 
 namespace statescope::cli {
 
@@ -55,7 +56,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps}, {"pretrain_steps", o->c.pretrain_steps},
                           {"policy", ps.label()}};
       file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), o->c.seed,
-                       std::string("statescope 0.1.0, ") + runtime_summary(), compute_summary()});
+                       std::string(kVersionString) + ", " + runtime_summary(), compute_summary()});
       ProgressLine line;
       auto r = run_copying(o->c, ps, o->t, [&](const StepInfo& s) {
         file->append_train(run, s);

@@ -10,10 +10,10 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
-#include "core/config.h"
-#include "core/dataset.h"
-#include "core/model_registry.h"
-#include "core/token_cache.h"
+#include "core/model/config.h"
+#include "core/data/dataset.h"
+#include "core/model/model_registry.h"
+#include "core/data/token_cache.h"
 
 namespace statescope::cli {
 namespace {

@@ -8,13 +8,13 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
-#include "core/checkpoint.h"
-#include "core/corpus.h"
-#include "core/effrem.h"
-#include "core/error.h"
-#include "core/experiment_store.h"
-#include "core/model_registry.h"
-#include "core/runtime.h"
+#include "core/model/checkpoint.h"
+#include "core/data/corpus.h"
+#include "core/analyses/effrem.h"
+#include "core/base/error.h"
+#include "core/store/experiment_store.h"
+#include "core/model/model_registry.h"
+#include "core/compute/runtime.h"
 
 namespace statescope::cli {
 

@@ -13,14 +13,14 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
-#include "core/checkpoint.h"
-#include "core/corpus.h"
-#include "core/error.h"
-#include "core/evaluate.h"
-#include "core/experiment.h"
-#include "core/experiment_store.h"
-#include "core/model_registry.h"
-#include "core/runtime.h"
+#include "core/model/checkpoint.h"
+#include "core/data/corpus.h"
+#include "core/base/error.h"
+#include "core/analyses/evaluate.h"
+#include "core/experiment/experiment.h"
+#include "core/store/experiment_store.h"
+#include "core/model/model_registry.h"
+#include "core/compute/runtime.h"
 
 namespace statescope::cli {
 namespace fs = std::filesystem;

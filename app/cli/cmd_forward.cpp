@@ -10,10 +10,10 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
-#include "core/checkpoint.h"
-#include "core/model_registry.h"
-#include "core/error.h"
-#include "core/h5file.h"
+#include "core/model/checkpoint.h"
+#include "core/model/model_registry.h"
+#include "core/base/error.h"
+#include "core/store/h5file.h"
 
 namespace statescope::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
-#include "core/checkpoint.h"
-#include "core/model_registry.h"
+#include "core/model/checkpoint.h"
+#include "core/model/model_registry.h"
 
 namespace statescope::cli {
 

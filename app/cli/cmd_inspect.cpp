@@ -8,9 +8,9 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
-#include "core/error.h"
-#include "core/experiment.h"
-#include "core/experiment_store.h"
+#include "core/base/error.h"
+#include "core/experiment/experiment.h"
+#include "core/store/experiment_store.h"
 
 namespace statescope::cli {
 namespace {

@@ -8,14 +8,14 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/finetune.h"
-#include "core/checkpoint.h"
-#include "core/error.h"
-#include "core/tokenizer.h"
-#include "core/experiment_store.h"
-#include "core/model_registry.h"
-#include "core/passkey.h"
-#include "core/runtime.h"
-#include "core/trainer.h"
+#include "core/model/checkpoint.h"
+#include "core/base/error.h"
+#include "core/data/tokenizer.h"
+#include "core/store/experiment_store.h"
+#include "core/model/model_registry.h"
+#include "core/analyses/passkey.h"
+#include "core/compute/runtime.h"
+#include "core/train/trainer.h"
 
 namespace statescope::cli {
 

@@ -11,13 +11,14 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
-#include "core/checkpoint.h"
-#include "core/corpus.h"
-#include "core/error.h"
-#include "core/experiment_store.h"
-#include "core/model_registry.h"
-#include "core/runtime.h"
-#include "core/trainer.h"
+#include "core/model/checkpoint.h"
+#include "core/data/corpus.h"
+#include "core/base/error.h"
+#include "core/store/experiment_store.h"
+#include "core/model/model_registry.h"
+#include "core/compute/runtime.h"
+#include "core/train/trainer.h"
+#include "core/base/version.h"
 
 namespace statescope::cli {
 namespace fs = std::filesystem;
@@ -62,7 +63,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                       {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
   if (resuming) file->file().set_attr(run_name, "status", "running");
   else file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
-                   o.t.seed, std::string("statescope 0.1.0, ") + runtime_summary(), compute_summary()});
+                   o.t.seed, std::string(kVersionString) + ", " + runtime_summary(), compute_summary()});
   auto policy = make_policy(ps, o.t.seed + 17);
   ProgressLine line;
   auto result = train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {

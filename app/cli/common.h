@@ -8,12 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "core/corpus.h"
-#include "core/dataset.h"
-#include "core/experiment_store.h"
-#include "core/model_registry.h"
-#include "core/runtime.h"
+#include "core/data/corpus.h"
+#include "core/data/dataset.h"
+#include "core/store/experiment_store.h"
+#include "core/model/model_registry.h"
+#include "core/compute/runtime.h"
 #include "progress.h"
+#include "core/base/version.h"
 
 namespace statescope::cli {
 
@@ -32,7 +33,7 @@ inline std::unique_ptr<ExperimentFile> start_run(const std::string& output, bool
                                                  const std::string& intervention, uint64_t seed) {
   auto file = append ? ExperimentFile::open(output) : ExperimentFile::create(output);
   file->begin_run({run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
-                   std::string("statescope 0.1.0, ") + runtime_summary(), compute_device() + " " + compute_precision()});
+                   std::string(kVersionString) + ", " + runtime_summary(), compute_device() + " " + compute_precision()});
   return file;
 }
 

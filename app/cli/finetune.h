@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "app/cli/progress.h"
-#include "core/error.h"
-#include "core/experiment_store.h"
-#include "core/trainer.h"
+#include "core/base/error.h"
+#include "core/store/experiment_store.h"
+#include "core/train/trainer.h"
 
 namespace statescope::cli {
 

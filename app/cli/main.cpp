@@ -4,8 +4,8 @@
 #include <map>
 
 #include "app/cli/commands.h"
-#include "core/error.h"
-#include "core/runtime.h"
+#include "core/base/error.h"
+#include "core/compute/runtime.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"statescope-cli — length generalization lab for Mamba-2 (headless)"};

@@ -24,7 +24,7 @@
 #include <set>
 
 #include "app/gui/spec_editor.h"
-#include "core/runtime.h"
+#include "core/compute/runtime.h"
 
 namespace statescope::gui {
 

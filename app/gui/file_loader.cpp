@@ -1,8 +1,8 @@
 // file_loader.cpp — read runs back with the experiment_store readers.
 #include "app/gui/file_loader.h"
 
-#include "core/error.h"
-#include "core/experiment_store.h"
+#include "core/base/error.h"
+#include "core/store/experiment_store.h"
 
 namespace statescope::gui {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <string>
 
-#include "core/h5file.h"
+#include "core/store/h5file.h"
 #include "views/run_data.h"
 
 namespace statescope::gui {

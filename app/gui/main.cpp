@@ -8,12 +8,13 @@
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/main_window.h"
+#include "core/base/version.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setOrganizationName("statescope");
   QApplication::setApplicationName("statescope");
-  QApplication::setApplicationVersion("0.1.0");
+  QApplication::setApplicationVersion(statescope::kVersion);
   QCommandLineParser cli;
   cli.setApplicationDescription("statescope: length generalization lab for recurrent language models");
   cli.addHelpOption();

@@ -31,6 +31,7 @@
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
+#include "core/base/paths.h"
 
 namespace statescope::gui {
 
@@ -113,7 +114,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreGeometry(s.value("window/geometry").toByteArray());
   restoreState(s.value("window/state").toByteArray());
   set_dark(s.value("view/dark", true).toBool());
-  QFile demo(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/demo.json");
+  QFile demo(QString::fromStdString(statescope::data_path("experiments/demo.json")));
   if (demo.open(QIODevice::ReadOnly)) panel_->load_spec(QString::fromUtf8(demo.readAll()));
   if (!s.value("window/geometry").isValid()) resize(1400, 860);
 }

@@ -1,10 +1,10 @@
-// run_worker.cpp — the experiment runner behind the GUI (core/experiment.h is LibTorch-free).
+// run_worker.cpp — the experiment runner behind the GUI (core/experiment/experiment.h is LibTorch-free).
 #include "app/gui/run_worker.h"
 
 #include "app/gui/file_loader.h"
-#include "core/error.h"
-#include "core/experiment.h"
-#include "core/runtime.h"
+#include "core/base/error.h"
+#include "core/experiment/experiment.h"
+#include "core/compute/runtime.h"
 
 namespace statescope::gui {
 

@@ -9,7 +9,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "core/experiment.h"
+#include "core/experiment/experiment.h"
 
 namespace statescope::gui {
 

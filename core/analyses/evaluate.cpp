@@ -1,0 +1,148 @@
+// evaluate.cpp — streamed per-position evaluation and the windowed (state-reset) reference.
+#include "core/analyses/evaluate.h"
+
+#include <torch/torch.h>
+
+#include "core/base/error.h"
+#include "core/compute/runtime.h"
+
+namespace statescope {
+namespace F = torch::nn::functional;
+
+std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& docs, int64_t length, int64_t n) {
+  // Consecutive pieces of the documents joined in order; reads only the tokens it returns.
+  int64_t total = 0;
+  for (auto& d : docs) total += static_cast<int64_t>(d.tokens.size());
+  const int64_t fit = total / (length + 1);
+  if (fit < n)
+    throw Error("validation text has " + std::to_string(total) + " tokens: room for " + std::to_string(fit) +
+                " sequences of length " + std::to_string(length + 1) + ", " + std::to_string(n) + " requested");
+  std::vector<std::vector<int32_t>> out(static_cast<size_t>(n));
+  size_t doc = 0, pos = 0;
+  for (auto& seq : out) {
+    seq.reserve(static_cast<size_t>(length + 1));
+    while (static_cast<int64_t>(seq.size()) < length + 1) {
+      const auto& t = docs[doc].tokens;
+      const size_t take = std::min(t.size() - pos, static_cast<size_t>(length + 1) - seq.size());
+      seq.insert(seq.end(), t.begin() + static_cast<std::ptrdiff_t>(pos),
+                 t.begin() + static_cast<std::ptrdiff_t>(pos + take));
+      pos += take;
+      if (pos == t.size()) ++doc, pos = 0;
+    }
+  }
+  return out;
+}
+
+EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs, const EvalOptions& o,
+                              const std::function<bool(int64_t, int64_t)>& progress) {
+  if (o.length <= 0 || o.sequences <= 0 || o.segment <= 0 || o.batch <= 0 || o.T < 2)
+    throw Error("evaluate: length, sequences, segment, batch must be positive and T >= 2");
+  torch::NoGradGuard ng;
+  model->eval();
+  const auto& c = model->config();
+  const int64_t L = o.length, H = c.nheads(), NL = c.n_layer;
+  auto seqs = eval_sequences(docs, L, o.sequences);
+  EvalResult r;
+  r.length = L; r.sequences = o.sequences; r.n_layer = NL; r.nheads = H; r.T = o.T;
+  auto nll_all = torch::zeros({o.sequences, L}, torch::kFloat32);
+  auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
+  auto norm_sum = torch::zeros({NL, L}, torch::kFloat64), head_sum = torch::zeros({NL, H, L}, torch::kFloat64);
+  const int64_t half = o.T / 2;
+  // Windowed reference: full windows of T at stride T/2, and the last one cut short by the end.
+  const int64_t group = std::max<int64_t>(1, o.segment / o.T);  // windows per forward
+  std::vector<int64_t> full_starts, short_starts;
+  for (int64_t s = half; s + half < L; s += half) (s + o.T <= L ? full_starts : short_starts).push_back(s);
+  // Progress counts forward calls, so one long sequence still reports as it goes.
+  const int64_t per_batch = (L + o.segment - 1) / o.segment +
+                            (o.windowed ? static_cast<int64_t>((full_starts.size() + group - 1) / group + short_starts.size()) : 0);
+  const int64_t total_work = (o.sequences + o.batch - 1) / o.batch * per_batch;
+  int64_t done = 0;
+  auto tick = [&] {
+    ++done;
+    if (progress && !progress(done, total_work)) throw Error("evaluation cancelled");
+  };
+
+  for (int64_t s0 = 0; s0 < o.sequences; s0 += o.batch) {
+    const int64_t b = std::min(o.batch, o.sequences - s0);
+    auto tok = torch::empty({b, L + 1}, torch::kInt64);
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t t = 0; t <= L; ++t) tok[i][t] = seqs[s0 + i][t];
+    tok = tok.to(model->output_weight().device());
+
+    // Full context, streamed: segments of o.segment tokens, state carried.      nll: [b, L]
+    auto nll = torch::empty({b, L}, torch::kFloat64);
+    ModelState state;
+    for (int64_t p = 0; p < L; p += o.segment) {
+      const int64_t n = std::min(o.segment, L - p);
+      ForwardOptions fo;
+      fo.state_norms = o.norms;
+      if (fused_scan_requested()) fo.scan = ScanImpl::Fused;  // runtime.h: the CUDA kernels on a GPU
+      auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
+      auto lp = F::cross_entropy(out.logits.reshape({-1, c.vocab_size}).to(torch::kFloat32),
+                                 tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
+      nll.narrow(1, p, n).copy_(lp.view({b, n}).to(torch::kCPU, torch::kFloat64));
+      if (o.norms) {
+        norm_sum.narrow(1, p, n).add_(out.norm.sum(1).to(torch::kCPU, torch::kFloat64));                       // [NL, n]
+        head_sum.narrow(2, p, n).add_(out.norm_per_head.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));  // [NL, H, n]
+      }
+      state = out.final_state;
+      tick();
+    }
+    nll_all.narrow(0, s0, b).copy_(nll);
+
+    if (o.windowed) {
+      // Windows of length T at stride T/2, state reset in each. Position p >= T/2 is scored in the
+      // window starting at s = (p/half - 1)*half, where it has p - s + 1 in [T/2+1, T] tokens of
+      // context. Positions p < T have the same context as the full pass, so they are copied: the
+      // excess is exactly 0 below T.
+      auto win = nll.clone();  // [b, L]
+      // Scores windows starting at `starts`, each with `len` predictions, into win.
+      // Windows per forward: the same token budget as a full-context segment, so peak memory depends
+      // on the segment size and not on the length.
+      auto score = [&](const std::vector<int64_t>& starts, int64_t len) {
+        for (size_t k0 = 0; k0 < starts.size(); k0 += group) {
+          const int64_t nk = std::min<int64_t>(group, static_cast<int64_t>(starts.size() - k0));
+          std::vector<torch::Tensor> rows;
+          for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
+          auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]
+          auto out = model->forward(w.narrow(1, 0, len));
+          auto lp = F::cross_entropy(out.logits.reshape({-1, c.vocab_size}).to(torch::kFloat32),
+                                     w.narrow(1, 1, len).reshape({-1}),
+                                     F::CrossEntropyFuncOptions().reduction(torch::kNone))
+                        .view({nk, b, len}).to(torch::kCPU, torch::kFloat64);   // [nk, b, len]
+          for (int64_t k = 0; k < nk; ++k) {
+            const int64_t s = starts[k0 + k];
+            const int64_t p0 = std::max<int64_t>(s + half, o.T), p1 = std::min<int64_t>(s + len, L);
+            if (p1 > p0) win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
+          }
+          tick();
+        }
+      };
+      for (int64_t s : short_starts) score({s}, L - s);  // cut short by the end of the sequence
+      score(full_starts, o.T);
+      win_all.narrow(0, s0, b).copy_(win);
+    }
+  }
+  if (done != total_work) throw Error("internal: evaluation progress counted " + std::to_string(done) + " of " + std::to_string(total_work));
+  auto to_vec = [&](const torch::Tensor& t) {
+    auto c = (t / static_cast<double>(o.sequences)).contiguous();
+    return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  };
+  auto flat = [](const torch::Tensor& t) {
+    auto c = t.contiguous();
+    return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+  };
+  r.nll = to_vec(nll_all.to(torch::kFloat64).sum(0));
+  r.nll_seq = flat(nll_all);
+  if (o.windowed) {
+    r.windowed_nll = to_vec(win_all.to(torch::kFloat64).sum(0));
+    r.windowed_seq = flat(win_all);
+  }
+  if (o.norms) {
+    r.norm = to_vec(norm_sum);
+    r.norm_per_head = to_vec(head_sum);
+  }
+  return r;
+}
+
+}  // namespace statescope

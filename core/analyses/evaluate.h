@@ -1,0 +1,36 @@
+// evaluate.h — per-position loss far past the training context, streamed in segments with the state
+// carried between them (memory does not grow with length), the windowed reference that gives the
+// "excess" loss, and SSM state norms per position, layer and head.
+//
+// Position p (0-based) is the prediction of token p+1 from tokens 0..p. Losses are in nats.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "core/data/corpus.h"
+#include "core/model/mamba2_model.h"
+#include "core/base/results.h"
+
+namespace statescope {
+
+struct EvalOptions {
+  int64_t T = 32;          // training context of the model (for the windowed reference)
+  int64_t length = 512;    // positions scored per sequence (default in specs: 64T)
+  int64_t sequences = 32;  // sequences averaged
+  int64_t segment = 512;   // tokens per forward; the state is carried between segments
+  int64_t batch = 8;       // sequences per forward
+  bool windowed = true;    // also score with the state reset (the excess reference)
+  bool norms = true;       // SSM state norms per position
+};
+
+
+// Cuts the concatenated documents into `sequences` consecutive, non-overlapping spans of length+1.
+// Throws Error when the text is too short, saying how many fit.
+std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& docs, int64_t length, int64_t sequences);
+
+// progress(done, total) counts forward calls (segments and window groups); return false to cancel
+// (throws Error "cancelled").
+EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs, const EvalOptions& opt,
+                              const std::function<bool(int64_t, int64_t)>& progress = {});
+
+}  // namespace statescope

@@ -1,0 +1,53 @@
+// passkey.h — the classic passkey retrieval task (Mohtashami & Jaggi 2023): filler text with
+// "The pass key is NNNNN. Remember it. NNNNN is the pass key." stated once at a chosen depth, ending
+// with "What is the pass key? The pass key is"; the 5-digit answer is decoded greedily, one token at
+// a time from the carried state. Lengths count the model's tokens: bytes for byte-level models,
+// BPE tokens for checkpoints with a tokenizer.json (the prompt is assembled from separately encoded
+// filler, fact and question, so its length is exact; the answer is the encoding of " NNNNN").
+#pragma once
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/data/corpus.h"
+#include "core/model/mamba2_model.h"
+#include "core/base/results.h"
+#include "core/data/tokenizer.h"
+
+namespace statescope {
+
+struct PasskeySample {
+  std::string prompt;   // exactly `length` bytes
+  std::string key;      // 5 digits
+  int64_t key_offset;   // byte offset of the key statement in the prompt
+};
+
+// length: prompt bytes (>= the fixed parts, about 120); depth in [0, 1] (0: key at the start).
+PasskeySample make_passkey(int64_t length, double depth, std::mt19937_64& rng);
+
+// A prompt in the model's tokens: exactly `length` ids; answer = the ids the model should continue
+// with (bytes: the 5 digits after "... is "; BPE: encode(" NNNNN") after "... is"); key_at = the
+// token index where the key statement starts. Throws Error when `length` cannot hold the fixed parts.
+struct PasskeyPrompt {
+  std::vector<int32_t> ids, answer;
+  std::string key;
+  int64_t key_at = 0;
+};
+PasskeyPrompt make_passkey_prompt(const Tokenizer& tok, int64_t length, double depth, std::mt19937_64& rng);
+
+// Greedy decoding of `n` tokens after `prompt` tokens: one forward over the prompt, then single-token
+// steps from the carried state. prompt [b, L] -> [b, n].
+torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n);
+
+using PasskeyGrid = PasskeyResult;  // results.h
+
+// Greedy answers are scored on decoded text: a digit counts when the decoded continuation has it at
+// its place in the decoded answer; exact = all five. tok: the model's tokenizer (null: bytes).
+PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
+                             int64_t samples, uint64_t seed, const Tokenizer* tok = nullptr);
+
+// Training documents for passkey fine-tuning: each exactly `window` tokens (prompt + answer), so a
+// training window of T+1 = window tokens is a whole sample. tok null: bytes.
+std::vector<Document> passkey_training_docs(int64_t n, int64_t window, uint64_t seed, const Tokenizer* tok = nullptr);
+
+}  // namespace statescope

@@ -1,0 +1,92 @@
+// runtime.cpp — thread and device settings.
+#include "core/compute/runtime.h"
+
+#include <torch/torch.h>
+
+#include <cstdlib>
+
+#include "core/base/error.h"
+
+namespace statescope {
+namespace {
+std::string g_device = "cpu", g_precision = "fp32", g_scan = "aten";
+}
+
+int configure_threads(int requested) {
+  int n = requested;
+  if (n <= 0) {
+    const char* env = std::getenv("STATESCOPE_THREADS");
+    n = 1;
+    if (env && *env) {
+      char* end = nullptr;
+      const long v = std::strtol(env, &end, 10);
+      if (*end != '\0' || v <= 0 || v > 1024)
+        throw Error(std::string("STATESCOPE_THREADS: expected a positive integer, got '") + env + "'");
+      n = static_cast<int>(v);
+    }
+  }
+  torch::set_num_threads(n);
+  return n;
+}
+
+std::string runtime_summary() {
+  return std::string("torch ") + TORCH_VERSION + ", CUDA " +
+         (torch::cuda::is_available() ? std::to_string(torch::cuda::device_count()) + " device(s)"
+                                      : std::string("not available")) +
+         ", threads " + std::to_string(torch::get_num_threads()) + ", device " + g_device + ", " + g_precision + ", scan " + g_scan;
+}
+
+std::string resolve_device(const std::string& name) {
+  const bool has_cuda = torch::cuda::is_available();
+  const int64_t n = has_cuda ? static_cast<int64_t>(torch::cuda::device_count()) : 0;
+  if (name == "cpu") return "cpu";
+  if (name == "auto") return n > 0 ? "cuda:0" : "cpu";
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {
+    int64_t idx = 0;
+    if (name.size() > 5) {
+      char* end = nullptr;
+      idx = std::strtol(name.c_str() + 5, &end, 10);
+      if (*end != '\0' || idx < 0) throw Error("device '" + name + "': expected cuda:N with N a GPU index");
+    }
+    if (n == 0)
+      throw Error("device '" + name + "': no CUDA device is visible (this LibTorch " +
+                  std::string(torch::cuda::is_available() ? "sees none" : "reports CUDA unavailable") +
+                  "); use --device cpu");
+    if (idx >= n)
+      throw Error("device '" + name + "': only " + std::to_string(n) + " CUDA device(s) (0.." + std::to_string(n - 1) + ")");
+    return "cuda:" + std::to_string(idx);
+  }
+  throw Error("device '" + name + "': expected cpu, cuda, cuda:N or auto");
+}
+
+void check_precision(const std::string& precision) {
+  if (precision != "fp32" && precision != "bf16")
+    throw Error("precision '" + precision + "': expected fp32 or bf16");
+}
+
+void check_scan_kernels(const std::string& mode) {
+  if (mode != "aten" && mode != "fused") throw Error("scan '" + mode + "': expected aten or fused");
+}
+
+void set_compute(const std::string& device, const std::string& precision) {
+  check_precision(precision);
+  g_device = resolve_device(device);
+  g_precision = precision;
+}
+
+std::string compute_device() { return g_device; }
+std::string compute_precision() { return g_precision; }
+
+void set_scan_kernels(const std::string& mode) {
+  check_scan_kernels(mode);
+  g_scan = mode;
+}
+std::string scan_kernels() { return g_scan; }
+bool fused_scan_requested() { return g_scan == "fused"; }
+
+std::string compute_summary() {
+  const bool gpu = g_device.rfind("cuda", 0) == 0;
+  return g_device + " " + g_precision + (gpu && g_scan == "fused" ? " fused-scan" : "");
+}
+
+}  // namespace statescope

@@ -1,0 +1,51 @@
+// dataset.h — text data of any size, tokenized once into a memory-mapped cache. No LibTorch.
+//
+// Sources (`data`):
+//   "embedded"          the Austen corpus (validation = Persuasion), held in memory
+//   a folder            every .txt file is one document, every .jsonl line one document (sorted by path)
+//   file.jsonl          JSON Lines; each line an object with a string field "text"
+//   file.u16 / .u32     pre-tokenized little-endian ids; documents end at the tokenizer's end-of-text id
+//   any other file      UTF-8 text, cut at blank lines into documents of about `doc_bytes`
+// Documents are read one at a time (memory does not grow with the corpus), encoded with the model's
+// tokenizer, followed by its end-of-text id when it has one, and routed by order: every
+// `val_every`-th document is validation (at least one is). Each split becomes one token file in the
+// cache (uint16 when the vocabulary fits, else uint32) that is memory-mapped afterwards. Documents
+// shorter than `pack_tokens` are packed back to back into Corpus documents of about that size (so
+// windows of length T > a document still find text, as in LM pre-training); longer ones stand alone.
+//
+// Cache: <cache_dir>/<key>/{train.tok, validation.tok, index.json}; the key hashes the source paths,
+// sizes and mtimes, the tokenizer file and the options, so editing a file re-tokenizes. Written in a
+// temporary folder and renamed when complete: a cancelled or killed preparation leaves no cache.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/data/corpus.h"
+#include "core/data/tokenizer.h"
+
+namespace statescope {
+
+struct DataOptions {
+  int64_t doc_bytes = 32768;    // plain-text files: document size (cut at the next blank line)
+  int val_every = 10;           // every val_every-th document is validation
+  int64_t pack_tokens = 65536;  // short documents are packed into spans of about this many tokens
+  std::string cache_dir;        // "" -> default_cache_dir()
+};
+
+// Bytes of source read so far and in all; return false to cancel (throws Error "cancelled").
+using DataProgressFn = std::function<bool(int64_t done, int64_t total)>;
+
+// Throws Error naming the file (and line or position) on anything unreadable.
+Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOptions& opt = {},
+                 const DataProgressFn& progress = {});
+
+// The model directory picks the tokenizer (tokenizer.json -> BPE, else bytes; "" -> bytes, for a
+// model trained from scratch); throws Error when its ids do not fit the model's `model_vocab`.
+Corpus load_model_data(const std::string& data, const std::string& model_dir, int64_t model_vocab,
+                       const DataOptions& opt = {}, const DataProgressFn& progress = {});
+
+// $STATESCOPE_CACHE, else $XDG_CACHE_HOME/statescope/tokens, else ~/.cache/statescope/tokens.
+std::string default_cache_dir();
+
+}  // namespace statescope

@@ -1,0 +1,54 @@
+// experiment.h — an experiment spec (JSON) becomes runs: load or build the model, post-train a copy
+// with each initial-state policy, evaluate every model far past T, and write everything into one
+// experiment file while it goes. Progress is reported through a callback that can cancel.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/base/results.h"
+
+namespace statescope {
+
+struct ExperimentProgress {
+  std::string run;     // run name
+  std::string phase;   // "tokenize" (run "data") | "train" | "eval" | an analysis: "effrem", "states", "passkey", "babi", "copying"
+  int64_t done = 0, total = 0;
+  double rate = 0;     // tokens/s (train) or sequences batches/s (eval)
+  double eta_s = 0;
+  double loss = 0;     // train only
+};
+// Return false to cancel: the current run is marked "cancelled" and the file stays valid.
+using ExperimentProgressFn = std::function<bool(const ExperimentProgress&)>;
+class H5File;
+// Called on the running thread after each run's status is written, with the open experiment file
+// (for a live view: read the run's groups back with the experiment_store readers).
+using RunDoneFn = std::function<void(const std::string& run, const H5File& file)>;
+
+struct RunSummary {
+  std::string name, intervention, status;
+  int64_t T = 0;
+  double loss_near = 0;                  // mean nll over positions [T, 2T), bits/token (= bits/byte for byte-level models)
+  double loss_far = 0;                   // mean nll over the last half of positions, bits/token (= bits/byte for byte-level models)
+  std::vector<std::pair<int64_t, int64_t>> bins;  // log-spaced position bins [T,2T), [2T,4T), ...
+  std::vector<double> excess;            // mean excess per bin, bits/token (= bits/byte for byte-level models)
+  std::vector<double> excess_se;         // its standard error (over sequences)
+  double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
+};
+
+// Runs `spec_json` (see data/experiments/demo.json and docs/experiment-spec.md), writing `out_path`.
+// Throws Error naming the spec field at fault before anything is written.
+std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
+                                       const std::string& out_path, const ExperimentProgressFn& progress = {},
+                                       const RunDoneFn& run_done = {});
+
+// Checks a spec without running it: JSON, every field's type and value, policies, analyses, and
+// the device, precision and scan names. Throws Error naming the source and the field at fault.
+// Does not look at the model or the data (those are checked when the experiment starts).
+void check_spec(const std::string& spec_json, const std::string& spec_source);
+
+// Summary of an evaluated run (bits per token: per byte for byte-level models).
+RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
+std::string format_summary_table(const std::vector<RunSummary>& runs);
+
+}  // namespace statescope

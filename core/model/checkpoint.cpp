@@ -1,0 +1,197 @@
+// checkpoint.cpp — model directory I/O on top of safetensors.cpp and torch's pickle loader.
+#include "core/model/checkpoint.h"
+
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/compute/runtime.h"
+#include "core/model/safetensors.h"
+
+namespace statescope {
+namespace fs = std::filesystem;
+namespace {
+
+torch::Dtype to_torch(DType d) {
+  switch (d) {
+    case DType::F32: return torch::kFloat32;
+    case DType::F16: return torch::kFloat16;
+    case DType::BF16: return torch::kBFloat16;
+    case DType::F64: return torch::kFloat64;
+    case DType::I64: return torch::kInt64;
+    case DType::I32: return torch::kInt32;
+  }
+  return torch::kFloat32;
+}
+
+DType from_torch(torch::Dtype d, const std::string& name) {
+  switch (d) {
+    case torch::kFloat32: return DType::F32;
+    case torch::kFloat16: return DType::F16;
+    case torch::kBFloat16: return DType::BF16;
+    case torch::kFloat64: return DType::F64;
+    case torch::kInt64: return DType::I64;
+    case torch::kInt32: return DType::I32;
+    default: throw Error("cannot write tensor '" + name + "': unsupported dtype");
+  }
+}
+
+StateDict read_safetensors_dict(const std::string& path) {
+  SafetensorsFile f = read_safetensors(path);
+  StateDict sd;
+  for (auto& [name, r] : f.tensors) {
+    auto t = torch::empty(r.shape, torch::TensorOptions().dtype(to_torch(r.dtype)));
+    std::memcpy(t.data_ptr(), f.bytes(r), r.end - r.begin);
+    sd.emplace(name, t);
+  }
+  return sd;
+}
+
+StateDict read_torch_bin(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path + ": cannot open");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < 4 || bytes[0] != 'P' || bytes[1] != 'K')
+    throw Error(path + ": not a torch.save zip archive (legacy non-zip .bin files are not supported)");
+  torch::IValue v;
+  try {
+    v = torch::pickle_load(bytes);
+  } catch (const std::exception& e) {
+    std::string msg = e.what();
+    throw Error(path + ": cannot unpickle (" + msg.substr(0, msg.find('\n')) + ")");
+  }
+  if (!v.isGenericDict()) throw Error(path + ": top-level object is not a dict of tensors");
+  StateDict sd;
+  for (auto& kv : v.toGenericDict()) {
+    if (!kv.key().isString() || !kv.value().isTensor())
+      throw Error(path + ": entry is not a (name, tensor) pair");
+    sd.emplace(kv.key().toStringRef(), kv.value().toTensor().contiguous());
+  }
+  return sd;
+}
+
+std::string shape_str(const torch::Tensor& t) {
+  std::ostringstream s;
+  s << t.sizes();
+  return s.str();
+}
+
+}  // namespace
+
+StateDict read_weights_file(const std::string& path) {
+  if (!fs::exists(path)) throw Error(path + ": file not found");
+  const auto ext = fs::path(path).extension().string();
+  if (ext == ".safetensors") return read_safetensors_dict(path);
+  if (ext == ".bin" || ext == ".pt" || ext == ".pth") return read_torch_bin(path);
+  throw Error(path + ": unknown weights format (expected .safetensors or .bin)");
+}
+
+std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in, const std::string& source) {
+  StateDict sd;
+  for (auto& [k, v] : sd_in) {
+    std::string key = k;
+    if (key == "backbone.embedding.weight") key = "backbone.embeddings.weight";  // mamba_ssm name
+    sd[key] = v;
+  }
+  const auto& cfg = model->config();
+  std::set<std::string> used;
+  torch::NoGradGuard ng;
+  for (auto& p : model->named_parameters()) {
+    auto it = sd.find(p.key());
+    if (it == sd.end())
+      throw Error(source + ": tensor '" + p.key() + "' is missing (expected shape " + shape_str(p.value()) + ")");
+    if (!it->second.sizes().equals(p.value().sizes()))
+      throw Error(source + ": tensor '" + p.key() + "' has shape " + shape_str(it->second) +
+                  ", expected " + shape_str(p.value()));
+    if (!it->second.is_floating_point())
+      throw Error(source + ": tensor '" + p.key() + "' is not floating point");
+    p.value().copy_(it->second);
+    used.insert(it->first);
+  }
+  if (cfg.tie_embeddings && sd.count("lm_head.weight")) {
+    // mamba_ssm stores the tied head under a second name; it must equal the embedding.
+    auto& lm = sd.at("lm_head.weight");
+    if (!lm.sizes().equals(model->output_weight().sizes()) ||
+        !torch::equal(lm.to(model->output_weight().scalar_type()), model->output_weight()))
+      throw Error(source + ": config ties embeddings but tensor 'lm_head.weight' differs from the embedding");
+    used.insert("lm_head.weight");
+  }
+  std::vector<std::string> unused;
+  for (auto& [k, v] : sd)
+    if (!used.count(k)) unused.push_back(k);
+  return unused;
+}
+
+void place_model(Mamba2LM& model) {
+  model->to(torch::Device(compute_device()));
+  model->mixed_bf16 = compute_precision() == "bf16";
+}
+
+Mamba2LM load_model_dir(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw Error(dir + ": not a directory");
+  const auto cfg_path = (fs::path(dir) / "config.json").string();
+  if (!fs::exists(cfg_path)) throw Error(cfg_path + ": config.json not found in model directory");
+  Mamba2Config cfg = load_config_file(cfg_path);
+  Mamba2LM model(cfg);
+
+  const fs::path st = fs::path(dir) / "model.safetensors";
+  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
+  const fs::path bin = fs::path(dir) / "pytorch_model.bin";
+  StateDict sd;
+  std::string source;
+  if (fs::exists(st)) {
+    source = st.string();
+    sd = read_weights_file(source);
+  } else if (fs::exists(index)) {
+    source = index.string();
+    std::ifstream in(index);
+    nlohmann::json j;
+    try { in >> j; } catch (const std::exception& e) { throw Error(source + ": not valid JSON"); }
+    if (!j.contains("weight_map") || !j["weight_map"].is_object())
+      throw Error(source + ": field 'weight_map' is missing");
+    std::set<std::string> shards;
+    for (auto& [k, v] : j["weight_map"].items()) shards.insert(v.get<std::string>());
+    for (auto& s : shards) {
+      auto part = read_weights_file((fs::path(dir) / s).string());
+      sd.insert(part.begin(), part.end());
+    }
+  } else if (fs::exists(bin)) {
+    source = bin.string();
+    sd = read_weights_file(source);
+  } else {
+    throw Error(dir + ": no weights found (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
+  }
+  auto unused = load_state_dict(model, sd, source);
+  if (!unused.empty())
+    throw Error(source + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
+                " unused in all); is this really a Mamba-2 checkpoint matching config.json?");
+  place_model(model);
+  return model;
+}
+
+void save_model_dir(Mamba2LM& model, const std::string& dir, const std::map<std::string, std::string>& metadata) {
+  fs::create_directories(dir);
+  std::vector<torch::Tensor> keep;  // contiguous CPU copies, alive until written
+  std::vector<TensorToWrite> ts;
+  for (auto& p : model->named_parameters()) {
+    auto t = p.value().detach().to(torch::kCPU).contiguous();
+    keep.push_back(t);
+    ts.push_back({p.key(), from_torch(t.scalar_type(), p.key()), t.sizes().vec(), t.data_ptr()});
+  }
+  auto meta = metadata;
+  meta.emplace("format", "pt");
+  const auto tmp = (fs::path(dir) / "model.safetensors.tmp").string();
+  write_safetensors(tmp, ts, meta);
+  fs::rename(tmp, fs::path(dir) / "model.safetensors");
+  std::ofstream c(fs::path(dir) / "config.json");
+  c << to_hf_config_json(model->config());
+  if (!c) throw Error(dir + "/config.json: write failed");
+}
+
+}  // namespace statescope

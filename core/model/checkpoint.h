@@ -1,0 +1,35 @@
+// checkpoint.h — loading and saving model directories (config.json + weights).
+//
+// Reads: Hugging Face layout (model.safetensors, or shards with model.safetensors.index.json) and
+// mamba_ssm layout (pytorch_model.bin, a torch.save zip). Both naming schemes for the embedding
+// (backbone.embedding.weight / backbone.embeddings.weight); tied or untied lm_head.
+// Writes: model.safetensors + config.json (Hugging Face layout, loadable by transformers).
+#pragma once
+#include <map>
+#include <string>
+
+#include "core/model/mamba2_model.h"
+
+namespace statescope {
+
+using StateDict = std::map<std::string, torch::Tensor>;
+
+// Reads every tensor of a .safetensors or torch .bin file (CPU, dtype as stored).
+StateDict read_weights_file(const std::string& path);
+
+// Copies `sd` into `model`, renaming mamba_ssm keys to HF keys; every parameter must be present with
+// its exact shape. `source` names the file in errors. Returns the keys that were not used.
+std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd, const std::string& source);
+
+// Moves the model to the process-wide device and sets its precision (runtime.h set_compute).
+void place_model(Mamba2LM& model);
+
+// Loads a model directory, placed with place_model. Throws Error naming the file and the field or
+// tensor at fault.
+Mamba2LM load_model_dir(const std::string& dir);
+
+// Writes config.json and model.safetensors (float32 unless the model is in another float dtype).
+void save_model_dir(Mamba2LM& model, const std::string& dir,
+                    const std::map<std::string, std::string>& metadata = {});
+
+}  // namespace statescope

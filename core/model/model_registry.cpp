@@ -1,0 +1,74 @@
+// model_registry.cpp — model directory bookkeeping.
+#include "core/model/model_registry.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/base/paths.h"
+
+namespace statescope {
+namespace fs = std::filesystem;
+
+std::string resolve_model(const std::string& name) {
+  const std::string dir = name == "embedded" ? data_dir() + "/models/embedded" : name;
+  if (!fs::is_directory(dir))
+    throw Error(dir + ": model directory not found" +
+                (name == "embedded" ? std::string(" (the embedded model; set STATESCOPE_DATA to the data/ folder)") : ""));
+  return dir;
+}
+
+ModelRecord read_model_record(const std::string& dir) {
+  ModelRecord r;
+  const auto path = fs::path(dir) / "statescope.json";
+  if (!fs::exists(path)) return r;
+  std::ifstream in(path);
+  nlohmann::json j;
+  try {
+    in >> j;
+    r.T = j.value("T", int64_t{0});
+    r.freeze_A_log = j.value("freeze_A_log", false);
+    r.seed = j.value("seed", uint64_t{0});
+    r.command = j.value("command", std::string());
+    r.tokenizer = j.value("tokenizer", std::string("bytes"));
+    r.notes = j.value("notes", std::string());
+  } catch (const std::exception& e) {
+    throw Error(path.string() + ": not a valid statescope record (" + e.what() + ")");
+  }
+  return r;
+}
+
+void write_model_record(const std::string& dir, const ModelRecord& r) {
+  nlohmann::json j{{"T", r.T}, {"freeze_A_log", r.freeze_A_log}, {"seed", r.seed}, {"command", r.command},
+                   {"tokenizer", r.tokenizer}, {"notes", r.notes}};
+  std::ofstream out(fs::path(dir) / "statescope.json");
+  out << j.dump(2) << "\n";
+  if (!out) throw Error(dir + "/statescope.json: write failed");
+}
+
+std::string weights_hash(const std::string& dir) {
+  fs::path p;
+  for (const char* f : {"model.safetensors", "pytorch_model.bin", "model.safetensors.index.json"})
+    if (fs::exists(fs::path(dir) / f)) {
+      p = fs::path(dir) / f;
+      break;
+    }
+  if (p.empty()) return "";
+  std::ifstream in(p, std::ios::binary);
+  uint64_t h = 1469598103934665603ULL;
+  char buf[1 << 16];
+  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ULL;
+    }
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+}  // namespace statescope

@@ -1,0 +1,375 @@
+// experiment_store.cpp — writing and reading run groups.
+#include "core/store/experiment_store.h"
+
+#include <algorithm>
+
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "core/base/error.h"
+#include "core/base/version.h"
+
+namespace statescope {
+
+std::string iso8601_now() {
+  const auto t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path) {
+  auto f = std::make_unique<H5File>(path, H5File::Mode::Create);
+  f->set_attr("/", "format", kFormatName);
+  f->set_attr("/", "format_version", kFormatVersion);
+  f->set_attr("/", "creator", kVersionString);
+  f->set_attr("/", "created", iso8601_now());
+  f->flush();
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f)));
+}
+
+std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path) {
+  auto f = std::make_unique<H5File>(path, H5File::Mode::ReadWrite);
+  std::string fmt;
+  try {
+    fmt = f->attr("/", "format");
+  } catch (const Error&) {
+  }
+  if (fmt != kFormatName) throw Error(path + ": not a statescope experiment file (root attribute 'format')");
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f)));
+}
+
+void ExperimentFile::begin_run(const RunInfo& i) {
+  if (i.name.empty() || i.name.find('/') != std::string::npos || i.name == ".")
+    throw Error("run name '" + i.name + "' must be non-empty and contain no '/'");
+  const std::string g = i.name;
+  for (const char* d : {"step", "loss", "lr", "grad_norm"})
+    f_->create_growable(g + "/train/" + d, std::string(d) == "step");
+  f_->set_attr(g, "spec", i.spec_json);
+  f_->set_attr(g, "model", i.model);
+  f_->set_attr(g, "checkpoint_hash", i.checkpoint_hash);
+  f_->set_attr(g, "intervention", i.intervention);
+  f_->set_attr(g, "seed", std::to_string(i.seed));
+  f_->set_attr(g, "versions", i.versions);
+  f_->set_attr(g, "device", i.device);
+  f_->set_attr(g, "started", iso8601_now());
+  f_->set_attr(g + "/train", "NX_class", "NXdata");
+  f_->set_attr(g + "/train", "signal", "loss");
+  f_->set_attr(g + "/train", "axes", "step");
+  f_->set_attr(g, "status", "running");
+  f_->flush();
+}
+
+void ExperimentFile::append_train(const std::string& run, const StepInfo& s) {
+  const int64_t step = s.step;
+  if (!f_->has(run + "/train/step")) {  // a nested training record, e.g. run/copying/train
+    for (const char* d : {"step", "loss", "lr", "grad_norm"})
+      f_->create_growable(run + "/train/" + d, std::string(d) == "step");
+    f_->set_attr(run + "/train", "NX_class", "NXdata");
+    f_->set_attr(run + "/train", "signal", "loss");
+    f_->set_attr(run + "/train", "axes", "step");
+  }
+  f_->append(run + "/train/step", &step, 1);
+  f_->append(run + "/train/loss", &s.loss, 1);
+  f_->append(run + "/train/lr", &s.lr, 1);
+  f_->append(run + "/train/grad_norm", &s.grad_norm, 1);
+  f_->flush();
+}
+
+void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
+  const int64_t L = r.length, n = std::max<int64_t>(1, r.sequences);
+  std::vector<int64_t> pos(L);
+  for (int64_t i = 0; i < L; ++i) pos[i] = i;
+  const std::string p = run + "/ppl";
+  f_->write(p + "/position", pos.data(), {L});
+  f_->write(p + "/nll", r.nll.data(), {L});
+  // Standard errors over sequences, per position.
+  auto stderr_of = [&](const std::vector<float>& a, const std::vector<float>* b) {
+    std::vector<double> se(L, 0.0);
+    if (n < 2) return se;
+    for (int64_t i = 0; i < L; ++i) {
+      double s1 = 0, s2 = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        const double v = a[k * L + i] - (b ? (*b)[k * L + i] : 0.0f);
+        s1 += v;
+        s2 += v * v;
+      }
+      const double mean = s1 / n;
+      se[i] = std::sqrt(std::max(0.0, s2 / n - mean * mean) / static_cast<double>(n - 1));
+    }
+    return se;
+  };
+  auto se = stderr_of(r.nll_seq, nullptr);
+  f_->write(p + "/nll_stderr", se.data(), {L});
+  f_->write(p + "/nll_per_sequence", r.nll_seq.data(), {n, L});
+  f_->set_attr(p, "NX_class", "NXdata");
+  f_->set_attr(p, "signal", "nll");
+  f_->set_attr(p, "axes", "position");
+  f_->set_attr(p, "units", "nats per token; position p predicts token p+1");
+  f_->set_attr(p, "T", std::to_string(r.T));
+  f_->set_attr(p, "sequences", std::to_string(r.sequences));
+  if (!r.windowed_nll.empty()) {
+    f_->write(p + "/windowed_nll", r.windowed_nll.data(), {L});
+    f_->write(p + "/windowed_nll_per_sequence", r.windowed_seq.data(), {n, L});
+    std::vector<double> ex(L);
+    for (int64_t i = 0; i < L; ++i) ex[i] = r.nll[i] - r.windowed_nll[i];
+    auto exse = stderr_of(r.nll_seq, &r.windowed_seq);
+    f_->write(p + "/excess", ex.data(), {L});
+    f_->write(p + "/excess_stderr", exse.data(), {L});
+  }
+  if (!r.norm.empty()) {
+    const std::string s = run + "/state_norm";
+    std::vector<int64_t> layer(r.n_layer), head(r.nheads);
+    for (int64_t i = 0; i < r.n_layer; ++i) layer[i] = i;
+    for (int64_t i = 0; i < r.nheads; ++i) head[i] = i;
+    f_->write(s + "/position", pos.data(), {L});
+    f_->write(s + "/layer", layer.data(), {r.n_layer});
+    f_->write(s + "/head", head.data(), {r.nheads});
+    f_->write(s + "/norm", r.norm.data(), {r.n_layer, L});
+    f_->write(s + "/norm_per_head", r.norm_per_head.data(), {r.n_layer, r.nheads, L});
+    f_->set_attr(s, "NX_class", "NXdata");
+    f_->set_attr(s, "signal", "norm");
+    f_->set_attr(s, "axes", "[\"layer\", \"position\"]");
+    f_->set_attr(s, "units", "Frobenius norm of the SSM state after token p, mean over sequences");
+    f_->set_attr(s, "T", std::to_string(r.T));  // positions >= T lie beyond the training context
+  }
+  f_->flush();
+}
+
+void ExperimentFile::write_effrem(const std::string& run, const EffRemResult& r) {
+  const std::string g = run + "/effrem";
+  const int64_t nT = static_cast<int64_t>(r.T.size()), nt = static_cast<int64_t>(r.t.size());
+  f_->write(g + "/T", r.T.data(), {nT});
+  f_->write(g + "/t", r.t.data(), {nt});
+  f_->write(g + "/value", r.value.data(), {nT, nt});
+  f_->write(g + "/stderr", r.stderr_.data(), {nT, nt});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "value");
+  f_->set_attr(g, "axes", "[\"T\", \"t\"]");
+  f_->set_attr(g, "definition", "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T");
+  f_->set_attr(g, "sequences", std::to_string(r.sequences));
+  f_->set_attr(g, "forward_tokens", std::to_string(r.forward_tokens));
+  f_->flush();
+}
+
+void ExperimentFile::write_state_stats(const std::string& run, const StateStatsResult& r) {
+  const std::string g = run + "/state_stats";
+  const int64_t np = static_cast<int64_t>(r.positions.size()), nl = static_cast<int64_t>(r.layers.size());
+  const int64_t nb = static_cast<int64_t>(r.bin_edges.size()) - 1, H = r.nheads;
+  std::vector<int64_t> head(H), pos(r.length);
+  for (int64_t i = 0; i < H; ++i) head[i] = i;
+  for (int64_t i = 0; i < r.length; ++i) pos[i] = i;
+  f_->write(g + "/position", r.positions.data(), {np});
+  f_->write(g + "/layer", r.layers.data(), {nl});
+  f_->write(g + "/head", head.data(), {H});
+  f_->write(g + "/bin_edges", r.bin_edges.data(), {nb + 1});
+  f_->write(g + "/histogram", r.histogram.data(), {nl, np, H, nb});
+  f_->write(g + "/mean", r.mean.data(), {nl, np, H});
+  f_->write(g + "/std", r.std.data(), {nl, np, H});
+  f_->write(g + "/fitted_mean", r.fitted_mean.data(), {nl, H});
+  f_->write(g + "/fitted_std", r.fitted_std.data(), {nl, H});
+  f_->write(g + "/delta_position", pos.data(), {r.length});
+  f_->write(g + "/delta_norm", r.delta_norm.data(), {r.n_layer, r.length});
+  f_->set_attr(g, "T", std::to_string(r.T));
+  f_->set_attr(g, "sequences", std::to_string(r.sequences));
+  f_->set_attr(g, "definition",
+               "histogram: density of SSM state entries of each (layer, position, head) over sequences, headdim and "
+               "d_state; fitted_*: Gaussian per (layer, head) of states at position T-1; delta_norm: mean "
+               "||S_t - S_{t-1}||_F");
+  f_->flush();
+}
+
+void ExperimentFile::write_passkey(const std::string& run, const PasskeyResult& r) {
+  const std::string g = run + "/passkey";
+  const int64_t nl = static_cast<int64_t>(r.lengths.size()), nd = static_cast<int64_t>(r.depths.size());
+  f_->write(g + "/length", r.lengths.data(), {nl});
+  f_->write(g + "/depth", r.depths.data(), {nd});
+  f_->write(g + "/accuracy", r.accuracy.data(), {nl, nd});
+  f_->write(g + "/digit_accuracy", r.digit_accuracy.data(), {nl, nd});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "accuracy");
+  f_->set_attr(g, "axes", "[\"length\", \"depth\"]");
+  f_->set_attr(g, "samples", std::to_string(r.samples));
+  f_->set_attr(g, "definition", "greedy decoding of the 5-digit key; accuracy = all 5 digits right");
+  f_->flush();
+}
+
+void ExperimentFile::write_copying(const std::string& run, const CopyResult& r) {
+  const std::string g = run + "/copying";
+  const int64_t n = static_cast<int64_t>(r.lengths.size());
+  f_->write(g + "/length", r.lengths.data(), {n});
+  f_->write(g + "/exact", r.exact.data(), {n});
+  f_->write(g + "/token_accuracy", r.token_accuracy.data(), {n});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "exact");
+  f_->set_attr(g, "axes", "[\"length\"]");
+  f_->set_attr(g, "L", std::to_string(r.L));
+  f_->set_attr(g, "alphabet", std::to_string(r.alphabet));
+  f_->set_attr(g, "T", std::to_string(r.T));
+  f_->set_attr(g, "samples", std::to_string(r.samples));
+  f_->set_attr(g, "definition",
+               "fresh model trained to copy strings of 1..L letters after '|' (windows of T tokens); exact = whole "
+               "string right, token_accuracy = fraction of right letters; greedy from a zero state");
+  f_->flush();
+}
+
+void ExperimentFile::write_babi(const std::string& run, const BabiResult& r) {
+  const std::string g = run + "/babi";
+  const int64_t n = static_cast<int64_t>(r.lengths.size());
+  f_->write(g + "/length", r.lengths.data(), {n});
+  f_->write(g + "/accuracy", r.accuracy.data(), {n});
+  f_->write(g + "/choice_accuracy", r.choice_accuracy.data(), {n});
+  f_->write(g + "/mean_distance", r.mean_distance.data(), {n});
+  f_->set_attr(g, "NX_class", "NXdata");
+  f_->set_attr(g, "signal", "accuracy");
+  f_->set_attr(g, "axes", "[\"length\"]");
+  f_->set_attr(g, "samples", std::to_string(r.samples));
+  f_->set_attr(g, "candidates", std::to_string(r.candidates));
+  f_->set_attr(g, "definition",
+               "single-supporting-fact 'where is X?' in distractor prose; accuracy = greedy answer is the location; "
+               "choice_accuracy = most likely of the candidate locations is right (chance 1/candidates); "
+               "mean_distance = tokens from the supporting fact to the end of the prompt");
+  f_->flush();
+}
+
+void ExperimentFile::set_status(const std::string& run, const std::string& status, const std::string& message) {
+  f_->set_attr(run, "finished", iso8601_now());
+  f_->set_attr(run, "message", message);
+  f_->set_attr(run, "status", status);  // last
+  f_->flush();
+}
+
+EvalResult read_eval(const H5File& f, const std::string& run) {
+  EvalResult r;
+  const std::string p = run + "/ppl";
+  if (!f.has(p + "/nll")) throw Error(f.path() + ": run '" + run + "' has no ppl/nll");
+  r.nll = f.read_f64(p + "/nll");
+  r.length = static_cast<int64_t>(r.nll.size());
+  r.T = std::stoll(f.attr(p, "T"));
+  r.sequences = std::stoll(f.attr(p, "sequences"));
+  r.nll_seq = f.read_f32(p + "/nll_per_sequence");
+  if (f.has(p + "/windowed_nll")) {
+    r.windowed_nll = f.read_f64(p + "/windowed_nll");
+    r.windowed_seq = f.read_f32(p + "/windowed_nll_per_sequence");
+  }
+  if (f.has(run + "/state_norm/norm")) {
+    std::vector<int64_t> d;
+    r.norm = f.read_f64(run + "/state_norm/norm", &d);
+    r.n_layer = d[0];
+    r.norm_per_head = f.read_f64(run + "/state_norm/norm_per_head", &d);
+    r.nheads = d[1];
+  }
+  return r;
+}
+
+}  // namespace statescope
+
+namespace statescope {
+
+EffRemResult read_effrem(const H5File& f, const std::string& run) {
+  const std::string g = run + "/effrem";
+  if (!f.has(g + "/value")) throw Error(f.path() + ": run '" + run + "' has no effrem/value");
+  EffRemResult r;
+  r.T = f.read_i64(g + "/T");
+  r.t = f.read_i64(g + "/t");
+  r.value = f.read_f64(g + "/value");
+  r.stderr_ = f.read_f64(g + "/stderr");
+  r.sequences = std::stoll(f.attr(g, "sequences"));
+  r.forward_tokens = std::stoll(f.attr(g, "forward_tokens"));
+  return r;
+}
+
+namespace {
+int64_t attr_i64(const H5File& f, const std::string& g, const char* key) {
+  const std::string v = f.attr(g, key);
+  return v.empty() ? 0 : std::stoll(v);
+}
+void require(const H5File& f, const std::string& ds, const std::string& run) {
+  if (!f.has(ds)) throw Error(f.path() + ": run '" + run + "' has no " + ds.substr(run.size() + 1));
+}
+}  // namespace
+
+StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
+  const std::string g = run + "/state_stats";
+  require(f, g + "/histogram", run);
+  StateStatsResult r;
+  r.positions = f.read_i64(g + "/position");
+  r.layers = f.read_i64(g + "/layer");
+  r.nheads = static_cast<int64_t>(f.read_i64(g + "/head").size());
+  r.bin_edges = f.read_f64(g + "/bin_edges");
+  r.histogram = f.read_f64(g + "/histogram");
+  r.mean = f.read_f64(g + "/mean");
+  r.std = f.read_f64(g + "/std");
+  r.fitted_mean = f.read_f64(g + "/fitted_mean");
+  r.fitted_std = f.read_f64(g + "/fitted_std");
+  std::vector<int64_t> d;
+  r.delta_norm = f.read_f64(g + "/delta_norm", &d);
+  r.n_layer = d.size() == 2 ? d[0] : 0;
+  r.length = d.size() == 2 ? d[1] : 0;
+  r.T = attr_i64(f, g, "T");
+  r.sequences = attr_i64(f, g, "sequences");
+  return r;
+}
+
+PasskeyResult read_passkey(const H5File& f, const std::string& run) {
+  const std::string g = run + "/passkey";
+  require(f, g + "/accuracy", run);
+  PasskeyResult r;
+  r.lengths = f.read_i64(g + "/length");
+  r.depths = f.read_f64(g + "/depth");
+  r.accuracy = f.read_f64(g + "/accuracy");
+  r.digit_accuracy = f.read_f64(g + "/digit_accuracy");
+  r.samples = attr_i64(f, g, "samples");
+  return r;
+}
+
+CopyResult read_copying(const H5File& f, const std::string& run) {
+  const std::string g = run + "/copying";
+  require(f, g + "/exact", run);
+  CopyResult r;
+  r.lengths = f.read_i64(g + "/length");
+  r.exact = f.read_f64(g + "/exact");
+  r.token_accuracy = f.read_f64(g + "/token_accuracy");
+  r.L = attr_i64(f, g, "L");
+  r.alphabet = attr_i64(f, g, "alphabet");
+  r.T = attr_i64(f, g, "T");
+  r.samples = attr_i64(f, g, "samples");
+  return r;
+}
+
+BabiResult read_babi(const H5File& f, const std::string& run) {
+  const std::string g = run + "/babi";
+  require(f, g + "/accuracy", run);
+  BabiResult r;
+  r.lengths = f.read_i64(g + "/length");
+  r.accuracy = f.read_f64(g + "/accuracy");
+  r.choice_accuracy = f.read_f64(g + "/choice_accuracy");
+  r.mean_distance = f.read_f64(g + "/mean_distance");
+  r.samples = attr_i64(f, g, "samples");
+  r.candidates = attr_i64(f, g, "candidates");
+  return r;
+}
+
+std::vector<StepInfo> read_train(const H5File& f, const std::string& run) {
+  const std::string g = run + "/train";
+  std::vector<StepInfo> out;
+  if (!f.has(g + "/loss")) return out;
+  auto step = f.read_i64(g + "/step");
+  auto loss = f.read_f64(g + "/loss"), lr = f.read_f64(g + "/lr"), gn = f.read_f64(g + "/grad_norm");
+  const size_t n = std::min({step.size(), loss.size(), lr.size(), gn.size()});  // a killed writer may leave one short
+  for (size_t i = 0; i < n; ++i) {
+    StepInfo s;
+    s.step = step[i];
+    s.steps = step.empty() ? 0 : step[n - 1];
+    s.loss = loss[i];
+    s.lr = lr[i];
+    s.grad_norm = gn[i];
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace statescope

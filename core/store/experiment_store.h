@@ -1,0 +1,74 @@
+// experiment_store.h — the experiment file (DESIGN.md §4): one HDF5 file per experiment, one group
+// per run, written while the run goes and readable if the process is killed (flushed after every
+// write; the run's status attribute is written last). No LibTorch, no Qt.
+//
+// Root attributes: format, format_version, creator, created. Run group attributes: spec (JSON),
+// model, checkpoint_hash, intervention, seed, versions, device, status, message.
+// Datasets: train/{step, loss, lr, grad_norm} (growable); ppl/{position, nll, nll_stderr,
+// windowed_nll, excess, excess_stderr}; state_norm/{position, layer, head, norm [layer, position],
+// norm_per_head [layer, head, position]}; effrem/{T, t, value [T, t], stderr [T, t]};
+// state_stats/{position, layer, head, bin_edges, histogram [layer, position, head, bin], mean, std,
+// fitted_mean, fitted_std [layer, head], delta_norm [n_layer, position]}.
+// Plottable groups carry NeXus signal/axes attributes.
+#pragma once
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/store/h5file.h"
+#include "core/base/results.h"
+
+namespace statescope {
+
+struct RunInfo {
+  std::string name;            // group name, e.g. "passing"
+  std::string spec_json;       // the run's spec
+  std::string model;           // model id / path
+  std::string checkpoint_hash;
+  std::string intervention;    // policy label
+  uint64_t seed = 0;
+  std::string versions;        // statescope, torch
+  std::string device;
+};
+
+class ExperimentFile {
+ public:
+  // Creates (truncating) or opens for appending runs. Throws Error naming the path.
+  static std::unique_ptr<ExperimentFile> create(const std::string& path);
+  static std::unique_ptr<ExperimentFile> open(const std::string& path);
+
+  // Starts a run group (replacing one of the same name) with status "running".
+  void begin_run(const RunInfo& info);
+  void append_train(const std::string& run, const StepInfo& s);
+  void write_eval(const std::string& run, const EvalResult& r);
+  void write_effrem(const std::string& run, const EffRemResult& r);
+  void write_state_stats(const std::string& run, const StateStatsResult& r);
+  // passkey/{length, depth, accuracy [length, depth], digit_accuracy [length, depth]}
+  void write_passkey(const std::string& run, const PasskeyResult& r);
+  // copying/{length, exact, token_accuracy}; attrs L, alphabet, T, samples
+  void write_copying(const std::string& run, const CopyResult& r);
+  // babi/{length, accuracy, choice_accuracy, mean_distance}; attrs samples, candidates
+  void write_babi(const std::string& run, const BabiResult& r);
+  void set_status(const std::string& run, const std::string& status, const std::string& message = "");
+  H5File& file() { return *f_; }
+
+ private:
+  explicit ExperimentFile(std::unique_ptr<H5File> f) : f_(std::move(f)) {}
+  std::unique_ptr<H5File> f_;
+};
+
+// Reads a run's ppl/ and state_norm/ groups back into an EvalResult (for inspect, export, the GUI).
+EvalResult read_eval(const H5File& f, const std::string& run);
+EffRemResult read_effrem(const H5File& f, const std::string& run);
+StateStatsResult read_state_stats(const H5File& f, const std::string& run);
+PasskeyResult read_passkey(const H5File& f, const std::string& run);
+CopyResult read_copying(const H5File& f, const std::string& run);
+BabiResult read_babi(const H5File& f, const std::string& run);
+std::vector<StepInfo> read_train(const H5File& f, const std::string& run);  // empty if none
+
+std::string iso8601_now();
+constexpr const char* kFormatName = "statescope-experiment";
+constexpr const char* kFormatVersion = "1";
+
+}  // namespace statescope

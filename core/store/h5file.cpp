@@ -1,0 +1,285 @@
+// h5file.cpp — HDF5 C API calls, each checked. HDF5's own error stack printing is switched off;
+// failures become Error messages naming the file and object.
+#include "core/store/h5file.h"
+
+#include <hdf5.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "core/base/error.h"
+
+namespace statescope {
+namespace {
+
+// HDF5 prints its error stack to stderr unless told not to; the setting is per thread in the
+// thread-safe build Debian ships, so every thread that opens a file turns it off (we report errors
+// ourselves, naming the file).
+void quiet_hdf5() {
+  thread_local bool done = false;
+  if (!done) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  done = true;
+}
+
+struct Handle {  // closes an hid_t with the right function
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~Handle() { if (id >= 0) close(id); }
+};
+
+std::vector<int64_t> dataspace_dims(hid_t space) {
+  const int nd = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> d(std::max(nd, 0));
+  if (nd > 0) H5Sget_simple_extent_dims(space, d.data(), nullptr);
+  return std::vector<int64_t>(d.begin(), d.end());
+}
+
+}  // namespace
+
+H5File::H5File(const std::string& path, Mode mode) : path_(path) {
+  quiet_hdf5();
+  if (mode == Mode::Create) {
+    id_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (id_ < 0) throw Error(path + ": cannot create HDF5 file");
+  } else {
+    if (H5Fis_hdf5(path.c_str()) <= 0) throw Error(path + ": missing or not an HDF5 file");
+    id_ = H5Fopen(path.c_str(), mode == Mode::Read ? H5F_ACC_RDONLY : H5F_ACC_RDWR, H5P_DEFAULT);
+    if (id_ < 0) throw Error(path + ": cannot open HDF5 file");
+  }
+}
+
+H5File::~H5File() {
+  if (id_ >= 0) H5Fclose(id_);
+}
+
+void H5File::flush() { H5Fflush(id_, H5F_SCOPE_GLOBAL); }
+
+bool H5File::has(const std::string& name) const {
+  // H5Lexists needs each path component checked in turn.
+  std::string acc;
+  size_t pos = 0;
+  while (pos <= name.size()) {
+    const size_t next = name.find('/', pos);
+    const std::string part = name.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+    if (!part.empty()) {
+      acc += (acc.empty() ? "" : "/") + part;
+      if (H5Lexists(id_, acc.c_str(), H5P_DEFAULT) <= 0) return false;
+    }
+    if (next == std::string::npos) break;
+    pos = next + 1;
+  }
+  return true;
+}
+
+std::vector<int64_t> H5File::dims(const std::string& name) const {
+  if (!has(name)) throw Error(path_ + ": dataset '" + name + "' not found");
+  Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": '" + name + "' is not a dataset");
+  Handle sp{H5Dget_space(ds.id), H5Sclose};
+  return dataspace_dims(sp.id);
+}
+
+bool H5File::is_integer(const std::string& name) const {
+  Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": dataset '" + name + "' not found");
+  Handle ty{H5Dget_type(ds.id), H5Tclose};
+  return H5Tget_class(ty.id) == H5T_INTEGER;
+}
+
+template <class T>
+std::vector<T> H5File::read_impl(const std::string& name, int64_t mem_type, std::vector<int64_t>* out_dims) const {
+  if (!has(name)) throw Error(path_ + ": dataset '" + name + "' not found");
+  Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": '" + name + "' is not a dataset");
+  Handle ty{H5Dget_type(ds.id), H5Tclose};
+  const auto cls = H5Tget_class(ty.id);
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    throw Error(path_ + ": dataset '" + name + "' is not numeric");
+  Handle sp{H5Dget_space(ds.id), H5Sclose};
+  auto d = dataspace_dims(sp.id);
+  int64_t n = 1;
+  for (auto x : d) n *= x;
+  std::vector<T> out(static_cast<size_t>(n));
+  if (n > 0 && H5Dread(ds.id, static_cast<hid_t>(mem_type), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+    throw Error(path_ + ": reading dataset '" + name + "' failed (truncated file or unconvertible type)");
+  if (out_dims) *out_dims = d;
+  return out;
+}
+
+std::vector<float> H5File::read_f32(const std::string& n, std::vector<int64_t>* d) const {
+  return read_impl<float>(n, H5T_NATIVE_FLOAT, d);
+}
+std::vector<double> H5File::read_f64(const std::string& n, std::vector<int64_t>* d) const {
+  return read_impl<double>(n, H5T_NATIVE_DOUBLE, d);
+}
+std::vector<int64_t> H5File::read_i64(const std::string& n, std::vector<int64_t>* d) const {
+  return read_impl<int64_t>(n, H5T_NATIVE_INT64, d);
+}
+
+void H5File::ensure_parents(const std::string& name) {
+  size_t pos = 0;
+  while ((pos = name.find('/', pos + 1)) != std::string::npos) {
+    const std::string g = name.substr(0, pos);
+    if (g.empty() || g == "/") continue;
+    if (H5Lexists(id_, g.c_str(), H5P_DEFAULT) > 0) continue;
+    Handle h{H5Gcreate2(id_, g.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    if (h.id < 0) throw Error(path_ + ": cannot create group '" + g + "'");
+  }
+}
+
+void H5File::write_impl(const std::string& name, const void* data, const std::vector<int64_t>& dims,
+                        int64_t mem_type) {
+  ensure_parents(name);
+  if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
+  std::vector<hsize_t> hd(dims.begin(), dims.end());
+  Handle sp{H5Screate_simple(static_cast<int>(hd.size()), hd.data(), nullptr), H5Sclose};
+  Handle pl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  int64_t n = 1;
+  for (auto x : dims) n *= x;
+  if (n > 0 && !hd.empty()) {
+    // Chunks of about 256 KiB: split the leading dimensions, keep trailing ones whole when possible.
+    const size_t elem = H5Tget_size(static_cast<hid_t>(mem_type));
+    std::vector<hsize_t> ch = hd;
+    size_t bytes = elem;
+    for (auto c : ch) bytes *= c;
+    for (size_t i = 0; i < ch.size() && bytes > (256u << 10); ++i) {
+      while (ch[i] > 1 && bytes > (256u << 10)) {
+        bytes /= ch[i];
+        ch[i] = (ch[i] + 1) / 2;
+        bytes *= ch[i];
+      }
+    }
+    H5Pset_chunk(pl.id, static_cast<int>(ch.size()), ch.data());
+    H5Pset_shuffle(pl.id);
+    H5Pset_deflate(pl.id, 4);
+  }
+  Handle ds{H5Dcreate2(id_, name.c_str(), static_cast<hid_t>(mem_type), sp.id, H5P_DEFAULT, pl.id, H5P_DEFAULT),
+            H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": cannot create dataset '" + name + "'");
+  if (n > 0 && H5Dwrite(ds.id, static_cast<hid_t>(mem_type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw Error(path_ + ": writing dataset '" + name + "' failed (disk full?)");
+}
+
+void H5File::write(const std::string& n, const float* d, const std::vector<int64_t>& dims) {
+  write_impl(n, d, dims, H5T_NATIVE_FLOAT);
+}
+void H5File::write(const std::string& n, const double* d, const std::vector<int64_t>& dims) {
+  write_impl(n, d, dims, H5T_NATIVE_DOUBLE);
+}
+void H5File::write(const std::string& n, const int64_t* d, const std::vector<int64_t>& dims) {
+  write_impl(n, d, dims, H5T_NATIVE_INT64);
+}
+
+void H5File::create_growable(const std::string& name, bool integer) {
+  ensure_parents(name);
+  if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
+  hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 4096;
+  Handle sp{H5Screate_simple(1, &zero, &unlimited), H5Sclose};
+  Handle pl{H5Pcreate(H5P_DATASET_CREATE), H5Pclose};
+  // Growable records (training curves) must survive a SIGKILL at any moment. No compression: a
+  // deflated chunk moves in the file every time it grows, and a kill between the index update and
+  // the data write left an index pointing past the end of the file ("truncated file" on read).
+  // Fixed-size chunks allocated (and filled) up front never move; appends write through (no raw
+  // chunk cache, see append_impl), so the on-disk index only ever points at written bytes.
+  H5Pset_chunk(pl.id, 1, &chunk);
+  H5Pset_alloc_time(pl.id, H5D_ALLOC_TIME_EARLY);
+  H5Pset_fill_time(pl.id, H5D_FILL_TIME_ALLOC);
+  const hid_t type = integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+  Handle ds{H5Dcreate2(id_, name.c_str(), type, sp.id, H5P_DEFAULT, pl.id, H5P_DEFAULT), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": cannot create growable dataset '" + name + "'");
+}
+
+void H5File::append_impl(const std::string& name, const void* data, int64_t n, int64_t type) {
+  if (n <= 0) return;
+  Handle ap{H5Pcreate(H5P_DATASET_ACCESS), H5Pclose};
+  H5Pset_chunk_cache(ap.id, 0, 0, 1.0);  // write-through: no raw chunk cache
+  Handle ds{H5Dopen2(id_, name.c_str(), ap.id), H5Dclose};
+  if (ds.id < 0) throw Error(path_ + ": growable dataset '" + name + "' not found");
+  Handle sp0{H5Dget_space(ds.id), H5Sclose};
+  hsize_t old = 0;
+  H5Sget_simple_extent_dims(sp0.id, &old, nullptr);
+  hsize_t size = old + static_cast<hsize_t>(n), count = static_cast<hsize_t>(n);
+  if (H5Dset_extent(ds.id, &size) < 0) throw Error(path_ + ": cannot extend dataset '" + name + "'");
+  Handle fs{H5Dget_space(ds.id), H5Sclose};
+  H5Sselect_hyperslab(fs.id, H5S_SELECT_SET, &old, nullptr, &count, nullptr);
+  Handle ms{H5Screate_simple(1, &count, nullptr), H5Sclose};
+  if (H5Dwrite(ds.id, static_cast<hid_t>(type), ms.id, fs.id, H5P_DEFAULT, data) < 0)
+    throw Error(path_ + ": appending to dataset '" + name + "' failed (disk full?)");
+}
+
+void H5File::append(const std::string& n, const double* d, int64_t k) { append_impl(n, d, k, H5T_NATIVE_DOUBLE); }
+void H5File::append(const std::string& n, const int64_t* d, int64_t k) { append_impl(n, d, k, H5T_NATIVE_INT64); }
+
+std::vector<std::string> H5File::children(const std::string& group) const {
+  std::vector<std::string> out;
+  Handle g{H5Oopen(id_, group.c_str(), H5P_DEFAULT), H5Oclose};
+  if (g.id < 0) throw Error(path_ + ": group '" + group + "' not found");
+#if H5_VERSION_GE(1, 12, 0)
+  using LinkInfo = H5L_info2_t;
+#else
+  using LinkInfo = H5L_info_t;
+#endif
+  H5Literate(g.id, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+              [](hid_t, const char* name, const LinkInfo*, void* op) -> herr_t {
+                static_cast<std::vector<std::string>*>(op)->push_back(name);
+                return 0;
+              },
+              &out);
+  return out;
+}
+
+bool H5File::is_group(const std::string& name) const {
+#if H5_VERSION_GE(1, 12, 0)
+  H5O_info2_t info;
+  if (!has(name) || H5Oget_info_by_name3(id_, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
+#else
+  H5O_info_t info;
+  if (!has(name) || H5Oget_info_by_name2(id_, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
+#endif
+  return info.type == H5O_TYPE_GROUP;
+}
+
+std::vector<std::string> H5File::attr_names(const std::string& object) const {
+  std::vector<std::string> out;
+  Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
+  if (obj.id < 0) return out;
+  H5Aiterate2(obj.id, H5_INDEX_NAME, H5_ITER_INC, nullptr,
+              [](hid_t, const char* name, const H5A_info_t*, void* op) -> herr_t {
+                static_cast<std::vector<std::string>*>(op)->push_back(name);
+                return 0;
+              },
+              &out);
+  return out;
+}
+
+void H5File::set_attr(const std::string& object, const std::string& key, const std::string& value) {
+  if (object != "/" && !has(object)) ensure_parents(object + "/x");
+  Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
+  if (obj.id < 0) throw Error(path_ + ": object '" + object + "' not found for attribute '" + key + "'");
+  if (H5Aexists(obj.id, key.c_str()) > 0) H5Adelete(obj.id, key.c_str());
+  Handle ty{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(ty.id, H5T_VARIABLE);
+  H5Tset_cset(ty.id, H5T_CSET_UTF8);
+  Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
+  Handle at{H5Acreate2(obj.id, key.c_str(), ty.id, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  const char* s = value.c_str();
+  if (at.id < 0 || H5Awrite(at.id, ty.id, &s) < 0)
+    throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
+}
+
+std::string H5File::attr(const std::string& object, const std::string& key) const {
+  Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
+  if (obj.id < 0 || H5Aexists(obj.id, key.c_str()) <= 0)
+    throw Error(path_ + ": attribute '" + key + "' not found on '" + object + "'");
+  Handle at{H5Aopen(obj.id, key.c_str(), H5P_DEFAULT), H5Aclose};
+  Handle ty{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(ty.id, H5T_VARIABLE);
+  H5Tset_cset(ty.id, H5T_CSET_UTF8);
+  char* s = nullptr;
+  if (H5Aread(at.id, ty.id, &s) < 0 || !s) throw Error(path_ + ": cannot read attribute '" + key + "'");
+  std::string out(s);
+  H5free_memory(s);
+  return out;
+}
+
+}  // namespace statescope

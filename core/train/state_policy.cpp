@@ -1,0 +1,180 @@
+// state_policy.cpp — the five initial-state policies.
+#include "core/train/state_policy.h"
+
+#include <torch/torch.h>
+
+#include <sstream>
+
+#include "core/base/error.h"
+
+namespace statescope {
+namespace {
+
+class ZeroPolicy : public InitialStatePolicy {
+ public:
+  explicit ZeroPolicy(PolicySpec s) : spec_(std::move(s)) {}
+  const PolicySpec& spec() const override { return spec_; }
+  ModelState initial(const Mamba2LM&, int64_t, const PolicyStep&) override { return {}; }
+
+ private:
+  PolicySpec spec_;
+};
+
+// Gaussian SSM state with mean/std per (layer, head); conv state zero.
+ModelState gaussian_state(const Mamba2LM& model, int64_t batch, const torch::Tensor& mean, const torch::Tensor& std,
+                          torch::Generator& gen) {
+  ModelState s = model->zero_state(batch);
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto& ssm = s[i].ssm;  // [B, H, P, N]
+    auto noise = at::normal(0.0, 1.0, ssm.sizes(), gen, ssm.options().device(torch::kCPU)).to(ssm.device());
+    ssm = mean[i].view({1, -1, 1, 1}).to(ssm) + std[i].view({1, -1, 1, 1}).to(ssm) * noise;
+  }
+  return s;
+}
+
+class RandomNoisePolicy : public InitialStatePolicy {
+ public:
+  RandomNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {
+    if (!(spec_.sigma >= 0)) throw Error("random noise policy: sigma must be >= 0, got " + std::to_string(spec_.sigma));
+  }
+  const PolicySpec& spec() const override { return spec_; }
+  ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep&) override {
+    const auto& c = model->config();
+    auto mean = torch::zeros({c.n_layer, c.nheads()}, torch::kFloat64);
+    auto std = torch::full({c.n_layer, c.nheads()}, spec_.sigma, torch::kFloat64);
+    return gaussian_state(model, batch, mean, std, gen_);
+  }
+  std::vector<torch::Tensor> save_state() const override { return {gen_.get_state()}; }
+  void load_state(const std::vector<torch::Tensor>& s) override { gen_.set_state(s.at(0)); }
+
+ private:
+  PolicySpec spec_;
+  torch::Generator gen_;
+};
+
+class FittedNoisePolicy : public InitialStatePolicy {
+ public:
+  FittedNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {
+    if (!(spec_.ema >= 0 && spec_.ema < 1)) throw Error("fitted noise policy: ema must be in [0, 1)");
+    if (spec_.fit_length < 0)
+      throw Error("fitted noise policy: fit_length " + std::to_string(spec_.fit_length) + " must be >= 0");
+    if (spec_.calibration_batches < (spec_.fit_length > 0 ? 1 : 0))
+      throw Error("fitted noise policy: calibration_batches " + std::to_string(spec_.calibration_batches) +
+                  " must be >= 1 when fit_length is set (the fit comes from calibration only)");
+  }
+  const PolicySpec& spec() const override { return spec_; }
+  bool wants_calibration() const override { return true; }
+  ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep&) override {
+    if (!mean_.defined()) return {};  // nothing fitted yet: zero, like the pretraining it follows
+    return gaussian_state(model, batch, mean_, std_, gen_);
+  }
+  // EMA of first and second moments, so the std is of the pooled distribution over time.
+  void observe(const ModelState& fin, const PolicyStep& step) override {
+    if (spec_.fit_length > 0 && step.step > 0) return;  // fitted at fit_length in calibration, then fixed
+    auto [m, sd] = ssm_state_moments(fin);
+    auto m2 = sd.square() + m.square();
+    if (!m1_.defined()) {
+      m1_ = m;
+      m2_ = m2;
+    } else {
+      m1_ = spec_.ema * m1_ + (1 - spec_.ema) * m;
+      m2_ = spec_.ema * m2_ + (1 - spec_.ema) * m2;
+    }
+    mean_ = m1_;
+    std_ = (m2_ - m1_.square()).clamp_min(0).sqrt();
+  }
+  torch::Tensor fitted_mean() const override { return mean_; }
+  torch::Tensor fitted_std() const override { return std_; }
+  std::vector<torch::Tensor> save_state() const override { return {gen_.get_state(), m1_, m2_}; }
+  void load_state(const std::vector<torch::Tensor>& s) override {
+    gen_.set_state(s.at(0));
+    m1_ = s.at(1);
+    m2_ = s.at(2);
+    if (m1_.defined() && m1_.numel() > 0) {
+      mean_ = m1_;
+      std_ = (m2_ - m1_.square()).clamp_min(0).sqrt();
+    } else {
+      m1_ = m2_ = mean_ = std_ = torch::Tensor();
+    }
+  }
+
+ private:
+  PolicySpec spec_;
+  torch::Generator gen_;
+  torch::Tensor m1_, m2_, mean_, std_;  // [n_layer, H] float64
+};
+
+// State passing and TBTT: the previous batch's final states, detached. TBTT rows that start a new
+// document get zeros instead (their previous segment belonged to another document).
+class PassingPolicy : public InitialStatePolicy {
+ public:
+  explicit PassingPolicy(PolicySpec s) : spec_(std::move(s)) {}
+  const PolicySpec& spec() const override { return spec_; }
+  bool wants_stream() const override { return spec_.kind == "tbtt"; }
+  ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep& step) override {
+    if (last_.empty()) return {};
+    if (last_[0].ssm.size(0) != batch)
+      throw Error("state passing needs a constant batch size (" + std::to_string(last_[0].ssm.size(0)) + " then " +
+                  std::to_string(batch) + ")");
+    ModelState s = last_;
+    const bool pass_conv = spec_.conv_passed();
+    for (auto& l : s) {
+      if (!pass_conv) l.conv = torch::Tensor();
+      if (step.fresh.defined()) {
+        auto keep = step.fresh.logical_not().to(l.ssm.device());
+        l.ssm = l.ssm * keep.view({-1, 1, 1, 1}).to(l.ssm.scalar_type());
+        if (l.conv.defined()) l.conv = l.conv * keep.view({-1, 1, 1}).to(l.conv.scalar_type());
+      }
+    }
+    return s;
+  }
+  void observe(const ModelState& fin, const PolicyStep&) override { last_ = detach_state(fin); }
+  std::vector<torch::Tensor> save_state() const override {
+    std::vector<torch::Tensor> out;
+    for (auto& l : last_) {
+      out.push_back(l.ssm);
+      out.push_back(l.conv.defined() ? l.conv : torch::empty({0}));
+    }
+    return out;
+  }
+  void load_state(const std::vector<torch::Tensor>& s) override {
+    last_.clear();
+    for (size_t i = 0; i + 1 < s.size(); i += 2)
+      last_.push_back({s[i], s[i + 1].numel() ? s[i + 1] : torch::Tensor()});
+  }
+
+ private:
+  PolicySpec spec_;
+  ModelState last_;
+};
+
+}  // namespace
+
+std::string PolicySpec::label() const {
+  std::ostringstream s;
+  s << kind;
+  if (kind == "random") s << "(sigma=" << sigma << ")";
+  if (kind == "fitted" && fit_length > 0) s << "(L=" << fit_length << ")";
+  if (pass_conv >= 0) s << (pass_conv ? "+conv" : "-conv");
+  return s.str();
+}
+
+std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s) {
+  std::vector<torch::Tensor> means, stds;
+  for (auto& l : s) {
+    auto x = l.ssm.detach().to(torch::kCPU, torch::kFloat64).transpose(0, 1).reshape({l.ssm.size(1), -1});  // [H, B*P*N]
+    means.push_back(x.mean(1));
+    stds.push_back(x.std(1, /*unbiased=*/false));
+  }
+  return {torch::stack(means), torch::stack(stds)};
+}
+
+std::unique_ptr<InitialStatePolicy> make_policy(const PolicySpec& spec, uint64_t seed) {
+  if (spec.kind == "zero") return std::make_unique<ZeroPolicy>(spec);
+  if (spec.kind == "random") return std::make_unique<RandomNoisePolicy>(spec, seed);
+  if (spec.kind == "fitted") return std::make_unique<FittedNoisePolicy>(spec, seed);
+  if (spec.kind == "passing" || spec.kind == "tbtt") return std::make_unique<PassingPolicy>(spec);
+  throw Error("unknown initial-state policy '" + spec.kind + "' (zero, random, fitted, passing, tbtt)");
+}
+
+}  // namespace statescope

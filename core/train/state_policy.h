@@ -1,0 +1,62 @@
+// state_policy.h — where each training sequence's initial state h_{-1} comes from.
+//
+// The paper's interventions (Buitrago Ruiz & Gu 2025) change only this: zero (the baseline and the
+// control), random noise N(0, sigma^2), fitted noise (per layer and head Gaussian fitted to final
+// states), state passing (previous batch's final states, detached) and TBTT (each row continues its
+// document from the previous segment's final state). Whether the conv state travels is a knob.
+#pragma once
+#include <memory>
+#include <random>
+#include <string>
+
+#include "core/model/mamba2_model.h"
+
+namespace statescope {
+
+struct PolicySpec {
+  std::string kind = "zero";  // zero | random | fitted | passing | tbtt
+  double sigma = 1.0;         // random: std of the SSM state entries
+  double ema = 0.99;          // fitted: EMA decay of the per-(layer, head) statistics
+  int64_t calibration_batches = 4;  // fitted: zero-state batches measured before step 1
+  // fitted: 0 = fit the final states of the training windows (T tokens), calibrated before step 1
+  // and followed by EMA during training (the paper's); L > 0 = fit the final states of zero-state
+  // windows of L tokens in calibration, then keep that fit fixed (training windows are shorter).
+  int64_t fit_length = 0;
+  int pass_conv = -1;         // -1: default (passed for passing/tbtt, zero for noise); 0/1: force
+  bool conv_passed() const { return pass_conv < 0 ? (kind == "passing" || kind == "tbtt") : pass_conv == 1; }
+  std::string label() const;  // e.g. "random(sigma=1)"
+};
+
+struct PolicyStep {
+  int64_t step = 0;
+  torch::Tensor fresh;  // [B] bool, TBTT rows that started a new document (undefined otherwise)
+};
+
+class InitialStatePolicy {
+ public:
+  virtual ~InitialStatePolicy() = default;
+  virtual const PolicySpec& spec() const = 0;
+  // TBTT needs consecutive segments of the same documents (StreamSampler).
+  virtual bool wants_stream() const { return false; }
+  // Initial state for this step's batch; an empty ModelState means zeros. Tensors carry no grad.
+  virtual ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep& step) = 0;
+  // The batch's final state (detached) after the forward pass.
+  virtual void observe(const ModelState& final_state, const PolicyStep& step) {}
+  // Fitted noise: statistics [n_layer, nheads] (undefined for other policies).
+  virtual torch::Tensor fitted_mean() const { return {}; }
+  virtual torch::Tensor fitted_std() const { return {}; }
+  // Whether observe() wants final states of calibration batches before step 1.
+  virtual bool wants_calibration() const { return false; }
+  // Everything needed to continue exactly after a checkpoint (tensors; undefined ones allowed).
+  virtual std::vector<torch::Tensor> save_state() const { return {}; }
+  virtual void load_state(const std::vector<torch::Tensor>& s) {}
+};
+
+// Throws Error for an unknown kind or a bad knob, naming it.
+std::unique_ptr<InitialStatePolicy> make_policy(const PolicySpec& spec, uint64_t seed);
+
+// Per-(layer, head) mean and std of SSM states pooled over batch, headdim and d_state.
+// Returns {mean, std}, each [n_layer, nheads].
+std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s);
+
+}  // namespace statescope
