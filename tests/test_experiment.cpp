@@ -9,6 +9,7 @@
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
 #include "core/experiment/experiment.h"
+#include "core/experiment/spec.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
@@ -134,6 +135,90 @@ TEST(Experiment, CheckSpecNamesTheFieldWithoutRunning) {
   EXPECT_NE(why(R"({"scan": "cudnn"})").find("field 'scan'"), std::string::npos);
   EXPECT_NE(why(R"({"device": "tpu"})").find("field 'device'"), std::string::npos);
   EXPECT_EQ(compute_device(), "cpu");  // checking changes nothing
+}
+
+TEST(Experiment, SpecReadsEveryFieldWithItsDefaultsFromOnePlace) {
+  // The documented defaults (docs/experiment-spec.md), read by parse_spec from ExperimentSpec.
+  const ExperimentSpec e = parse_spec("{}", "empty");
+  EXPECT_EQ(e.model, "embedded");
+  EXPECT_EQ(e.data, "embedded");
+  EXPECT_EQ(e.T, 0);
+  EXPECT_TRUE(e.baseline);
+  EXPECT_EQ(e.posttrain.steps, 200);
+  EXPECT_EQ(e.posttrain.batch, 16);
+  EXPECT_DOUBLE_EQ(e.posttrain.lr, 5e-4);
+  EXPECT_EQ(e.posttrain.warmup, 10);
+  EXPECT_DOUBLE_EQ(e.posttrain.min_lr_ratio, 0.1);
+  EXPECT_DOUBLE_EQ(e.posttrain.weight_decay, 0.1);
+  EXPECT_DOUBLE_EQ(e.posttrain.grad_clip, 1.0);
+  EXPECT_FALSE(e.freeze_set);
+  EXPECT_EQ(e.eval.length, 0);
+  EXPECT_EQ(e.eval_length(32), 2048);
+  EXPECT_EQ(e.eval.sequences, 32);
+  EXPECT_EQ(e.eval.segment, 512);
+  EXPECT_EQ(e.eval.batch, 8);
+  EXPECT_FALSE(e.analyses.any());
+  // Every field given, none at its default: each lands where it belongs.
+  const ExperimentSpec s = parse_spec(R"({"comment": "c", "model": "m", "data": "d", "device": "cpu",
+    "precision": "bf16", "scan": "fused", "T": 64, "seed": 7, "baseline": false, "save_models": "out",
+    "posttrain": {"steps": 3, "batch": 5, "lr": 0.01, "warmup": 2, "min_lr_ratio": 0.5, "weight_decay": 0,
+                  "grad_clip": 0.5, "freeze_A_log": true},
+    "policies": [{"kind": "random", "sigma": 0.1, "name": "r"}, {"kind": "fitted", "ema": 0.5, "fit_length": 128,
+                  "calibration_batches": 2, "pass_conv": true}, {"kind": "random"}, {"kind": "random"}],
+    "eval": {"length": 100, "sequences": 3, "segment": 50, "batch": 2},
+    "analyses": {"effrem": {"T": [8], "points": 3, "log": false, "sequences": 2}, "states": {"bins": 11},
+                 "passkey": {"samples": 2}, "babi": {"facts": 2}, "copying": {"L": 4, "steps": 9, "warmup": 1}}})",
+                                      "full");
+  EXPECT_EQ(s.comment, "c");
+  EXPECT_EQ(s.model, "m");
+  EXPECT_EQ(s.data, "d");
+  EXPECT_EQ(s.precision, "bf16");
+  EXPECT_EQ(s.scan, "fused");
+  EXPECT_EQ(s.T, 64);
+  EXPECT_EQ(s.seed, 7u);
+  EXPECT_FALSE(s.baseline);
+  EXPECT_EQ(s.save_models, "out");
+  EXPECT_EQ(s.posttrain.steps, 3);
+  EXPECT_EQ(s.posttrain.batch, 5);
+  EXPECT_DOUBLE_EQ(s.posttrain.min_lr_ratio, 0.5);
+  EXPECT_DOUBLE_EQ(s.posttrain.weight_decay, 0.0);
+  EXPECT_TRUE(s.freeze_set);
+  EXPECT_TRUE(s.posttrain.freeze_A_log);
+  ASSERT_EQ(s.policies.size(), 4u);
+  EXPECT_EQ(s.policies[0].first, "r");
+  EXPECT_EQ(s.policies[1].second.fit_length, 128);
+  EXPECT_EQ(s.policies[1].second.calibration_batches, 2);
+  EXPECT_EQ(s.policies[1].second.pass_conv, 1);
+  EXPECT_EQ(s.policies[2].first, "random");    // unnamed runs of one kind are numbered
+  EXPECT_EQ(s.policies[3].first, "random_2");
+  EXPECT_DOUBLE_EQ(s.policies[3].second.sigma, PolicySpec{}.sigma);
+  EXPECT_EQ(s.eval_length(64), 100);
+  EXPECT_EQ(s.eval.segment, 50);
+  ASSERT_TRUE(s.analyses.effrem && s.analyses.states && s.analyses.passkey && s.analyses.babi && s.analyses.copying);
+  EXPECT_FALSE(s.analyses.effrem->log_grid);
+  EXPECT_EQ(s.analyses.states->bins, 11);
+  EXPECT_EQ(s.analyses.copying->options.L, 4);
+  EXPECT_EQ(s.analyses.copying->train.steps, 9);
+  EXPECT_EQ(s.analyses.copying->train.batch, AnalysesSpec::Copying::default_train().batch);
+  EXPECT_EQ(s.analyses.copying->options.model.d_model, default_copy_model().d_model);
+}
+
+TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {
+  auto why = [](const std::string& s) {
+    try {
+      parse_spec(s, "typo.json");
+      return std::string("valid");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(why(R"({"posttrain": {"stpes": 10}})"), "typo.json: unknown field 'posttrain.stpes'");
+  EXPECT_EQ(why(R"({"policies": [{"kind": "random", "sigmaa": 0.1}]})"), "typo.json: unknown field 'policies[].sigmaa'");
+  EXPECT_EQ(why(R"({"eval": {"lenght": 4096}})"), "typo.json: unknown field 'eval.lenght'");
+  EXPECT_EQ(why(R"({"analyses": {"states": {"bin": 3}}})"), "typo.json: unknown field 'analyses.states.bin'");
+  EXPECT_EQ(why(R"({"posttrain": 5})"), "typo.json: field 'posttrain' must be an object");
+  EXPECT_EQ(why(R"({"policies": {"kind": "zero"}})"), "typo.json: field 'policies' must be a list");
+  EXPECT_EQ(why(R"({"policies": [{"kind": "zero"}], "posttrain": {"steps": 1}, "eval": {"length": 64}})"), "valid");
 }
 
 TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {

@@ -30,6 +30,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/spec_editor.h"
 #include "core/experiment/experiment.h"
+#include "core/experiment/spec.h"
 #include "core/store/h5file.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
@@ -62,6 +63,36 @@ void make_short(gui::ExperimentPanel* p, int steps) {
 std::string tmp(const char* name) { return (fs::temp_directory_path() / name).string(); }
 
 }  // namespace
+
+TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
+  gui::ExperimentPanel p;
+  // A fresh form writes a spec that core reads as its own defaults (the form writes T = 32, the
+  // embedded model's, where a spec may leave T to the model's record).
+  const ExperimentSpec d, s = parse_spec(p.spec_json().toStdString(), "form");
+  EXPECT_EQ(s.model, d.model);
+  EXPECT_EQ(s.data, d.data);
+  EXPECT_EQ(s.seed, d.seed);
+  EXPECT_EQ(s.posttrain.steps, d.posttrain.steps);
+  EXPECT_EQ(s.posttrain.batch, d.posttrain.batch);
+  EXPECT_DOUBLE_EQ(s.posttrain.lr, d.posttrain.lr);
+  EXPECT_EQ(s.posttrain.warmup, d.posttrain.warmup);
+  EXPECT_DOUBLE_EQ(s.posttrain.min_lr_ratio, d.posttrain.min_lr_ratio);
+  EXPECT_EQ(s.eval.sequences, d.eval.sequences);
+  EXPECT_EQ(s.eval.segment, d.eval.segment);
+  EXPECT_EQ(s.eval.batch, d.eval.batch);
+  EXPECT_EQ(s.eval.length, d.eval_length(32));
+  for (auto& [name, ps] : s.policies)
+    if (ps.kind == "random") EXPECT_DOUBLE_EQ(ps.sigma, PolicySpec{}.sigma);
+  // An invalid spec is refused with core's reason and changes nothing in the form.
+  p.steps->setValue(77);
+  const QString before = p.spec_json();
+  const QString why = p.load_spec(R"({"posttrain": {"stpes": 10}})");
+  EXPECT_EQ(why.toStdString(), "spec: unknown field 'posttrain.stpes'");
+  EXPECT_EQ(p.spec_json(), before);
+  EXPECT_FALSE(p.load_spec("[1, 2]").isEmpty());
+  EXPECT_TRUE(p.load_spec(R"({"posttrain": {"steps": 10}})").isEmpty());
+  EXPECT_EQ(p.steps->value(), 10);
+}
 
 TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   gui::ExperimentPanel p;

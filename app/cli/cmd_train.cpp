@@ -19,6 +19,7 @@
 #include "core/compute/runtime.h"
 #include "core/train/trainer.h"
 #include "core/base/version.h"
+#include "core/experiment/spec.h"
 
 namespace statescope::cli {
 namespace fs = std::filesystem;
@@ -136,7 +137,8 @@ Runner add_posttrain(CLI::App& app, const std::string& command) {
     int pass_conv = -1;
   };
   auto o = std::make_shared<O>();
-  o->t.steps = 200; o->t.lr = 5e-4; o->t.warmup = 10; o->t.T = 0;  // T: the model's record unless given
+  o->t = ExperimentSpec::default_posttrain();  // the same defaults as a spec's posttrain section
+  o->t.T = 0;                                  // T: the model's record unless given
   app.add_option("--model", o->model, "model directory or 'embedded'")->required();
   add_train_options(app, *o);
   app.add_option("--policy", o->ps.kind, "initial-state policy")

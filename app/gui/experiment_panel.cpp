@@ -25,6 +25,7 @@
 
 #include "app/gui/spec_editor.h"
 #include "core/compute/runtime.h"
+#include "core/experiment/spec.h"
 
 namespace statescope::gui {
 
@@ -63,63 +64,99 @@ json normalized(json pols) {
 
 }  // namespace
 
+namespace {
+
+// A spin box with its range, value and tooltip; `s` is set to it.
+QSpinBox* make_spin(QWidget* owner, QSpinBox*& s, int lo, int hi, int val, const QString& tip) {
+  s = new QSpinBox(owner);
+  s->setRange(lo, hi);
+  s->setValue(val);
+  s->setToolTip(tip);
+  return s;
+}
+
+// A path field with a "..." button: a directory chooser (models) or a menu of corpus kinds (data).
+QHBoxLayout* path_row(QWidget* owner, QLineEdit*& edit, const QString& text, const QString& tip, bool dir) {
+  edit = new QLineEdit(text, owner);
+  edit->setToolTip(tip);
+  auto* pick = new QToolButton(owner);
+  pick->setText("...");
+  QLineEdit* e = edit;
+  if (dir) {
+    QObject::connect(pick, &QToolButton::clicked, owner, [owner, e] {
+      const QString p = QFileDialog::getExistingDirectory(owner, QObject::tr("Choose a checkpoint directory"));
+      if (!p.isEmpty()) e->setText(p);
+    });
+  } else {  // data: a text file or a folder of them
+    auto* menu = new QMenu(pick);
+    menu->addAction(QObject::tr("Text file..."), owner, [owner, e] {
+      const QString p = QFileDialog::getOpenFileName(owner, QObject::tr("Choose a text file"), {},
+                                                     QObject::tr("Text (*.txt);;All (*)"));
+      if (!p.isEmpty()) e->setText(p);
+    });
+    menu->addAction(QObject::tr("JSON Lines or token file..."), owner, [owner, e] {
+      const QString p = QFileDialog::getOpenFileName(owner, QObject::tr("Choose a corpus file"), {},
+                                                     QObject::tr("JSON Lines (*.jsonl);;Token ids (*.u16 *.u32);;All (*)"));
+      if (!p.isEmpty()) e->setText(p);
+    });
+    menu->addAction(QObject::tr("Folder of .txt / .jsonl files..."), owner, [owner, e] {
+      const QString p = QFileDialog::getExistingDirectory(owner, QObject::tr("Choose a folder of .txt / .jsonl files"));
+      if (!p.isEmpty()) e->setText(p);
+    });
+    menu->addAction(QObject::tr("Embedded corpus (Austen)"), owner, [e] { e->setText("embedded"); });
+    pick->setMenu(menu);
+    pick->setPopupMode(QToolButton::InstantPopup);
+  }
+  auto* h = new QHBoxLayout;
+  h->addWidget(edit);
+  h->addWidget(pick);
+  return h;
+}
+
+constexpr int kShownT = 32;  // the embedded model's T, shown until a spec says (a spec's T = 0: the model's record)
+
+}  // namespace
+
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
+  const ExperimentSpec d;  // every default comes from core's spec
   auto* v = new QVBoxLayout(this);
   auto* form = new QFormLayout;
-  auto path_row = [&](QLineEdit*& edit, const QString& text, const QString& tip, bool dir) {
-    edit = new QLineEdit(text, this);
-    edit->setToolTip(tip);
-    auto* pick = new QToolButton(this);
-    pick->setText("...");
-    if (dir) {
-      connect(pick, &QToolButton::clicked, this, [this, edit] {
-        const QString p = QFileDialog::getExistingDirectory(this, tr("Choose a checkpoint directory"));
-        if (!p.isEmpty()) edit->setText(p);
-      });
-    } else {  // data: a text file or a folder of them
-      auto* menu = new QMenu(pick);
-      menu->addAction(tr("Text file..."), this, [this, edit] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Choose a text file"), {}, tr("Text (*.txt);;All (*)"));
-        if (!p.isEmpty()) edit->setText(p);
-      });
-      menu->addAction(tr("JSON Lines or token file..."), this, [this, edit] {
-        const QString p = QFileDialog::getOpenFileName(this, tr("Choose a corpus file"), {},
-                                                       tr("JSON Lines (*.jsonl);;Token ids (*.u16 *.u32);;All (*)"));
-        if (!p.isEmpty()) edit->setText(p);
-      });
-      menu->addAction(tr("Folder of .txt / .jsonl files..."), this, [this, edit] {
-        const QString p = QFileDialog::getExistingDirectory(this, tr("Choose a folder of .txt / .jsonl files"));
-        if (!p.isEmpty()) edit->setText(p);
-      });
-      menu->addAction(tr("Embedded corpus (Austen)"), this, [edit] { edit->setText("embedded"); });
-      pick->setMenu(menu);
-      pick->setPopupMode(QToolButton::InstantPopup);
-    }
-    auto* h = new QHBoxLayout;
-    h->addWidget(edit);
-    h->addWidget(pick);
-    return h;
-  };
-  form->addRow(tr("Model"), path_row(model, "embedded", tr("'embedded' or a checkpoint directory"), true));
-  form->addRow(tr("Data"), path_row(data, "embedded", tr("'embedded' (Austen), a folder of .txt/.jsonl, a .jsonl, .u16/.u32 token or text file; "
-                                                    "tokenized once with the model's tokenizer and cached"), false));
-  auto spin = [&](QSpinBox*& s, int lo, int hi, int val, const QString& tip) {
-    s = new QSpinBox(this);
-    s->setRange(lo, hi);
-    s->setValue(val);
-    s->setToolTip(tip);
-    return s;
-  };
-  form->addRow(tr("Training context T"), spin(T, 2, 1 << 20, 32, tr("tokens; the model's T")));
-  form->addRow(tr("Post-training steps"), spin(steps, 0, 1000000, 200, tr("optimizer steps per policy")));
-  form->addRow(tr("Batch"), spin(batch, 1, 4096, 16, tr("sequences per step")));
+  build_model_rows(form, d);
+  build_training_rows(form, d);
+  build_device_row(form);
+  v->addLayout(form);
+  v->addWidget(build_policies(d));
+  v->addWidget(build_evaluation(d));
+  v->addLayout(build_buttons());
+  v->addStretch(1);
+  connect_fields();
+  validate();
+}
+
+void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& d) {
+  form->addRow(tr("Model"), path_row(this, model, QString::fromStdString(d.model),
+                                     tr("'embedded' or a checkpoint directory"), true));
+  form->addRow(tr("Data"), path_row(this, data, QString::fromStdString(d.data),
+                                    tr("'embedded' (Austen), a folder of .txt/.jsonl, a .jsonl, .u16/.u32 token or text "
+                                       "file; tokenized once with the model's tokenizer and cached"), false));
+}
+
+void ExperimentPanel::build_training_rows(QFormLayout* form, const ExperimentSpec& d) {
+  form->addRow(tr("Training context T"), make_spin(this, T, 2, 1 << 20, kShownT, tr("tokens; the model's T")));
+  form->addRow(tr("Post-training steps"), make_spin(this, steps, 0, 1000000, static_cast<int>(d.posttrain.steps),
+                                                    tr("optimizer steps per policy")));
+  form->addRow(tr("Batch"), make_spin(this, batch, 1, 4096, static_cast<int>(d.posttrain.batch), tr("sequences per step")));
   lr = new QDoubleSpinBox(this);
   lr->setDecimals(6);
   lr->setRange(0, 1);
   lr->setSingleStep(1e-4);
-  lr->setValue(5e-4);
+  lr->setValue(d.posttrain.lr);
   form->addRow(tr("Learning rate"), lr);
-  form->addRow(tr("Seed"), spin(seed, 0, 1 << 30, 0, tr("data order, noise, initialisation")));
+  form->addRow(tr("Seed"), make_spin(this, seed, 0, 1 << 30, static_cast<int>(d.seed),
+                                     tr("data order, noise, initialisation")));
+}
+
+void ExperimentPanel::build_device_row(QFormLayout* form) {
   device = new QComboBox(this);
   device->addItem("cpu");
   device->addItem("cuda");
@@ -157,24 +194,27 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   dev_row->addWidget(precision);
   dev_row->addWidget(scan);
   form->addRow(tr("Device"), dev_row);
-  v->addLayout(form);
+}
 
+QWidget* ExperimentPanel::build_policies(const ExperimentSpec& d) {
   auto* pol = new QGroupBox(tr("Initial-state policies (one run each)"), this);
   auto* pv = new QFormLayout(pol);
+  const PolicySpec dp;
   baseline = new QCheckBox(tr("baseline (no post-training)"), pol);
   p_zero = new QCheckBox(tr("zero (control)"), pol);
   p_random = new QCheckBox(tr("random noise, sigma"), pol);
-  sigmas = new QLineEdit("1", pol);
+  sigmas = new QLineEdit(number_text(dp.sigma), pol);
   sigmas->setToolTip(tr("std of the initial SSM state entries; several values separated by commas make one run "
                         "each (random_<sigma>)"));
   p_fitted = new QCheckBox(tr("fitted noise, fit at L (0 = T)"), pol);
-  fit_lengths = new QLineEdit("0", pol);
+  fit_lengths = new QLineEdit(number_text(static_cast<double>(dp.fit_length)), pol);
   fit_lengths->setToolTip(tr("tokens: 0 = the paper's fit (final states of the T-token training windows, EMA); "
                              "L = fit to final states of zero-state windows of L tokens before step 1, kept fixed. "
                              "Several values separated by commas make one run each (fitted_<L>)"));
   p_passing = new QCheckBox(tr("state passing"), pol);
   p_tbtt = new QCheckBox(tr("TBTT"), pol);
-  for (auto* c : {baseline, p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(true);
+  for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(true);  // the demo's runs
+  baseline->setChecked(d.baseline);
   pv->addRow(baseline);
   pv->addRow(p_zero);
   pv->addRow(p_random, sigmas);
@@ -186,34 +226,46 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   policy_note->setStyleSheet("color: #d9a441;");
   policy_note->setVisible(false);
   pv->addRow(policy_note);
-  v->addWidget(pol);
+  return pol;
+}
 
+QWidget* ExperimentPanel::build_evaluation(const ExperimentSpec& d) {
   auto* ev = new QGroupBox(tr("Evaluation and analyses"), this);
   auto* ef = new QFormLayout(ev);
-  ef->addRow(tr("Length (tokens)"), spin(eval_length, 2, 1 << 24, 2048, tr("positions scored (e.g. 64T)")));
-  ef->addRow(tr("Sequences"), spin(eval_sequences, 1, 100000, 32, tr("validation sequences averaged")));
+  ef->addRow(tr("Length (tokens)"), make_spin(this, eval_length, 2, 1 << 24, static_cast<int>(d.eval_length(kShownT)),
+                                              tr("positions scored (e.g. 64T)")));
+  ef->addRow(tr("Sequences"), make_spin(this, eval_sequences, 1, 100000, static_cast<int>(d.eval.sequences),
+                                        tr("validation sequences averaged")));
   a_effrem = new QCheckBox(tr("Effective Remembrance"), ev);
   a_states = new QCheckBox(tr("State distributions"), ev);
   a_passkey = new QCheckBox(tr("Passkey grid (zero-shot)"), ev);
   a_babi = new QCheckBox(tr("bAbI questions (zero-shot)"), ev);
   a_copying = new QCheckBox(tr("Copying (fresh model per policy)"), ev);
   for (auto* c : {a_effrem, a_states, a_passkey, a_babi, a_copying}) ef->addRow(c);
-  v->addWidget(ev);
+  return ev;
+}
+
+QLayout* ExperimentPanel::build_buttons() {
+  auto* box = new QVBoxLayout;
   save_models = new QLineEdit(this);
   save_models->setPlaceholderText(tr("(optional) directory to save post-trained models"));
-  v->addWidget(save_models);
+  box->addWidget(save_models);
   run_button = new QPushButton(tr("Run"), this);
   run_button->setToolTip(tr("Run the experiment (Ctrl+R)"));
   edit_button = new QPushButton(tr("Edit as JSON..."), this);
   edit_button->setToolTip(tr("The whole spec as text, checked as you type: sweeps, named runs, policy knobs, "
                              "analysis settings (Ctrl+J)"));
   connect(edit_button, &QPushButton::clicked, this, &ExperimentPanel::edit_json);
+  connect(run_button, &QPushButton::clicked, this, &ExperimentPanel::run_requested);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(edit_button);
   buttons->addWidget(run_button, 1);
-  v->addLayout(buttons);
-  v->addStretch(1);
-  connect(run_button, &QPushButton::clicked, this, &ExperimentPanel::run_requested);
+  box->addLayout(buttons);
+  return box;
+}
+
+// Every edit re-validates; a policy edit hands the runs over to the form.
+void ExperimentPanel::connect_fields() {
   for (auto* e : {model, data, save_models}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
   for (auto* s : {T, steps, batch, eval_length, eval_sequences})
     connect(s, qOverload<int>(&QSpinBox::valueChanged), this, [this] { validate(); });
@@ -224,7 +276,6 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt})
     connect(c, &QCheckBox::toggled, this, &ExperimentPanel::policies_edited);
   for (auto* e : {sigmas, fit_lengths}) connect(e, &QLineEdit::textChanged, this, &ExperimentPanel::policies_edited);
-  validate();
 }
 
 json ExperimentPanel::form_policies() const {
@@ -310,25 +361,22 @@ QString ExperimentPanel::spec_json() const {
   pt["steps"] = steps->value();
   pt["batch"] = batch->value();
   pt["lr"] = lr->value();
-  if (!pt.contains("warmup")) pt["warmup"] = 10;
-  if (!pt.contains("min_lr_ratio")) pt["min_lr_ratio"] = 0.1;
   j["posttrain"] = pt;
   j["policies"] = keep_policies_ ? base.value("policies", json::array()) : form_policies();
   json ev = j.value("eval", json::object());
   ev["length"] = eval_length->value();
   ev["sequences"] = eval_sequences->value();
-  if (!ev.contains("segment")) ev["segment"] = 512;
-  if (!ev.contains("batch")) ev["batch"] = 8;
   j["eval"] = ev;
-  // Analyses: a loaded one keeps its settings; one ticked here gets the defaults.
+  // Analyses: a loaded one keeps its settings; one ticked here gets core's defaults (spec.h), but
+  // EffRem's context lengths follow this form's T.
   const json had = j.value("analyses", json::object());
   json a = json::object();
   const int t = T->value();
   auto pick = [&](QCheckBox* c, const char* k, const json& dflt) {
     if (c->isChecked()) a[k] = had.contains(k) ? had[k] : dflt;
   };
-  pick(a_effrem, "effrem", {{"T", {t, 4 * t, 16 * t}}, {"points", 16}, {"sequences", 16}});
-  pick(a_states, "states", {{"sequences", 16}});
+  pick(a_effrem, "effrem", {{"T", {t, 4 * t, 16 * t}}});
+  pick(a_states, "states", json::object());
   pick(a_passkey, "passkey", json::object());
   pick(a_babi, "babi", json::object());
   pick(a_copying, "copying", json::object());
@@ -349,56 +397,54 @@ QString ExperimentPanel::spec_json() const {
   return QString::fromStdString(j.dump(2));
 }
 
-void ExperimentPanel::load_spec(const QString& text) {
-  json j = json::parse(text.toStdString(), nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return;
+QString ExperimentPanel::load_spec(const QString& text) {
+  ExperimentSpec spec;
+  try {
+    spec = parse_spec(text.toStdString(), "spec");  // core's reading: the same defaults and checks as a run
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());  // the form stays as it was
+  }
+  const json j = json::parse(text.toStdString());
   loading_ = true;
   base_ = text;
-  model->setText(QString::fromStdString(j.value("model", std::string("embedded"))));
-  data->setText(QString::fromStdString(j.value("data", std::string("embedded"))));
-  if (j.contains("T")) T->setValue(j["T"].get<int>());
-  if (j.contains("device") && j["device"].is_string()) {  // "cuda:0" shows as cuda
-    const auto d = QString::fromStdString(j["device"].get<std::string>());
-    device->setCurrentIndex(d.startsWith("cuda") ? 1 : 0);
-  }
-  precision->setCurrentIndex(j.value("precision", std::string("fp32")) == "bf16" ? 1 : 0);
-  if (scan->isEnabled()) scan->setCurrentIndex(j.value("scan", std::string("aten")) == "fused" ? 1 : 0);
-  seed->setValue(j.value("seed", 0));
-  baseline->setChecked(j.value("baseline", true));
-  const json pt = j.value("posttrain", json::object());
-  steps->setValue(pt.value("steps", 200));
-  batch->setValue(pt.value("batch", 16));
-  lr->setValue(pt.value("lr", 5e-4));
+  model->setText(QString::fromStdString(spec.model));
+  data->setText(QString::fromStdString(spec.data));
+  if (spec.T > 0) T->setValue(static_cast<int>(spec.T));
+  if (!spec.device.empty()) device->setCurrentIndex(QString::fromStdString(spec.device).startsWith("cuda") ? 1 : 0);
+  precision->setCurrentIndex(spec.precision == "bf16" ? 1 : 0);
+  if (scan->isEnabled()) scan->setCurrentIndex(spec.scan == "fused" ? 1 : 0);
+  seed->setValue(static_cast<int>(spec.seed));
+  baseline->setChecked(spec.baseline);
+  steps->setValue(static_cast<int>(spec.posttrain.steps));
+  batch->setValue(static_cast<int>(spec.posttrain.batch));
+  lr->setValue(spec.posttrain.lr);
   for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt}) c->setChecked(false);
   QStringList sig, fit, runs;
-  const json loaded = j.value("policies", json::array());
-  for (auto& p : loaded) {
-    const std::string k = p.value("kind", "");
-    runs << QString::fromStdString(p.value("name", k));
-    if (k == "zero") p_zero->setChecked(true);
-    if (k == "random" && p.value("sigma", json(1.0)).is_number()) p_random->setChecked(true), sig << number_text(p.value("sigma", 1.0));
-    if (k == "fitted" && p.value("fit_length", json(0)).is_number())
-      p_fitted->setChecked(true), fit << number_text(p.value("fit_length", 0.0));
-    if (k == "passing") p_passing->setChecked(true);
-    if (k == "tbtt") p_tbtt->setChecked(true);
+  for (const auto& [name, p] : spec.policies) {
+    runs << QString::fromStdString(name);
+    if (p.kind == "zero") p_zero->setChecked(true);
+    if (p.kind == "random") p_random->setChecked(true), sig << number_text(p.sigma);
+    if (p.kind == "fitted") p_fitted->setChecked(true), fit << number_text(static_cast<double>(p.fit_length));
+    if (p.kind == "passing") p_passing->setChecked(true);
+    if (p.kind == "tbtt") p_tbtt->setChecked(true);
   }
-  sigmas->setText(sig.isEmpty() ? "1" : sig.join(", "));
-  fit_lengths->setText(fit.isEmpty() ? "0" : fit.join(", "));
+  const PolicySpec dp;
+  sigmas->setText(sig.isEmpty() ? number_text(dp.sigma) : sig.join(", "));
+  fit_lengths->setText(fit.isEmpty() ? number_text(static_cast<double>(dp.fit_length)) : fit.join(", "));
   // What the form shows is exactly the loaded runs (names, knobs, order), or the loaded ones stand.
-  keep_policies_ = normalized(loaded) != normalized(form_policies());
+  keep_policies_ = normalized(j.value("policies", json::array())) != normalized(form_policies());
   policy_note->setText(tr("Runs as loaded: %1. Changing a policy here replaces them with the form's.").arg(runs.join(", ")));
   policy_note->setVisible(keep_policies_);
-  const json ev = j.value("eval", json::object());
-  eval_length->setValue(ev.value("length", 64 * T->value()));
-  eval_sequences->setValue(ev.value("sequences", 32));
-  const json a = j.value("analyses", json::object());
-  a_effrem->setChecked(a.contains("effrem"));
-  a_states->setChecked(a.contains("states"));
-  a_passkey->setChecked(a.contains("passkey"));
-  a_babi->setChecked(a.contains("babi"));
-  a_copying->setChecked(a.contains("copying"));
+  eval_length->setValue(static_cast<int>(spec.eval_length(T->value())));
+  eval_sequences->setValue(static_cast<int>(spec.eval.sequences));
+  a_effrem->setChecked(spec.analyses.effrem.has_value());
+  a_states->setChecked(spec.analyses.states.has_value());
+  a_passkey->setChecked(spec.analyses.passkey.has_value());
+  a_babi->setChecked(spec.analyses.babi.has_value());
+  a_copying->setChecked(spec.analyses.copying.has_value());
   loading_ = false;
   validate();
+  return {};
 }
 
 }  // namespace statescope::gui

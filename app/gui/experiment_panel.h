@@ -13,6 +13,12 @@ class QCheckBox;
 class QLabel;
 class QPushButton;
 class QComboBox;
+class QFormLayout;
+class QLayout;
+
+namespace statescope {
+struct ExperimentSpec;
+}
 
 namespace statescope::gui {
 
@@ -23,10 +29,12 @@ class ExperimentPanel : public QWidget {
   // The spec as JSON text; empty when a field is invalid (see problems()).
   QString spec_json() const;
   QStringList problems() const;
-  // Fills the form from a spec. What the form cannot show (warmup, analysis settings, several runs
-  // of one kind, named runs, policy knobs) is kept and written back by spec_json(); the loaded
-  // policies stand until a policy control is changed, and a note under them says so.
-  void load_spec(const QString& json);
+  // Fills the form from a spec, read by core's parse_spec (core/experiment/spec.h: the defaults and
+  // checks of a run). What the form cannot show (warmup, analysis settings, several runs of one
+  // kind, named runs, policy knobs) is kept and written back by spec_json(); the loaded policies
+  // stand until a policy control is changed, and a note under them says so. An invalid spec leaves
+  // the form as it was and returns core's error (naming the field); "" when loaded.
+  QString load_spec(const QString& json);
   void edit_json();  // the spec in a JSON editor (SpecEditor); Apply loads it here
 
   QLineEdit *model, *data, *save_models;
@@ -46,6 +54,14 @@ class ExperimentPanel : public QWidget {
   void run_requested();
 
  private:
+  // The form, one builder per group (defaults from core's ExperimentSpec).
+  void build_model_rows(QFormLayout* form, const ExperimentSpec& d);
+  void build_training_rows(QFormLayout* form, const ExperimentSpec& d);
+  void build_device_row(QFormLayout* form);
+  QWidget* build_policies(const ExperimentSpec& d);
+  QWidget* build_evaluation(const ExperimentSpec& d);
+  QLayout* build_buttons();
+  void connect_fields();
   void validate();
   nlohmann::json form_policies() const;  // the policies the form shows, in the form's order
   void policies_edited();

@@ -41,7 +41,10 @@ int main(int argc, char** argv) {
       qCritical("cannot read %s", qPrintable(cli.value(run)));
       return 2;
     }
-    w.panel()->load_spec(QString::fromUtf8(f.readAll()));
+    if (const QString why = w.panel()->load_spec(QString::fromUtf8(f.readAll())); !why.isEmpty()) {
+      qCritical("%s: %s", qPrintable(cli.value(run)), qPrintable(why));
+      return 2;
+    }
     QTimer::singleShot(0, &w, [&] { w.start_run(cli.value(out)); });
     if (cli.isSet(quit)) {
       w.set_quiet(true);

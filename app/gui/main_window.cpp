@@ -175,12 +175,15 @@ bool MainWindow::open_file(const QString& path) {
   file_ = path;
   added_files_ = 0;
   // The panel shows how the file was made, so "Run" repeats (or varies) it.
-  if (const std::string spec = read_spec(path.toStdString()); !spec.empty()) panel_->load_spec(QString::fromStdString(spec));
+  QString spec_note;
+  if (const std::string spec = read_spec(path.toStdString()); !spec.empty())
+    if (const QString why = panel_->load_spec(QString::fromStdString(spec)); !why.isEmpty())
+      spec_note = tr(" (its spec does not load into the panel: %1)").arg(why);
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(path).fileName()));
   add_recent(path);
   refresh_list();
   refresh_views();
-  statusBar()->showMessage(tr("Opened %1: %2 runs").arg(path).arg(runs_.size()), 5000);
+  statusBar()->showMessage(tr("Opened %1: %2 runs%3").arg(path).arg(runs_.size()).arg(spec_note), spec_note.isEmpty() ? 5000 : 15000);
   return true;
 }
 

@@ -10,18 +10,6 @@
 
 namespace statescope {
 
-Mamba2Config default_copy_model() {
-  Mamba2Config c;
-  c.d_model = 64;
-  c.n_layer = 2;
-  c.d_state = 32;
-  c.headdim = 16;
-  c.chunk_size = 64;
-  c.vocab_size = 256;
-  c.tie_embeddings = true;
-  return c;
-}
-
 std::string make_copy_sample(int64_t n, int64_t alphabet, std::mt19937_64& rng) {
   if (alphabet < 2 || alphabet > 26) throw Error("copying: alphabet must be 2..26 letters, got " + std::to_string(alphabet));
   if (n < 1) throw Error("copying: string length must be >= 1, got " + std::to_string(n));

@@ -15,26 +15,12 @@
 
 #include "core/data/corpus.h"
 #include "core/model/mamba2_model.h"
+#include "core/analyses/options.h"  // CopyOptions
 #include "core/base/results.h"
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
 
 namespace statescope {
-
-struct CopyOptions {
-  int64_t L = 10;                 // longest training string
-  int64_t alphabet = 10;          // letters 'a' .. 'a' + alphabet - 1 (2..26)
-  int64_t T = 0;                  // training window (0: 4L)
-  int64_t train_docs = 4000;      // distinct training windows
-  std::vector<int64_t> eval_lengths;  // empty: L/2, L, 3L/2, 2L, 3L, 4L
-  int64_t eval_samples = 100;
-  int64_t pretrain_steps = 0;     // > 0: first train this many steps with zero states, then the
-                                  // policy's steps on top (the paper's post-training setting)
-  uint64_t seed = 0;
-  Mamba2Config model;             // the fresh model's shape (defaults set by default_copy_model())
-};
-
-Mamba2Config default_copy_model();
 
 // One sample "s|s\n" for a string of n letters.
 std::string make_copy_sample(int64_t n, int64_t alphabet, std::mt19937_64& rng);

@@ -12,17 +12,10 @@
 
 #include "core/data/corpus.h"
 #include "core/model/mamba2_model.h"
+#include "core/analyses/options.h"  // EffRemOptions
 #include "core/base/results.h"
 
 namespace statescope {
-
-struct EffRemOptions {
-  std::vector<int64_t> Ts{32, 64, 128, 256, 512, 1024, 2048};
-  int64_t points = 16;      // grid size (t = 0 is always included)
-  bool log_grid = true;     // log-spaced t (else linear)
-  int64_t sequences = 16;
-  int64_t max_batch_tokens = 16384;  // sequences per forward are limited to this many tokens
-};
 
 // Total variation between rows of two probability tables [N, V] -> [N] (float64).
 torch::Tensor total_variation(const torch::Tensor& p, const torch::Tensor& q);

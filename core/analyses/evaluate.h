@@ -9,20 +9,10 @@
 
 #include "core/data/corpus.h"
 #include "core/model/mamba2_model.h"
+#include "core/analyses/options.h"  // EvalOptions
 #include "core/base/results.h"
 
 namespace statescope {
-
-struct EvalOptions {
-  int64_t T = 32;          // training context of the model (for the windowed reference)
-  int64_t length = 512;    // positions scored per sequence (default in specs: 64T)
-  int64_t sequences = 32;  // sequences averaged
-  int64_t segment = 512;   // tokens per forward; the state is carried between segments
-  int64_t batch = 8;       // sequences per forward
-  bool windowed = true;    // also score with the state reset (the excess reference)
-  bool norms = true;       // SSM state norms per position
-};
-
 
 // Cuts the concatenated documents into `sequences` consecutive, non-overlapping spans of length+1.
 // Throws Error when the text is too short, saying how many fit.

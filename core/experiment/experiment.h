@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/results.h"
+#include "core/experiment/spec.h"  // ExperimentSpec, parse_spec, check_spec
 
 namespace statescope {
 
@@ -41,11 +42,6 @@ struct RunSummary {
 std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
                                        const std::string& out_path, const ExperimentProgressFn& progress = {},
                                        const RunDoneFn& run_done = {});
-
-// Checks a spec without running it: JSON, every field's type and value, policies, analyses, and
-// the device, precision and scan names. Throws Error naming the source and the field at fault.
-// Does not look at the model or the data (those are checked when the experiment starts).
-void check_spec(const std::string& spec_json, const std::string& spec_source);
 
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);

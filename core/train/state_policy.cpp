@@ -34,9 +34,7 @@ ModelState gaussian_state(const Mamba2LM& model, int64_t batch, const torch::Ten
 
 class RandomNoisePolicy : public InitialStatePolicy {
  public:
-  RandomNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {
-    if (!(spec_.sigma >= 0)) throw Error("random noise policy: sigma must be >= 0, got " + std::to_string(spec_.sigma));
-  }
+  RandomNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {}
   const PolicySpec& spec() const override { return spec_; }
   ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep&) override {
     const auto& c = model->config();
@@ -54,14 +52,7 @@ class RandomNoisePolicy : public InitialStatePolicy {
 
 class FittedNoisePolicy : public InitialStatePolicy {
  public:
-  FittedNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {
-    if (!(spec_.ema >= 0 && spec_.ema < 1)) throw Error("fitted noise policy: ema must be in [0, 1)");
-    if (spec_.fit_length < 0)
-      throw Error("fitted noise policy: fit_length " + std::to_string(spec_.fit_length) + " must be >= 0");
-    if (spec_.calibration_batches < (spec_.fit_length > 0 ? 1 : 0))
-      throw Error("fitted noise policy: calibration_batches " + std::to_string(spec_.calibration_batches) +
-                  " must be >= 1 when fit_length is set (the fit comes from calibration only)");
-  }
+  FittedNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {}
   const PolicySpec& spec() const override { return spec_; }
   bool wants_calibration() const override { return true; }
   ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep&) override {
@@ -150,15 +141,6 @@ class PassingPolicy : public InitialStatePolicy {
 
 }  // namespace
 
-std::string PolicySpec::label() const {
-  std::ostringstream s;
-  s << kind;
-  if (kind == "random") s << "(sigma=" << sigma << ")";
-  if (kind == "fitted" && fit_length > 0) s << "(L=" << fit_length << ")";
-  if (pass_conv >= 0) s << (pass_conv ? "+conv" : "-conv");
-  return s.str();
-}
-
 std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s) {
   std::vector<torch::Tensor> means, stds;
   for (auto& l : s) {
@@ -170,11 +152,11 @@ std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s) {
 }
 
 std::unique_ptr<InitialStatePolicy> make_policy(const PolicySpec& spec, uint64_t seed) {
+  check_policy(spec);
   if (spec.kind == "zero") return std::make_unique<ZeroPolicy>(spec);
   if (spec.kind == "random") return std::make_unique<RandomNoisePolicy>(spec, seed);
   if (spec.kind == "fitted") return std::make_unique<FittedNoisePolicy>(spec, seed);
-  if (spec.kind == "passing" || spec.kind == "tbtt") return std::make_unique<PassingPolicy>(spec);
-  throw Error("unknown initial-state policy '" + spec.kind + "' (zero, random, fitted, passing, tbtt)");
+  return std::make_unique<PassingPolicy>(spec);  // passing | tbtt (check_policy knows no other kind)
 }
 
 }  // namespace statescope

@@ -10,22 +10,9 @@
 #include <string>
 
 #include "core/model/mamba2_model.h"
+#include "core/train/options.h"  // PolicySpec
 
 namespace statescope {
-
-struct PolicySpec {
-  std::string kind = "zero";  // zero | random | fitted | passing | tbtt
-  double sigma = 1.0;         // random: std of the SSM state entries
-  double ema = 0.99;          // fitted: EMA decay of the per-(layer, head) statistics
-  int64_t calibration_batches = 4;  // fitted: zero-state batches measured before step 1
-  // fitted: 0 = fit the final states of the training windows (T tokens), calibrated before step 1
-  // and followed by EMA during training (the paper's); L > 0 = fit the final states of zero-state
-  // windows of L tokens in calibration, then keep that fit fixed (training windows are shorter).
-  int64_t fit_length = 0;
-  int pass_conv = -1;         // -1: default (passed for passing/tbtt, zero for noise); 0/1: force
-  bool conv_passed() const { return pass_conv < 0 ? (kind == "passing" || kind == "tbtt") : pass_conv == 1; }
-  std::string label() const;  // e.g. "random(sigma=1)"
-};
 
 struct PolicyStep {
   int64_t step = 0;
@@ -52,7 +39,7 @@ class InitialStatePolicy {
   virtual void load_state(const std::vector<torch::Tensor>& s) {}
 };
 
-// Throws Error for an unknown kind or a bad knob, naming it.
+// Throws Error for an unknown kind or a bad knob, naming it (check_policy).
 std::unique_ptr<InitialStatePolicy> make_policy(const PolicySpec& spec, uint64_t seed);
 
 // Per-(layer, head) mean and std of SSM states pooled over batch, headdim and d_state.

@@ -1,0 +1,71 @@
+// options.h — the knobs of every analysis, as plain values. No LibTorch: the experiment spec
+// (core/experiment/spec.h), the CLI and the app's panel bind to these.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/model/config.h"
+
+namespace statescope {
+
+// Per-position loss and state norms far past T (evaluate.h).
+struct EvalOptions {
+  int64_t T = 32;          // training context of the model (for the windowed reference)
+  int64_t length = 512;    // positions scored per sequence (default in specs: 64T)
+  int64_t sequences = 32;  // sequences averaged
+  int64_t segment = 512;   // tokens per forward; the state is carried between segments
+  int64_t batch = 8;       // sequences per forward
+  bool windowed = true;    // also score with the state reset (the excess reference)
+  bool norms = true;       // SSM state norms per position
+};
+
+// Effective Remembrance (effrem.h).
+struct EffRemOptions {
+  std::vector<int64_t> Ts{32, 64, 128, 256, 512, 1024, 2048};
+  int64_t points = 16;      // grid size (t = 0 is always included)
+  bool log_grid = true;     // log-spaced t (else linear)
+  int64_t sequences = 16;
+  int64_t max_batch_tokens = 16384;  // sequences per forward are limited to this many tokens
+};
+
+// State distributions below and far past T (state_stats.h).
+struct StateStatsOptions {
+  int64_t T = 32;
+  std::vector<int64_t> positions;  // empty: T/2, T-1, 2T, 8T, 32T, 64T-1 (those < length)
+  std::vector<int64_t> layers;     // empty: all
+  int64_t length = 0;              // positions scanned (default 64T)
+  int64_t sequences = 16;
+  int64_t bins = 101;
+  double range = 0;                // histogram range [-range, range]; 0: the largest |entry| seen
+  int64_t segment = 512;
+};
+
+// The shape of the fresh model the copying analysis trains: 2 layers, d_model 64, d_state 32,
+// headdim 16, byte vocabulary, chunks of 64.
+inline Mamba2Config default_copy_model() {
+  Mamba2Config c;
+  c.d_model = 64;
+  c.n_layer = 2;
+  c.d_state = 32;
+  c.headdim = 16;
+  c.chunk_size = 64;
+  c.vocab_size = 256;
+  c.tie_embeddings = true;
+  return c;
+}
+
+// Synthetic copying (copying.h).
+struct CopyOptions {
+  int64_t L = 10;                 // longest training string
+  int64_t alphabet = 10;          // letters 'a' .. 'a' + alphabet - 1 (2..26)
+  int64_t T = 0;                  // training window (0: 4L)
+  int64_t train_docs = 4000;      // distinct training windows
+  std::vector<int64_t> eval_lengths;  // empty: L/2, L, 3L/2, 2L, 3L, 4L
+  int64_t eval_samples = 100;
+  int64_t pretrain_steps = 0;     // > 0: first train this many steps with zero states, then the
+                                  // policy's steps on top (the paper's post-training setting)
+  uint64_t seed = 0;
+  Mamba2Config model = default_copy_model();  // the fresh model's shape
+};
+
+}  // namespace statescope

@@ -1,0 +1,240 @@
+// spec.cpp — experiment spec defaults, parsing and validation (see spec.h). No LibTorch.
+#include "core/experiment/spec.h"
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/base/error.h"
+#include "core/base/json_fields.h"
+#include "core/compute/runtime.h"
+
+namespace statescope {
+namespace {
+
+using nlohmann::json;
+
+void positive(const JsonFields& f, const char* key, int64_t v) {
+  if (v <= 0) f.fail(key, "must be > 0, got " + std::to_string(v));
+}
+
+EffRemOptions parse_effrem(const JsonFields& f) {
+  f.only({"T", "points", "log", "sequences"});
+  EffRemOptions o;
+  f.read("T", o.Ts);
+  f.read("points", o.points);
+  o.log_grid = f.get("log", o.log_grid);
+  f.read("sequences", o.sequences);
+  if (o.Ts.empty()) f.fail("T", "needs at least one context length");
+  for (auto t : o.Ts)
+    if (t <= 1) f.fail("T", "needs context lengths > 1, got " + std::to_string(t));
+  positive(f, "points", o.points);
+  positive(f, "sequences", o.sequences);
+  return o;
+}
+
+StateStatsOptions parse_states(const JsonFields& f) {
+  f.only({"positions", "layers", "sequences", "bins", "length", "range"});
+  StateStatsOptions o;
+  f.read("positions", o.positions);
+  f.read("layers", o.layers);
+  f.read("sequences", o.sequences);
+  f.read("bins", o.bins);
+  f.read("length", o.length);
+  f.read("range", o.range);
+  positive(f, "sequences", o.sequences);
+  positive(f, "bins", o.bins);
+  return o;
+}
+
+AnalysesSpec::Passkey parse_passkey(const JsonFields& f) {
+  f.only({"lengths", "depths", "samples"});
+  AnalysesSpec::Passkey o;
+  f.read("lengths", o.lengths);
+  f.read("depths", o.depths);
+  f.read("samples", o.samples);
+  for (double d : o.depths)
+    if (d < 0 || d > 1) f.fail("depths", "must be in [0, 1], got " + std::to_string(d));
+  positive(f, "samples", o.samples);
+  return o;
+}
+
+AnalysesSpec::Babi parse_babi(const JsonFields& f) {
+  f.only({"lengths", "samples", "facts"});
+  AnalysesSpec::Babi o;
+  f.read("lengths", o.lengths);
+  f.read("samples", o.samples);
+  f.read("facts", o.facts);
+  positive(f, "samples", o.samples);
+  positive(f, "facts", o.facts);
+  return o;
+}
+
+AnalysesSpec::Copying parse_copying(const JsonFields& f) {
+  f.only({"L", "alphabet", "T", "steps", "batch", "lr", "warmup", "samples", "eval_lengths", "train_docs"});
+  AnalysesSpec::Copying o;
+  f.read("L", o.options.L);
+  f.read("alphabet", o.options.alphabet);
+  f.read("T", o.options.T);
+  o.options.eval_samples = f.get("samples", o.options.eval_samples);
+  f.read("eval_lengths", o.options.eval_lengths);
+  f.read("train_docs", o.options.train_docs);
+  f.read("steps", o.train.steps);
+  f.read("batch", o.train.batch);
+  f.read("lr", o.train.lr);
+  f.read("warmup", o.train.warmup);
+  positive(f, "L", o.options.L);
+  if (o.options.alphabet < 2 || o.options.alphabet > 26)
+    f.fail("alphabet", "must be 2..26, got " + std::to_string(o.options.alphabet));
+  positive(f, "steps", o.train.steps);
+  positive(f, "batch", o.train.batch);
+  positive(f, "samples", o.options.eval_samples);
+  return o;
+}
+
+TrainOptions parse_posttrain(const JsonFields& f, bool& freeze_set) {
+  f.only({"steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip", "freeze_A_log"});
+  TrainOptions t = ExperimentSpec::default_posttrain();
+  f.read("steps", t.steps);
+  f.read("batch", t.batch);
+  f.read("lr", t.lr);
+  f.read("warmup", t.warmup);
+  f.read("min_lr_ratio", t.min_lr_ratio);
+  f.read("weight_decay", t.weight_decay);
+  f.read("grad_clip", t.grad_clip);
+  freeze_set = f.has("freeze_A_log");
+  f.read("freeze_A_log", t.freeze_A_log);
+  if (t.steps < 0 || t.batch <= 0 || !(t.lr > 0))
+    throw Error(f.src() + ": posttrain needs steps >= 0, batch > 0, lr > 0");
+  return t;
+}
+
+PolicySpec parse_policy(const JsonFields& f, size_t index) {
+  f.only({"kind", "name", "sigma", "ema", "calibration_batches", "fit_length", "pass_conv"});
+  PolicySpec ps;
+  ps.kind = f.get<std::string>("kind", "");
+  f.read("sigma", ps.sigma);
+  f.read("ema", ps.ema);
+  f.read("calibration_batches", ps.calibration_batches);
+  f.read("fit_length", ps.fit_length);
+  if (f.has("pass_conv")) ps.pass_conv = f.get("pass_conv", false) ? 1 : 0;
+  try {
+    check_policy(ps);
+  } catch (const Error& e) {
+    throw Error(f.src() + ": field 'policies[" + std::to_string(index) + "]': " + e.what());
+  }
+  return ps;
+}
+
+EvalOptions parse_eval(const JsonFields& f) {
+  f.only({"length", "sequences", "segment", "batch"});
+  EvalOptions e = ExperimentSpec::default_eval();
+  f.read("length", e.length);
+  f.read("sequences", e.sequences);
+  f.read("segment", e.segment);
+  f.read("batch", e.batch);
+  return e;
+}
+
+}  // namespace
+
+TrainOptions AnalysesSpec::Copying::default_train() {
+  TrainOptions t;
+  t.steps = 600;
+  t.batch = 32;
+  t.lr = 3e-3;
+  t.warmup = 30;
+  return t;
+}
+
+TrainOptions ExperimentSpec::default_posttrain() {
+  TrainOptions t;
+  t.steps = 200;
+  t.batch = 16;
+  t.lr = 5e-4;
+  t.warmup = 10;
+  t.min_lr_ratio = 0.1;
+  t.weight_decay = 0.1;
+  t.grad_clip = 1.0;
+  return t;
+}
+
+EvalOptions ExperimentSpec::default_eval() {
+  EvalOptions e;
+  e.length = 0;  // 64T once T is known
+  e.sequences = 32;
+  e.segment = 512;
+  e.batch = 8;
+  return e;
+}
+
+AnalysesSpec parse_analyses(const json& j, const std::string& src) {
+  const JsonFields f(j, src, "analyses.");
+  f.only({"effrem", "states", "passkey", "babi", "copying"});
+  AnalysesSpec a;
+  if (f.has("effrem")) a.effrem = parse_effrem(f.child("effrem"));
+  if (f.has("states")) a.states = parse_states(f.child("states"));
+  if (f.has("passkey")) a.passkey = parse_passkey(f.child("passkey"));
+  if (f.has("babi")) a.babi = parse_babi(f.child("babi"));
+  if (f.has("copying")) a.copying = parse_copying(f.child("copying"));
+  return a;
+}
+
+ExperimentSpec parse_spec(const json& j, const std::string& src) {
+  const JsonFields f(j, src);
+  f.only({"comment", "model", "data", "device", "precision", "scan", "T", "seed", "baseline", "posttrain", "policies",
+          "eval", "save_models", "analyses"});
+  ExperimentSpec s;
+  f.read("comment", s.comment);
+  f.read("model", s.model);
+  f.read("data", s.data);
+  f.read("device", s.device);
+  f.read("precision", s.precision);
+  f.read("scan", s.scan);
+  f.read("T", s.T);
+  f.read("seed", s.seed);
+  f.read("baseline", s.baseline);
+  f.read("save_models", s.save_models);
+  s.posttrain = parse_posttrain(f.child("posttrain"), s.freeze_set);
+  std::set<std::string> names;
+  if (s.baseline) names.insert("baseline");
+  const json policies = f.get("policies", json::array());
+  if (!policies.is_array()) f.fail("policies", "must be a list");
+  for (const json& p : policies) {
+    const JsonFields pf(p, src, "policies[].");
+    const PolicySpec ps = parse_policy(pf, s.policies.size());
+    std::string name = pf.get<std::string>("name", ps.kind);
+    for (int k = 2; names.count(name); ++k) name = ps.kind + "_" + std::to_string(k);
+    names.insert(name);
+    s.policies.emplace_back(name, ps);
+  }
+  if (f.has("analyses")) s.analyses = parse_analyses(j.at("analyses"), src);
+  s.eval = parse_eval(f.child("eval"));
+  return s;
+}
+
+ExperimentSpec parse_spec(const std::string& text, const std::string& src) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw Error(src + ": not valid JSON (" + e.what() + ")");
+  }
+  return parse_spec(j, src);
+}
+
+void check_spec(const std::string& text, const std::string& src) {
+  const ExperimentSpec spec = parse_spec(text, src);
+  auto named = [&](const char* field, const std::string& value, void (*check)(const std::string&)) {
+    if (value.empty()) return;  // the process-wide setting holds
+    try {
+      check(value);
+    } catch (const Error& e) {
+      throw Error(src + ": field '" + field + "': " + e.what());
+    }
+  };
+  named("device", spec.device, [](const std::string& d) { resolve_device(d); });
+  named("precision", spec.precision, check_precision);
+  named("scan", spec.scan, check_scan_kernels);
+}
+
+}  // namespace statescope

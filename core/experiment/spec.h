@@ -1,0 +1,74 @@
+// spec.h — the experiment spec: every field with its default, JSON in and out, and validation that
+// names the field at fault. The one place a spec's defaults are written: the runner, the CLI and
+// the app's panel all read them from here. No LibTorch. Documented in docs/experiment-spec.md.
+#pragma once
+#include <cstdint>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/analyses/options.h"
+#include "core/train/options.h"
+
+namespace statescope {
+
+// The "analyses" section: which long-context measurements run on each run's model after its
+// evaluation, with their knobs. An absent key means that analysis is skipped.
+struct AnalysesSpec {
+  std::optional<EffRemOptions> effrem;
+  std::optional<StateStatsOptions> states;
+  struct Passkey {
+    std::vector<int64_t> lengths;  // empty: 4T .. 64T
+    std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
+    int64_t samples = 10;
+  };
+  std::optional<Passkey> passkey;
+  struct Babi {
+    std::vector<int64_t> lengths{256, 512, 1024, 2048};
+    int64_t samples = 50, facts = 4;
+  };
+  std::optional<Babi> babi;
+  struct Copying {
+    CopyOptions options;
+    TrainOptions train = default_train();
+    static TrainOptions default_train();  // 600 steps, batch 32, lr 3e-3, warmup 30
+  };
+  std::optional<Copying> copying;
+  bool any() const { return effrem || states || passkey || babi || copying; }
+};
+
+struct ExperimentSpec {
+  std::string comment;
+  std::string model = "embedded";   // "embedded" or a checkpoint directory
+  std::string data = "embedded";    // "embedded" (Austen) or a corpus path (docs/data.md)
+  // "" = the process-wide setting (CLI --device/--precision/--scan); held for this experiment only.
+  std::string device, precision, scan;
+  int64_t T = 0;                    // training context; 0 = the model directory's record
+  uint64_t seed = 0;
+  bool baseline = true;             // a run of the model as loaded, no post-training
+  TrainOptions posttrain = default_posttrain();
+  bool freeze_set = false;          // posttrain.freeze_A_log given (else the model's record decides)
+  std::vector<std::pair<std::string, PolicySpec>> policies;  // (run name, policy), names unique
+  EvalOptions eval = default_eval();
+  std::string save_models;          // "" = post-trained models are not saved
+  AnalysesSpec analyses;
+
+  static TrainOptions default_posttrain();  // 200 steps, batch 16, lr 5e-4, warmup 10, cosine to 0.1
+  static EvalOptions default_eval();        // length 0 (= 64T), 32 sequences, segments of 512, batch 8
+  int64_t eval_length(int64_t T_resolved) const { return eval.length > 0 ? eval.length : 64 * T_resolved; }
+};
+
+// Parses and validates a spec. Throws Error naming `src` and the field ("posttrain.steps",
+// "policies[2]", "analyses.effrem.T", an unknown "posttrain.stpes", ...). Does not look at the
+// model, the data or the hardware (check_spec adds the device, precision and scan names).
+ExperimentSpec parse_spec(const std::string& text, const std::string& src);
+ExperimentSpec parse_spec(const nlohmann::json& j, const std::string& src);
+AnalysesSpec parse_analyses(const nlohmann::json& j, const std::string& src);
+
+// parse_spec, then the device, precision and scan names against this machine (the runtime's own
+// checks; the error names the field). Touches no model or data.
+void check_spec(const std::string& text, const std::string& src);
+
+}  // namespace statescope
