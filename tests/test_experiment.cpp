@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <set>
+#include <thread>
 
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
@@ -222,22 +223,60 @@ TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {
 }
 
 TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
+  // The spec's compute travels with its runs as a value: the process default never changes, not
+  // even while the experiment runs (so another experiment can run beside it with its own).
   const auto out = (fs::temp_directory_path() / "statescope_exp_scan.h5").string();
-  const std::string before = scan_kernels();
+  const std::string before = scan_kernels(), before_precision = compute_precision();
   ASSERT_EQ(before, "aten");
   std::set<std::string> during;
-  const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "device": "cpu", "precision": "fp32",
+  const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "device": "cpu", "precision": "bf16",
     "scan": "fused", "eval": {"length": 32, "sequences": 1, "segment": 16, "batch": 1}})";
   auto runs = run_experiment(s, "scan.json", out, [&](const ExperimentProgress&) {
-    during.insert(scan_kernels());
+    during.insert(scan_kernels() + " " + compute_precision());
     return true;
   });
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].status, "finished");
-  EXPECT_EQ(during, (std::set<std::string>{"fused"}));
+  EXPECT_EQ(during, (std::set<std::string>{before + " " + before_precision}));
   EXPECT_EQ(scan_kernels(), before);
   H5File f(out, H5File::Mode::Read);
-  EXPECT_EQ(f.attr("baseline", "device"), "cpu fp32");  // CPU runs use ATen and never say fused
+  EXPECT_EQ(f.attr("baseline", "device"), "cpu bf16");  // the run's own; CPU runs never say fused
+}
+
+TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
+  // fp32 and bf16 experiments on two threads of one process give what each gives alone.
+  auto spec = [](const char* precision) {
+    return R"({"model": ")" + tiny_model_dir() + R"(", "precision": ")" + precision + R"(", "seed": 3,
+      "posttrain": {"steps": 3, "batch": 2, "lr": 1e-3, "warmup": 1},
+      "policies": [{"kind": "passing"}, {"kind": "random", "sigma": 0.1}],
+      "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}})";
+  };
+  const auto dir = fs::temp_directory_path();
+  auto run = [&](const char* precision, const std::string& name) {
+    return run_experiment(spec(precision), name, (dir / ("statescope_side_" + name + ".h5")).string());
+  };
+  const auto a = run("fp32", "a"), b = run("bf16", "b");
+  std::vector<RunSummary> pa, pb;
+  std::thread ta([&] { pa = run("fp32", "pa"); }), tb([&] { pb = run("bf16", "pb"); });
+  ta.join();
+  tb.join();
+  auto same = [](const std::vector<RunSummary>& x, const std::vector<RunSummary>& y) {
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(x[i].status, "finished");
+      EXPECT_EQ(x[i].loss_near, y[i].loss_near) << x[i].name;
+      EXPECT_EQ(x[i].loss_far, y[i].loss_far) << x[i].name;
+      EXPECT_EQ(x[i].excess, y[i].excess) << x[i].name;
+      EXPECT_EQ(x[i].norm_ratio, y[i].norm_ratio) << x[i].name;
+    }
+  };
+  same(a, pa);
+  same(b, pb);
+  EXPECT_NE(a[1].loss_far, b[1].loss_far);  // bf16 really ran in one of them
+  H5File fa((dir / "statescope_side_pa.h5").string(), H5File::Mode::Read);
+  H5File fb((dir / "statescope_side_pb.h5").string(), H5File::Mode::Read);
+  EXPECT_EQ(fa.attr("passing", "device"), "cpu fp32");
+  EXPECT_EQ(fb.attr("passing", "device"), "cpu bf16");
 }
 
 TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {

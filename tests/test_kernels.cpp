@@ -335,6 +335,7 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
 #include "core/analyses/effrem.h"
 #include "core/analyses/evaluate.h"
 #include "core/compute/runtime.h"
+#include "core/model/checkpoint.h"
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
 
@@ -401,15 +402,12 @@ TEST(EngineCuda, ForwardMatchesCpuFp32AndBf16IsClose) {
 TEST(EngineCuda, EveryPolicyTrainsAndEvaluationMatchesCpu) {
   NEED_GPU();
   auto docs = random_docs(4, 600);
-  struct ScanGuard {
-    ~ScanGuard() { set_scan_kernels("aten"); }
-  } guard;
   for (const char* scan : {"aten", "fused"}) {
   SCOPED_TRACE(std::string("scan ") + scan);
-  set_scan_kernels(scan);
+  const Compute compute = make_compute("cuda:0", "fp32", scan);  // the model carries its scan
   for (const char* kind : {"zero", "random", "fitted", "passing", "tbtt"}) {
     auto m = tiny_gpu_model();
-    m->to(torch::Device("cuda:0"));
+    place_model(m, compute);
     TrainOptions o;
     o.steps = 6; o.batch = 4; o.T = 32; o.lr = 3e-3; o.warmup = 1; o.seed = 2;
     PolicySpec ps;
@@ -421,7 +419,7 @@ TEST(EngineCuda, EveryPolicyTrainsAndEvaluationMatchesCpu) {
   }
   auto cpu = tiny_gpu_model();
   auto gpu = tiny_gpu_model();
-  gpu->to(torch::Device("cuda:0"));
+  place_model(gpu, compute);
   EvalOptions e;
   e.T = 32; e.length = 256; e.sequences = 4; e.segment = 64; e.batch = 2;
   auto a = evaluate_positions(cpu, docs, e);

@@ -66,7 +66,7 @@ TEST(Device, ScanKernelsAreOptInCheckedAndRecorded) {
   EXPECT_EQ(scan_kernels(), "aten");
   set_compute("cpu", "fp32");
   set_scan_kernels("fused");
-  EXPECT_TRUE(fused_scan_requested());
+  EXPECT_EQ(default_compute().scan, "fused");
   EXPECT_EQ(compute_summary(), "cpu fp32");  // the CPU never runs the kernels, so the file must not say so
   // Training on the CPU with fused requested is the ATen path, bit for bit.
   std::mt19937_64 rng(3);
@@ -78,6 +78,8 @@ TEST(Device, ScanKernelsAreOptInCheckedAndRecorded) {
   }
   auto run = [&] {
     auto m = tiny(4);
+    place_model(m);  // the process default: the model carries its scan
+    EXPECT_EQ(m->fused_scan, scan_kernels() == "fused");
     TrainOptions o;
     o.steps = 3; o.batch = 2; o.T = 16; o.seed = 1;
     PolicySpec ps;

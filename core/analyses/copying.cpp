@@ -79,14 +79,15 @@ CopyResult evaluate_copying(Mamba2LM& model, const std::vector<int64_t>& lengths
   return r;
 }
 
-CopyRun run_copying(const CopyOptions& opt, const PolicySpec& ps, TrainOptions t, const ProgressFn& progress) {
+CopyRun run_copying(const CopyOptions& opt, const PolicySpec& ps, TrainOptions t, const ProgressFn& progress,
+                    const Compute& compute) {
   const int64_t window = opt.T > 0 ? opt.T : 4 * opt.L;
   auto docs = copy_training_docs(opt.train_docs, window, opt.L, opt.alphabet, opt.seed + 1);
   Mamba2Config c = opt.model;
   c.validate("copying model");
   Mamba2LM model(c);
   model->reset_parameters(opt.seed);
-  place_model(model);  // the process-wide device and precision
+  place_model(model, compute);
   t.T = window;
   t.seed = opt.seed;
   CopyRun out;

@@ -17,6 +17,7 @@
 #include "core/model/mamba2_model.h"
 #include "core/analyses/options.h"  // CopyOptions
 #include "core/base/results.h"
+#include "core/compute/runtime.h"  // Compute
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
 
@@ -40,11 +41,12 @@ CopyResult evaluate_copying(Mamba2LM& model, const std::vector<int64_t>& lengths
 // Builds a fresh model (opt.model, seeded), trains it on copying with `policy` (after
 // opt.pretrain_steps zero-state steps when set; the history then holds both phases), evaluates it.
 // `progress` sees every training step (return false to cancel: status "cancelled", no evaluation).
+// The model runs with `compute` (the analysed run's).
 struct CopyRun {
   TrainResult train;
   CopyResult result;
 };
 CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptions train_opt,
-                    const ProgressFn& progress = {});
+                    const ProgressFn& progress = {}, const Compute& compute = default_compute());
 
 }  // namespace statescope

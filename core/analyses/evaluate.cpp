@@ -76,7 +76,7 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
       const int64_t n = std::min(o.segment, L - p);
       ForwardOptions fo;
       fo.state_norms = o.norms;
-      if (fused_scan_requested()) fo.scan = ScanImpl::Fused;  // runtime.h: the CUDA kernels on a GPU
+      fo.scan = model->scan_impl();  // the run's Compute: the CUDA kernels on a GPU when fused
       auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
       auto lp = F::cross_entropy(out.logits.reshape({-1, c.vocab_size}).to(torch::kFloat32),
                                  tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));

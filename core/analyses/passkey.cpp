@@ -101,7 +101,7 @@ PasskeyPrompt make_passkey_prompt(const Tokenizer& tok, int64_t length, double d
 torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n) {
   torch::NoGradGuard ng;
   ForwardOptions fo;  // with --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token
-  if (fused_scan_requested()) fo.scan = ScanImpl::Fused;
+  fo.scan = model->scan_impl();
   auto out = model->forward(prompt, nullptr, fo);
   std::vector<torch::Tensor> toks;
   auto next = out.logits.select(1, prompt.size(1) - 1).argmax(-1, /*keepdim=*/true);  // [b, 1]

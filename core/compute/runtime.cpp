@@ -9,7 +9,7 @@
 
 namespace statescope {
 namespace {
-std::string g_device = "cpu", g_precision = "fp32", g_scan = "aten";
+Compute g_default;  // the process default; runs carry their own Compute
 }
 
 int configure_threads(int requested) {
@@ -33,7 +33,7 @@ std::string runtime_summary() {
   return std::string("torch ") + TORCH_VERSION + ", CUDA " +
          (torch::cuda::is_available() ? std::to_string(torch::cuda::device_count()) + " device(s)"
                                       : std::string("not available")) +
-         ", threads " + std::to_string(torch::get_num_threads()) + ", device " + g_device + ", " + g_precision + ", scan " + g_scan;
+         ", threads " + std::to_string(torch::get_num_threads());
 }
 
 std::string resolve_device(const std::string& name) {
@@ -68,25 +68,32 @@ void check_scan_kernels(const std::string& mode) {
   if (mode != "aten" && mode != "fused") throw Error("scan '" + mode + "': expected aten or fused");
 }
 
+std::string Compute::summary() const {
+  const bool gpu = device.rfind("cuda", 0) == 0;
+  return device + " " + precision + (gpu && fused() ? " fused-scan" : "");
+}
+
+Compute make_compute(const std::string& device, const std::string& precision, const std::string& scan,
+                     const Compute& base) {
+  Compute c = base;
+  if (!precision.empty()) check_precision(precision), c.precision = precision;
+  if (!scan.empty()) check_scan_kernels(scan), c.scan = scan;
+  if (!device.empty()) c.device = resolve_device(device);
+  return c;
+}
+
+Compute default_compute() { return g_default; }
+
 void set_compute(const std::string& device, const std::string& precision) {
-  check_precision(precision);
-  g_device = resolve_device(device);
-  g_precision = precision;
+  g_default = make_compute(device, precision, "", g_default);
 }
 
-std::string compute_device() { return g_device; }
-std::string compute_precision() { return g_precision; }
+std::string compute_device() { return g_default.device; }
+std::string compute_precision() { return g_default.precision; }
 
-void set_scan_kernels(const std::string& mode) {
-  check_scan_kernels(mode);
-  g_scan = mode;
-}
-std::string scan_kernels() { return g_scan; }
-bool fused_scan_requested() { return g_scan == "fused"; }
+void set_scan_kernels(const std::string& mode) { g_default = make_compute("", "", mode, g_default); }
+std::string scan_kernels() { return g_default.scan; }
 
-std::string compute_summary() {
-  const bool gpu = g_device.rfind("cuda", 0) == 0;
-  return g_device + " " + g_precision + (gpu && g_scan == "fused" ? " fused-scan" : "");
-}
+std::string compute_summary() { return g_default.summary(); }
 
 }  // namespace statescope

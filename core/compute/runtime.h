@@ -1,4 +1,8 @@
-// runtime.h — process-wide compute settings (threads, device) shared by the CLI, tests and app.
+// runtime.h — compute settings. A Compute value (device, precision, scan kernels) travels with each
+// run: place_model gives it to the model, which keeps it, so the trainer and the analyses read it
+// from the model, and two runs with different settings can execute at the same time in one process.
+// The process default (CLI --device/--precision/--scan) is only what a run gets when nothing else
+// is said. Threads stay process-wide (LibTorch's intra-op pool is).
 #pragma once
 #include <string>
 
@@ -12,9 +16,25 @@ int configure_threads(int requested);
 // Short description: torch version, CUDA availability, thread count.
 std::string runtime_summary();
 
-// Where models run and in which precision, process-wide (CLI --device/--precision, spec fields,
-// the app's selector). Every model loaded or created afterwards is placed accordingly
-// (place_model in checkpoint.h).
+// Where and how a model runs.
+struct Compute {
+  std::string device = "cpu";      // canonical: "cpu" | "cuda:N"
+  std::string precision = "fp32";  // "fp32" | "bf16" (mixed, see set_compute)
+  std::string scan = "aten";       // "aten" | "fused" (the CUDA kernels; CPU runs always use ATen)
+  bool fused() const { return scan == "fused"; }
+  // What a result file records: "cpu fp32", "cuda:0 bf16", "cuda:0 fp32 fused-scan".
+  std::string summary() const;
+};
+// Checked and canonical: "" keeps that field of `base`; the device is resolved against the
+// hardware. Throws Error naming the value (same messages as set_compute / set_scan_kernels).
+Compute make_compute(const std::string& device, const std::string& precision, const std::string& scan,
+                     const Compute& base = Compute{});
+// The process default (what --device/--precision/--scan and the setters below change).
+Compute default_compute();
+
+// The process default device and precision (CLI --device/--precision). A model placed without a
+// Compute of its own takes them (place_model in checkpoint.h); a spec's fields override them for
+// its runs only, without touching the default.
 //   device: "cpu", "cuda", "cuda:N", or "auto" (the first GPU when there is one, else the CPU).
 //   precision: "fp32", or "bf16" (mixed: fp32 master weights, bf16 matmuls and convolutions under
 //   autocast; the SSM state, A, dt, norms, residual stream, logits and loss stay fp32).
@@ -34,8 +54,7 @@ void check_scan_kernels(const std::string& mode);
 // fused) until tools/gpu_check.sh passes on one. CPU runs always use ATen. Throws Error naming the value.
 void set_scan_kernels(const std::string& mode);
 std::string scan_kernels();
-bool fused_scan_requested();  // scan_kernels() == "fused"
-// What a result file records: "cpu fp32", "cuda:0 bf16", "cuda:0 fp32 fused-scan".
+// default_compute().summary().
 std::string compute_summary();
 
 }  // namespace statescope

@@ -43,7 +43,7 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
     auto r = run_copying(o, ctx.policy, spec.copying->train, [&](const StepInfo& s) {
       file.append_train(run + "/copying", s);
       return !ctx.progress || ctx.progress("copying", s.step, s.steps, s.loss);
-    });
+    }, ctx.compute);
     if (r.train.status != "finished") throw Error("copying " + r.train.status + ": " + r.train.message);
     file.write_copying(run, r.result);
   }

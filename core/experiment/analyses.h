@@ -22,6 +22,7 @@ struct AnalysisContext {
   uint64_t seed = 0;
   PolicySpec policy;         // the run's policy (copying trains with it)
   const Tokenizer* tokenizer = nullptr;  // the model's (passkey and bAbI prompts); null: bytes
+  Compute compute;           // the run's (copying trains its fresh model with it)
   // (phase, done, total, loss) -> false cancels (throws Error "cancelled").
   std::function<bool(const std::string&, int64_t, int64_t, double)> progress;
 };

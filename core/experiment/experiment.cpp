@@ -129,6 +129,8 @@ class ExperimentRunner {
   // Resolves the model and T, loads (tokenizes) the data, checks it is long enough; writes nothing.
   void prepare(ExperimentSpec spec) {
     spec_ = std::move(spec);
+    // The spec's device, precision and scan hold for its runs only; the process default stays.
+    compute_ = make_compute(spec_.device, spec_.precision, spec_.scan, default_compute());
     model_dir_ = resolve_model(spec_.model);
     record_ = read_model_record(model_dir_);
     if (spec_.T <= 0) spec_.T = record_.T;
@@ -179,7 +181,7 @@ class ExperimentRunner {
     json js = json::parse(spec_text_);
     js["run"] = extra;
     return RunInfo{name, js.dump(), model_dir_, hash_, label, spec_.seed,
-                   std::string(kVersionString) + ", " + runtime_summary(), compute_summary()};
+                   std::string(kVersionString) + ", " + runtime_summary(), compute_.summary()};
   }
 
   RunSummary ended(const std::string& name, const std::string& label, const std::string& status,
@@ -198,7 +200,7 @@ class ExperimentRunner {
     const std::string label = is_baseline ? "none (baseline)" : ps.label();
     file_->begin_run(info_for(name, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}));
     try {
-      auto model = load_model_dir(model_dir_);
+      auto model = load_model_dir(model_dir_, compute_);
       if (!is_baseline) {
         const TrainResult tr = posttrain(model, name, ps, index);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
@@ -206,7 +208,7 @@ class ExperimentRunner {
       RunSummary summary = evaluate(model, name, label);
       if (spec_.analyses.any() && !cancelled_) {
         AnalysisContext ctx{&corpus_.validation, spec_.T, spec_.seed, is_baseline ? PolicySpec{} : ps, tokenizer_.get(),
-                            [&](const std::string& phase, int64_t done, int64_t total, double loss) {
+                            compute_, [&](const std::string& phase, int64_t done, int64_t total, double loss) {
                               return report(ExperimentProgress{name, phase, done, total, 0, 0, loss});
                             }};
         run_analyses(model, spec_.analyses, ctx, *file_, name);
@@ -265,6 +267,7 @@ class ExperimentRunner {
   const ExperimentProgressFn& progress_;
   const RunDoneFn& run_done_;
   ExperimentSpec spec_;
+  Compute compute_;  // the spec's device, precision and scan over the process default
   std::string model_dir_, hash_;
   ModelRecord record_;
   Corpus corpus_;
@@ -277,24 +280,9 @@ class ExperimentRunner {
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done) {
-  check_spec(spec_text, src);  // every field, the compute names included, before anything changes
-  ExperimentSpec spec = parse_spec(spec_text, src);
-  struct Restore {  // the spec's device/precision/scan hold for this experiment only
-    std::string d = compute_device(), p = compute_precision(), s = scan_kernels();
-    ~Restore() {
-      try {
-        set_compute(d, p);
-        set_scan_kernels(s);
-      } catch (...) {
-      }
-    }
-  } restore;
-  if (!spec.device.empty() || !spec.precision.empty())
-    set_compute(spec.device.empty() ? compute_device() : spec.device,
-                spec.precision.empty() ? compute_precision() : spec.precision);
-  if (!spec.scan.empty()) set_scan_kernels(spec.scan);
+  check_spec(spec_text, src);  // every field, the compute names included, before anything is read
   ExperimentRunner runner(spec_text, src, progress, run_done);
-  runner.prepare(std::move(spec));
+  runner.prepare(parse_spec(spec_text, src));
   return runner.run_all(out_path);
 }
 

@@ -128,12 +128,13 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in
   return unused;
 }
 
-void place_model(Mamba2LM& model) {
-  model->to(torch::Device(compute_device()));
-  model->mixed_bf16 = compute_precision() == "bf16";
+void place_model(Mamba2LM& model, const Compute& compute) {
+  model->to(torch::Device(compute.device));
+  model->mixed_bf16 = compute.precision == "bf16";
+  model->fused_scan = compute.fused();
 }
 
-Mamba2LM load_model_dir(const std::string& dir) {
+Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
   if (!fs::is_directory(dir)) throw Error(dir + ": not a directory");
   const auto cfg_path = (fs::path(dir) / "config.json").string();
   if (!fs::exists(cfg_path)) throw Error(cfg_path + ": config.json not found in model directory");
@@ -171,7 +172,7 @@ Mamba2LM load_model_dir(const std::string& dir) {
   if (!unused.empty())
     throw Error(source + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
                 " unused in all); is this really a Mamba-2 checkpoint matching config.json?");
-  place_model(model);
+  place_model(model, compute);
   return model;
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "core/compute/runtime.h"  // Compute
 #include "core/model/mamba2_model.h"
 
 namespace statescope {
@@ -21,12 +22,13 @@ StateDict read_weights_file(const std::string& path);
 // its exact shape. `source` names the file in errors. Returns the keys that were not used.
 std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd, const std::string& source);
 
-// Moves the model to the process-wide device and sets its precision (runtime.h set_compute).
-void place_model(Mamba2LM& model);
+// Moves the model to `compute`'s device and gives it its precision and scan (the model keeps them:
+// training and the analyses read them from it). Default: the process default (runtime.h).
+void place_model(Mamba2LM& model, const Compute& compute = default_compute());
 
 // Loads a model directory, placed with place_model. Throws Error naming the file and the field or
 // tensor at fault.
-Mamba2LM load_model_dir(const std::string& dir);
+Mamba2LM load_model_dir(const std::string& dir, const Compute& compute = default_compute());
 
 // Writes config.json and model.safetensors (float32 unless the model is in another float dtype).
 void save_model_dir(Mamba2LM& model, const std::string& dir,

@@ -87,8 +87,12 @@ class Mamba2LMImpl : public torch::nn::Module {
 
   // Mixed precision: forward runs under bf16 autocast on the weights' device (matmuls and convs in
   // bf16; master weights, SSM state, A, dt, norms and the residual stream stay fp32; logits are
-  // returned in fp32). Set by place_model from the process-wide precision.
+  // returned in fp32). Set by place_model from the run's Compute.
   bool mixed_bf16 = false;
+  // The scan that training and the analyses ask for: the CUDA kernels (ScanImpl::Fused, which falls
+  // back to Chunked off the GPU) or ATen's chunked scan. Set by place_model from the run's Compute.
+  bool fused_scan = false;
+  ScanImpl scan_impl() const { return fused_scan ? ScanImpl::Fused : ScanImpl::Chunked; }
   // The embedding matrix used as output projection when tied, else lm_head.weight.  [vocab, d_model]
   torch::Tensor output_weight() const;
 

@@ -141,7 +141,7 @@ class TrainLoop {
     tokens = tokens.to(model_->output_weight().device());  // [B, T+1] on the model's device
     ModelState init = policy_.initial(model_, opt_.batch, ps);
     ForwardOptions fo;
-    fo.scan = fused_scan_requested() ? ScanImpl::Fused : ScanImpl::Chunked;  // runtime.h
+    fo.scan = model_->scan_impl();  // the run's Compute, set by place_model
     auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init, fo);  // logits [B, T, V]
     const int64_t V = model_->config().vocab_size;
     auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
