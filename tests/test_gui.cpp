@@ -13,7 +13,10 @@
 #include <QLineEdit>
 #include <QMimeData>
 #include <QDropEvent>
-#include <QListWidget>
+#include <QAction>
+#include <QLabel>
+#include <QListView>
+#include <QDoubleSpinBox>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -42,22 +45,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A panel field by name (ExperimentPanel gives each the name of its member).
+template <class W>
+W* field(const QWidget* panel, const char* name) {
+  W* w = panel->findChild<W*>(name);
+  EXPECT_NE(w, nullptr) << "no field '" << name << "'";
+  return w;
+}
+
 // A short experiment on the embedded model: baseline + one policy, 64 positions.
 void make_short(gui::ExperimentPanel* p, int steps) {
-  p->model->setText("embedded");
-  p->data->setText("embedded");
-  p->T->setValue(32);
-  p->steps->setValue(steps);
-  p->batch->setValue(4);
-  p->eval_length->setValue(64);
-  p->eval_sequences->setValue(2);
-  p->baseline->setChecked(true);
-  p->p_zero->setChecked(false);
-  p->p_random->setChecked(false);
-  p->p_fitted->setChecked(false);
-  p->p_tbtt->setChecked(false);
-  p->p_passing->setChecked(true);
-  for (auto* c : {p->a_effrem, p->a_states, p->a_passkey, p->a_babi, p->a_copying}) c->setChecked(false);
+  field<QLineEdit>(p, "model")->setText("embedded");
+  field<QLineEdit>(p, "data")->setText("embedded");
+  field<QSpinBox>(p, "T")->setValue(32);
+  field<QSpinBox>(p, "steps")->setValue(steps);
+  field<QSpinBox>(p, "batch")->setValue(4);
+  field<QSpinBox>(p, "eval_length")->setValue(64);
+  field<QSpinBox>(p, "eval_sequences")->setValue(2);
+  field<QCheckBox>(p, "baseline")->setChecked(true);
+  field<QCheckBox>(p, "p_zero")->setChecked(false);
+  field<QCheckBox>(p, "p_random")->setChecked(false);
+  field<QCheckBox>(p, "p_fitted")->setChecked(false);
+  field<QCheckBox>(p, "p_tbtt")->setChecked(false);
+  field<QCheckBox>(p, "p_passing")->setChecked(true);
+  for (auto* c : {field<QCheckBox>(p, "a_effrem"), field<QCheckBox>(p, "a_states"), field<QCheckBox>(p, "a_passkey"), field<QCheckBox>(p, "a_babi"), field<QCheckBox>(p, "a_copying")}) c->setChecked(false);
 }
 
 std::string tmp(const char* name) { return (fs::temp_directory_path() / name).string(); }
@@ -84,34 +95,34 @@ TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
   for (auto& [name, ps] : s.policies)
     if (ps.kind == "random") EXPECT_DOUBLE_EQ(ps.sigma, PolicySpec{}.sigma);
   // An invalid spec is refused with core's reason and changes nothing in the form.
-  p.steps->setValue(77);
+  field<QSpinBox>(&p, "steps")->setValue(77);
   const QString before = p.spec_json();
   const QString why = p.load_spec(R"({"posttrain": {"stpes": 10}})");
   EXPECT_EQ(why.toStdString(), "spec: unknown field 'posttrain.stpes'");
   EXPECT_EQ(p.spec_json(), before);
   EXPECT_FALSE(p.load_spec("[1, 2]").isEmpty());
   EXPECT_TRUE(p.load_spec(R"({"posttrain": {"steps": 10}})").isEmpty());
-  EXPECT_EQ(p.steps->value(), 10);
+  EXPECT_EQ(field<QSpinBox>(&p, "steps")->value(), 10);
 }
 
 TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   gui::ExperimentPanel p;
   EXPECT_TRUE(p.problems().isEmpty()) << p.problems().join("; ").toStdString();
-  EXPECT_TRUE(p.run_button->isEnabled());
-  p.model->setText("/no/such/model");
-  EXPECT_FALSE(p.run_button->isEnabled());
+  EXPECT_TRUE(p.run_action()->isEnabled());
+  field<QLineEdit>(&p, "model")->setText("/no/such/model");
+  EXPECT_FALSE(p.run_action()->isEnabled());
   EXPECT_TRUE(p.problems().join(" ").contains("/no/such/model"));
-  EXPECT_FALSE(p.model->toolTip().isEmpty());
+  EXPECT_FALSE(field<QLineEdit>(&p, "model")->toolTip().isEmpty());
   EXPECT_TRUE(p.spec_json().isEmpty());
-  p.model->setText("embedded");
-  p.eval_length->setValue(16);  // not beyond T = 32
-  EXPECT_FALSE(p.run_button->isEnabled());
+  field<QLineEdit>(&p, "model")->setText("embedded");
+  field<QSpinBox>(&p, "eval_length")->setValue(16);  // not beyond T = 32
+  EXPECT_FALSE(p.run_action()->isEnabled());
   EXPECT_TRUE(p.problems().join(" ").contains("Evaluation length"));
-  p.eval_length->setValue(2048);
-  for (auto* c : {p.baseline, p.p_zero, p.p_random, p.p_fitted, p.p_passing, p.p_tbtt}) c->setChecked(false);
-  EXPECT_FALSE(p.run_button->isEnabled());
-  p.p_passing->setChecked(true);
-  EXPECT_TRUE(p.run_button->isEnabled());
+  field<QSpinBox>(&p, "eval_length")->setValue(2048);
+  for (auto* c : {field<QCheckBox>(&p, "baseline"), field<QCheckBox>(&p, "p_zero"), field<QCheckBox>(&p, "p_random"), field<QCheckBox>(&p, "p_fitted"), field<QCheckBox>(&p, "p_passing"), field<QCheckBox>(&p, "p_tbtt")}) c->setChecked(false);
+  EXPECT_FALSE(p.run_action()->isEnabled());
+  field<QCheckBox>(&p, "p_passing")->setChecked(true);
+  EXPECT_TRUE(p.run_action()->isEnabled());
   // Defaults reproduce the demo spec: loading it and reading the form back gives the same runs.
   QFile demo(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/demo.json");
   ASSERT_TRUE(demo.open(QIODevice::ReadOnly));
@@ -123,22 +134,22 @@ TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   QFile fl(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/fitted_length.json");
   ASSERT_TRUE(fl.open(QIODevice::ReadOnly));
   p.load_spec(QString::fromUtf8(fl.readAll()));  // several fitted runs: one value each
-  EXPECT_EQ(p.fit_lengths->text(), "0, 256, 2048");
+  EXPECT_EQ(field<QLineEdit>(&p, "fit_lengths")->text(), "0, 256, 2048");
   EXPECT_TRUE(p.spec_json().contains("\"fit_length\": 2048")) << p.spec_json().toStdString();
   // Lists are sweeps, refused at the field when a value is wrong.
-  p.p_random->setChecked(true);
-  p.sigmas->setText("0.1, 0.3");
+  field<QCheckBox>(&p, "p_random")->setChecked(true);
+  field<QLineEdit>(&p, "sigmas")->setText("0.1, 0.3");
   const auto sweep = nlohmann::json::parse(p.spec_json().toStdString());
   ASSERT_EQ(sweep["policies"].size(), 6u) << sweep.dump(1);  // 2 random + 3 fitted + passing
   EXPECT_EQ(sweep["policies"][1]["name"], "random_0.3");
   EXPECT_EQ(sweep["policies"][1]["sigma"], 0.3);
   for (const char* bad : {"0.1, x", "0", "0.1 0.1", ""}) {
-    p.sigmas->setText(bad);
-    EXPECT_FALSE(p.run_button->isEnabled()) << bad;
+    field<QLineEdit>(&p, "sigmas")->setText(bad);
+    EXPECT_FALSE(p.run_action()->isEnabled()) << bad;
     EXPECT_TRUE(p.problems().join(" ").contains("sigma")) << bad;
   }
-  p.sigmas->setText("1");
-  p.fit_lengths->setText("-5");
+  field<QLineEdit>(&p, "sigmas")->setText("1");
+  field<QLineEdit>(&p, "fit_lengths")->setText("-5");
   EXPECT_TRUE(p.problems().join(" ").contains("fit length: '-5' is not a whole number >= 0"))
       << p.problems().join(" ").toStdString();
 }
@@ -164,17 +175,17 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
   }
   // The committed sweeps are what the form shows: sigma and fit-length lists, no note.
   p.load_spec(read("sigma_sweep.json"));
-  EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
-  EXPECT_EQ(p.sigmas->text(), "0.01, 0.03, 0.1, 0.3, 1");
-  EXPECT_EQ(p.fit_lengths->text(), "0");  // no fitted run here: the previous spec's lengths are gone
+  EXPECT_FALSE(field<QLabel>(&p, "policy_note")->isVisibleTo(&p));
+  EXPECT_EQ(field<QLineEdit>(&p, "sigmas")->text(), "0.01, 0.03, 0.1, 0.3, 1");
+  EXPECT_EQ(field<QLineEdit>(&p, "fit_lengths")->text(), "0");  // no fitted run here: the previous spec's lengths are gone
   // Runs the form cannot show (custom names, an ema) stand, with a note, until the user takes over.
   p.load_spec(R"({"policies": [{"kind": "random", "sigma": 0.03, "name": "low"}, {"kind": "fitted", "ema": 0.5},
                                {"kind": "passing"}], "comment": "mine"})");
-  EXPECT_TRUE(p.policy_note->isVisibleTo(&p));
-  EXPECT_TRUE(p.policy_note->text().contains("low, fitted, passing")) << p.policy_note->text().toStdString();
+  EXPECT_TRUE(field<QLabel>(&p, "policy_note")->isVisibleTo(&p));
+  EXPECT_TRUE(field<QLabel>(&p, "policy_note")->text().contains("low, fitted, passing")) << field<QLabel>(&p, "policy_note")->text().toStdString();
   EXPECT_EQ(nlohmann::json::parse(p.spec_json().toStdString())["policies"][1]["ema"], 0.5);
-  p.p_zero->setChecked(true);
-  EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
+  field<QCheckBox>(&p, "p_zero")->setChecked(true);
+  EXPECT_FALSE(field<QLabel>(&p, "policy_note")->isVisibleTo(&p));
   const auto mine = nlohmann::json::parse(p.spec_json().toStdString());
   ASSERT_EQ(mine["policies"].size(), 4u) << mine.dump(1);  // zero, random 0.03, fitted, passing
   EXPECT_EQ(mine["policies"][0]["kind"], "zero");
@@ -182,8 +193,8 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
   EXPECT_FALSE(mine.contains("comment"));  // it described the loaded experiment, no longer this one
   // The demo is exactly what the form shows: no note, and edits go straight into the spec.
   p.load_spec(read("demo.json"));
-  EXPECT_FALSE(p.policy_note->isVisibleTo(&p));
-  p.steps->setValue(50);
+  EXPECT_FALSE(field<QLabel>(&p, "policy_note")->isVisibleTo(&p));
+  field<QSpinBox>(&p, "steps")->setValue(50);
   const auto edited = nlohmann::json::parse(p.spec_json().toStdString());
   EXPECT_EQ(edited["posttrain"]["steps"], 50);
   EXPECT_EQ(edited["posttrain"]["warmup"], 10);
@@ -211,23 +222,23 @@ TEST(Gui, JsonEditorChecksAsYouTypeAndAppliesToThePanel) {
   ASSERT_EQ(out["policies"].size(), 2u);
   EXPECT_EQ(out["policies"][1]["name"], "s03");
   EXPECT_EQ(out["eval"]["segment"], 64);
-  EXPECT_TRUE(p.policy_note->isVisibleTo(&p));
+  EXPECT_TRUE(field<QLabel>(&p, "policy_note")->isVisibleTo(&p));
 }
 
 TEST(Gui, ScanSelectorFollowsTheDeviceAndLandsInTheSpec) {
   gui::ExperimentPanel p;
-  ASSERT_EQ(p.device->currentText(), "cpu");
-  EXPECT_FALSE(p.scan->isEnabled());  // the kernels run only on a GPU
+  ASSERT_EQ(field<QComboBox>(&p, "device")->currentText(), "cpu");
+  EXPECT_FALSE(field<QComboBox>(&p, "scan")->isEnabled());  // the kernels run only on a GPU
   EXPECT_TRUE(p.spec_json().contains("\"scan\": \"aten\""));
-  EXPECT_TRUE(p.scan->toolTip().contains("CPU runs always use ATen"));
-  const bool gpu = qobject_cast<QStandardItemModel*>(p.device->model())->item(1)->isEnabled();
+  EXPECT_TRUE(field<QComboBox>(&p, "scan")->toolTip().contains("CPU runs always use ATen"));
+  const bool gpu = qobject_cast<QStandardItemModel*>(field<QComboBox>(&p, "device")->model())->item(1)->isEnabled();
   if (!gpu) return;  // the cuda half needs a GPU; the cpu half above ran
-  p.device->setCurrentIndex(1);
-  EXPECT_TRUE(p.scan->isEnabled());
-  p.scan->setCurrentIndex(1);
+  field<QComboBox>(&p, "device")->setCurrentIndex(1);
+  EXPECT_TRUE(field<QComboBox>(&p, "scan")->isEnabled());
+  field<QComboBox>(&p, "scan")->setCurrentIndex(1);
   EXPECT_TRUE(p.spec_json().contains("\"scan\": \"fused\""));
-  p.device->setCurrentIndex(0);
-  EXPECT_FALSE(p.scan->isEnabled());
+  field<QComboBox>(&p, "device")->setCurrentIndex(0);
+  EXPECT_FALSE(field<QComboBox>(&p, "scan")->isEnabled());
   EXPECT_TRUE(p.spec_json().contains("\"scan\": \"aten\""));
 }
 
@@ -245,7 +256,7 @@ TEST(Gui, NormViewComparesModelsOfDifferentSizes) {
     r.eval = e;
     return r;
   };
-  views::NormView v;
+  views::NormCurvesView v;
   v.set_runs({run("small", 1, 4), run("large", 3, 2)});
   ASSERT_EQ(v.layer_box()->count(), 4);  // all + 3 layers
   EXPECT_EQ(v.series_count(), 2);
@@ -322,14 +333,14 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
     EXPECT_EQ(r.eval->length, 64);
   }
   EXPECT_EQ(w.runs()[1].train.size(), 40u);
-  EXPECT_EQ(w.run_list()->count(), 2);
+  EXPECT_EQ(w.run_list()->model()->rowCount(), 2);
   auto* loss = qobject_cast<views::LossView*>(w.tabs()->widget(0));
-  auto* ppl = qobject_cast<views::PplView*>(w.tabs()->widget(1));
+  auto* ppl = qobject_cast<views::PositionLossView*>(w.tabs()->widget(1));
   w.tabs()->setCurrentIndex(1);  // views draw when shown
   EXPECT_EQ(loss->series_count(), 1);  // only the post-trained run has training steps
   EXPECT_EQ(ppl->series_count(), 2);
   // Unchecking a run removes it from the overlays.
-  w.run_list()->item(0)->setCheckState(Qt::Unchecked);
+  w.run_list()->model()->setData(w.run_list()->model()->index(0, 0), Qt::Unchecked, Qt::CheckStateRole);
   w.tabs()->setCurrentIndex(1);
   QTest::qWait(100);
   EXPECT_EQ(ppl->series_count(), 1);
@@ -340,18 +351,30 @@ TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   gui::MainWindow w;
   w.set_quiet(true);
   make_short(w.panel(), 100000);
-  w.panel()->baseline->setChecked(false);
+  field<QCheckBox>(w.panel(), "baseline")->setChecked(false);
   const std::string out = tmp("statescope_gui_cancel.h5");
   QSignalSpy done(&w, &gui::MainWindow::run_finished);
+  auto* run = w.panel()->run_action();
+  auto* cancel = w.panel()->cancel_action();
+  EXPECT_TRUE(run->isEnabled());
+  EXPECT_FALSE(cancel->isEnabled());  // nothing to cancel yet
   w.start_run(QString::fromStdString(out));
+  // While it runs: Run does not apply, Cancel does, the form is read-only (it describes the run).
+  EXPECT_FALSE(run->isEnabled());
+  EXPECT_TRUE(cancel->isEnabled());
+  EXPECT_FALSE(field<QSpinBox>(w.panel(), "steps")->isEnabled());
   // Wait for a few training steps to show up live.
   for (int i = 0; i < 600 && (w.runs().empty() || w.runs()[0].train.size() < 3); ++i) QTest::qWait(50);
   ASSERT_FALSE(w.runs().empty());
   EXPECT_GE(w.runs()[0].train.size(), 3u);
+  EXPECT_EQ(w.run_list()->model()->rowCount(), 1);  // the list is a view of the runs, live
   QElapsedTimer t;
   t.start();
-  w.cancel_run();
+  cancel->trigger();  // the panel's Cancel, as the window's Esc
   ASSERT_TRUE(done.wait(5000));
+  EXPECT_TRUE(run->isEnabled());
+  EXPECT_FALSE(cancel->isEnabled());
+  EXPECT_TRUE(field<QSpinBox>(w.panel(), "steps")->isEnabled());
   EXPECT_LT(t.elapsed(), 1000) << "cancel took " << t.elapsed() << " ms";
   EXPECT_FALSE(done.first().first().toBool());
   H5File f(out, H5File::Mode::Read);
@@ -380,7 +403,7 @@ TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   EXPECT_EQ(w.runs()[1].name, "statescope_gui_cmp_b/baseline");
   EXPECT_EQ(w.runs()[2].name, "statescope_gui_cmp_b(2)/baseline");
   EXPECT_NE(w.runs()[1].color, w.runs()[0].color);
-  EXPECT_EQ(w.run_list()->item(1)->toolTip(), qb);
+  EXPECT_EQ(w.run_list()->model()->index(1, 0).data(Qt::ToolTipRole).toString(), qb);
   EXPECT_TRUE(w.windowTitle().contains("+ 2 more"));
   w.tabs()->setCurrentIndex(1);
   QTest::qWait(50);
@@ -432,11 +455,11 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
   ASSERT_EQ(w.runs().size(), 2u);
   // The panel now shows the spec the file was made from.
-  EXPECT_EQ(w.panel()->steps->value(), 3);
-  EXPECT_EQ(w.panel()->eval_length->value(), 128);
-  EXPECT_TRUE(w.panel()->p_fitted->isChecked());
-  EXPECT_FALSE(w.panel()->p_passing->isChecked());
-  EXPECT_TRUE(w.panel()->a_copying->isChecked());
+  EXPECT_EQ(field<QSpinBox>(w.panel(), "steps")->value(), 3);
+  EXPECT_EQ(field<QSpinBox>(w.panel(), "eval_length")->value(), 128);
+  EXPECT_TRUE(field<QCheckBox>(w.panel(), "p_fitted")->isChecked());
+  EXPECT_FALSE(field<QCheckBox>(w.panel(), "p_passing")->isChecked());
+  EXPECT_TRUE(field<QCheckBox>(w.panel(), "a_copying")->isChecked());
   QTest::qWait(50);
   for (int i = w.tabs()->count() - 1; i >= 0; --i) w.tabs()->setCurrentIndex(i);  // views draw when shown
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };

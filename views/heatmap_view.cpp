@@ -90,9 +90,9 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   map_->setColorScale(scale_);
   QCPColorGradient viridis;  // perceptually uniform, readable in grey (not in QCustomPlot 2.1's presets)
   viridis.clearColorStops();
-  const QColor stops[] = {QColor(68, 1, 84), QColor(59, 82, 139), QColor(33, 145, 140), QColor(94, 201, 98),
-                          QColor(253, 231, 37)};
-  for (int k = 0; k < 5; ++k) viridis.setColorStopAt(k / 4.0, stops[k]);
+  int n_stops = 0;
+  const QColor* stops = heat_stops(&n_stops);  // theme.h
+  for (int k = 0; k < n_stops; ++k) viridis.setColorStopAt(k / double(n_stops - 1), stops[k]);
   viridis.setNanHandling(QCPColorGradient::nhTransparent);  // e.g. EffRem cells with t >= T
   map_->setGradient(viridis);
   map_->setInterpolate(false);

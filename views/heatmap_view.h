@@ -6,6 +6,7 @@
 
 #include "views/plot_widget.h"
 #include "views/run_data.h"
+#include "views/runs_view.h"
 
 class QComboBox;
 class QDoubleSpinBox;
@@ -45,11 +46,11 @@ class HeatmapWidget : public PlotWidget {
   class QCheckBox* logz_;
 };
 
-class EffRemView : public QWidget {
+class EffRemView : public QWidget, public RunsView {
   Q_OBJECT
  public:
   explicit EffRemView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  void set_runs(const Runs& runs) override;
   PlotWidget* curves() const { return curves_; }
   HeatmapWidget* heatmap() const { return heat_; }
 
@@ -62,11 +63,11 @@ class EffRemView : public QWidget {
   Runs runs_;
 };
 
-class PasskeyView : public HeatmapWidget {
+class PasskeyView : public HeatmapWidget, public RunsView {
   Q_OBJECT
  public:
   explicit PasskeyView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  void set_runs(const Runs& runs) override;
 
  private:
   void draw();

@@ -28,7 +28,7 @@ void LossView::set_runs(const Runs& runs) {
   reset_view();
 }
 
-PplView::PplView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) {
+PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) {
   what_ = new QComboBox(this);
   what_->addItems({tr("loss (bits/token)"), tr("excess over state-reset reference"), tr("perplexity")});
   toolbar()->insertWidget(0, what_);
@@ -37,7 +37,7 @@ PplView::PplView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) 
   set_smoothing(97);  // per-position losses are noisy; the raw curves stay faint beneath
 }
 
-void PplView::set_runs(const Runs& runs) {
+void PositionLossView::set_runs(const Runs& runs) {
   runs_ = runs;
   clear_series();
   const int mode = what_->currentIndex();
@@ -72,7 +72,7 @@ void PplView::set_runs(const Runs& runs) {
   reset_view();
 }
 
-NormView::NormView(QWidget* parent) : PlotWidget(tr("SSM state norm per position"), parent) {
+NormCurvesView::NormCurvesView(QWidget* parent) : PlotWidget(tr("SSM state norm per position"), parent) {
   layer_ = new QComboBox(this);
   head_ = new QComboBox(this);
   toolbar()->insertWidget(0, new QLabel(tr("layer"), this));
@@ -85,7 +85,7 @@ NormView::NormView(QWidget* parent) : PlotWidget(tr("SSM state norm per position
   set_labels(tr("position (tokens)"), tr("||h_t||_F"));
 }
 
-void NormView::set_runs(const Runs& runs) {
+void NormCurvesView::set_runs(const Runs& runs) {
   runs_ = runs;
   int64_t nl = 0, nh = 0;
   for (auto& r : runs)
@@ -103,7 +103,7 @@ void NormView::set_runs(const Runs& runs) {
   redraw();
 }
 
-void NormView::redraw() {
+void NormCurvesView::redraw() {
   clear_series();
   const int layer = layer_->currentIndex() - 1, head = head_->currentIndex() - 1;  // -1: all
   std::set<int64_t> Ts;

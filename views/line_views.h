@@ -4,34 +4,35 @@
 #pragma once
 #include "views/plot_widget.h"
 #include "views/run_data.h"
+#include "views/runs_view.h"
 
 class QComboBox;
 
 namespace statescope::views {
 
-class LossView : public PlotWidget {
+class LossView : public PlotWidget, public RunsView {
   Q_OBJECT
  public:
   explicit LossView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  void set_runs(const Runs& runs) override;
 };
 
-class PplView : public PlotWidget {
+class PositionLossView : public PlotWidget, public RunsView {
   Q_OBJECT
  public:
-  explicit PplView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  explicit PositionLossView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs) override;
 
  private:
   QComboBox* what_;  // loss | excess over the windowed reference
   Runs runs_;
 };
 
-class NormView : public PlotWidget {
+class NormCurvesView : public PlotWidget, public RunsView {
   Q_OBJECT
  public:
-  explicit NormView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  explicit NormCurvesView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs) override;
   QComboBox* layer_box() const { return layer_; }
   QComboBox* head_box() const { return head_; }
 

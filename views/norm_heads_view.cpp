@@ -67,7 +67,7 @@ StateNormView::StateNormView(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(0, 0, 0, 0);
   auto* split = new QSplitter(Qt::Horizontal, this);
-  curves_ = new NormView(split);
+  curves_ = new NormCurvesView(split);
   heads_ = new NormHeadsView(split);
   split->addWidget(curves_);
   split->addWidget(heads_);

@@ -1,19 +1,20 @@
 // norm_heads_view.h — the "State norm" tab: the per-position norm curves of every checked run
-// (NormView) beside a colour map of one run's state norm per (layer, head) over log-spaced positions,
+// (NormCurvesView) beside a colour map of one run's state norm per (layer, head) over log-spaced positions,
 // as growth relative to position T-1 or absolute, to see which heads' states grow past T.
 #pragma once
 #include <QWidget>
 
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
+#include "views/runs_view.h"
 
 namespace statescope::views {
 
-class NormHeadsView : public HeatmapWidget {
+class NormHeadsView : public HeatmapWidget, public RunsView {
   Q_OBJECT
  public:
   explicit NormHeadsView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  void set_runs(const Runs& runs) override;
   QComboBox* mode_box() const { return mode_; }
 
  private:
@@ -22,16 +23,16 @@ class NormHeadsView : public HeatmapWidget {
   Runs runs_;
 };
 
-class StateNormView : public QWidget {
+class StateNormView : public QWidget, public RunsView {
   Q_OBJECT
  public:
   explicit StateNormView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
-  NormView* curves() const { return curves_; }
+  void set_runs(const Runs& runs) override;
+  NormCurvesView* curves() const { return curves_; }
   NormHeadsView* heads() const { return heads_; }
 
  private:
-  NormView* curves_;
+  NormCurvesView* curves_;
   NormHeadsView* heads_;
 };
 

@@ -1,6 +1,8 @@
 // plot_widget.cpp — shared plot behaviour (see plot_widget.h).
 #include "views/plot_widget.h"
 
+#include "views/theme.h"
+
 #include <QCheckBox>
 #include <QFile>
 #include <QFileInfo>
@@ -16,13 +18,6 @@
 #include <qcustomplot.h>
 
 namespace statescope::views {
-
-QColor run_color(int i) {
-  static const QColor p[] = {QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44), QColor(214, 39, 40),
-                             QColor(148, 103, 189), QColor(140, 86, 75), QColor(227, 119, 194), QColor(127, 127, 127),
-                             QColor(188, 189, 34), QColor(23, 190, 207)};
-  return p[((i % 10) + 10) % 10];
-}
 
 std::vector<double> smooth_ema(const std::vector<double>& y, double w) {
   std::vector<double> out(y.size());
@@ -167,8 +162,8 @@ void PlotWidget::legend_click(QCPLegend*, QCPAbstractLegendItem* item, QMouseEve
         if (plot_->graph(i)->property("band_of").toString() == s.name) plot_->graph(i)->setVisible(show);
     }
   p->setVisible(show);
-  QColor c = dark_ ? QColor(220, 220, 220) : Qt::black;
-  pli->setTextColor(show ? c : QColor(140, 140, 140));
+  const Theme& t = theme(dark_);
+  pli->setTextColor(show ? t.plot_foreground : t.hidden_series_text);
   item->setSelected(false);
   replot();
 }
@@ -196,7 +191,7 @@ void PlotWidget::add_vertical_marker(double x, const QString& label) {
   auto* line = new QCPItemStraightLine(plot_);
   line->point1->setCoords(x, 0);
   line->point2->setCoords(x, 1);
-  QPen mp(QColor(128, 128, 128), 0, Qt::DashLine);
+  QPen mp(theme(dark_).marker, 0, Qt::DashLine);
   mp.setCosmetic(true);
   line->setPen(mp);
   auto* text = new QCPItemText(plot_);
@@ -205,7 +200,7 @@ void PlotWidget::add_vertical_marker(double x, const QString& label) {
   text->position->setCoords(x, 0.02);
   text->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
   text->setText(" " + label);
-  text->setColor(QColor(128, 128, 128));
+  text->setColor(theme(dark_).marker);
 }
 
 void PlotWidget::reset_view() {
@@ -226,7 +221,7 @@ void PlotWidget::sync_overlays() {
   }
   if (empty_hint_) {
     empty_hint_->setVisible(empty);
-    empty_hint_->setColor(dark_ ? QColor(170, 170, 175) : QColor(110, 110, 115));
+    empty_hint_->setColor(theme(dark_).hint);
   }
 }
 
@@ -324,8 +319,8 @@ QString PlotWidget::hover_text() const { return readout_->text(); }
 
 void PlotWidget::apply_theme(bool dark) {
   dark_ = dark;
-  const QColor bg = dark ? QColor(37, 37, 38) : Qt::white, fg = dark ? QColor(220, 220, 220) : Qt::black;
-  const QColor grid = dark ? QColor(70, 70, 70) : QColor(220, 220, 220);
+  const Theme& t = theme(dark);
+  const QColor bg = t.plot_background, fg = t.plot_foreground, grid = t.plot_grid;
   plot_->setBackground(bg);
   for (QCPAxis* a : {plot_->xAxis, plot_->yAxis, plot_->xAxis2, plot_->yAxis2}) {
     a->setBasePen(QPen(fg));
@@ -339,7 +334,7 @@ void PlotWidget::apply_theme(bool dark) {
     gp.setCosmetic(true);
     a->grid()->setPen(gp);
   }
-  plot_->legend->setBrush(dark ? QColor(45, 45, 48, 220) : QColor(255, 255, 255, 220));
+  plot_->legend->setBrush(t.legend_background);
   plot_->legend->setTextColor(fg);
   plot_->legend->setBorderPen(QPen(grid));
   if (auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0))) t->setTextColor(fg);

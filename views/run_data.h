@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/base/results.h"
+#include "views/theme.h"  // run_color
 
 namespace statescope::views {
 
@@ -24,8 +25,5 @@ struct RunData {
 };
 
 using Runs = std::vector<RunData>;
-
-// A distinct colour for the i-th run (a qualitative palette readable on light and dark).
-QColor run_color(int i);
 
 }  // namespace statescope::views

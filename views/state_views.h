@@ -4,17 +4,18 @@
 #pragma once
 #include "views/plot_widget.h"
 #include "views/run_data.h"
+#include "views/runs_view.h"
 
 class QComboBox;
 class QTableWidget;
 
 namespace statescope::views {
 
-class StatesView : public QWidget {
+class StatesView : public QWidget, public RunsView {
   Q_OBJECT
  public:
   explicit StatesView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  void set_runs(const Runs& runs) override;
   PlotWidget* histogram() const { return hist_; }
   PlotWidget* change() const { return delta_; }
   QComboBox* position_box() const { return pos_; }
@@ -26,11 +27,11 @@ class StatesView : public QWidget {
   Runs runs_;
 };
 
-class TablesView : public QWidget {
+class TablesView : public QWidget, public RunsView {
   Q_OBJECT
  public:
   explicit TablesView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs);
+  void set_runs(const Runs& runs) override;
   QTableWidget* copying_table() const { return copy_; }
   QTableWidget* babi_table() const { return babi_; }
   PlotWidget* plot() const { return plot_; }

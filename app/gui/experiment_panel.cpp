@@ -1,6 +1,7 @@
 // experiment_panel.cpp — form <-> spec JSON with validation at the field.
 #include "app/gui/experiment_panel.h"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -26,6 +27,7 @@
 #include "app/gui/spec_editor.h"
 #include "core/compute/runtime.h"
 #include "core/experiment/spec.h"
+#include "views/theme.h"
 
 namespace statescope::gui {
 
@@ -120,16 +122,44 @@ constexpr int kShownT = 32;  // the embedded model's T, shown until a spec says 
 ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   const ExperimentSpec d;  // every default comes from core's spec
   auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  form_ = new QWidget(this);
+  auto* fv = new QVBoxLayout(form_);
   auto* form = new QFormLayout;
   build_model_rows(form, d);
   build_training_rows(form, d);
   build_device_row(form);
-  v->addLayout(form);
-  v->addWidget(build_policies(d));
-  v->addWidget(build_evaluation(d));
+  fv->addLayout(form);
+  fv->addWidget(build_policies(d));
+  fv->addWidget(build_evaluation(d));
+  save_models = new QLineEdit(form_);
+  save_models->setPlaceholderText(tr("(optional) directory to save post-trained models"));
+  fv->addWidget(save_models);
+  v->addWidget(form_);
   v->addLayout(build_buttons());
   v->addStretch(1);
+  name_fields();
   connect_fields();
+  validate();
+}
+
+void ExperimentPanel::name_fields() {
+  const std::pair<QObject*, const char*> fields[] = {
+      {model, "model"}, {data, "data"}, {save_models, "save_models"}, {T, "T"}, {steps, "steps"}, {batch, "batch"},
+      {seed, "seed"}, {eval_length, "eval_length"}, {eval_sequences, "eval_sequences"}, {lr, "lr"},
+      {sigmas, "sigmas"}, {fit_lengths, "fit_lengths"}, {baseline, "baseline"}, {p_zero, "p_zero"},
+      {p_random, "p_random"}, {p_fitted, "p_fitted"}, {p_passing, "p_passing"}, {p_tbtt, "p_tbtt"},
+      {a_effrem, "a_effrem"}, {a_states, "a_states"}, {a_passkey, "a_passkey"}, {a_babi, "a_babi"},
+      {a_copying, "a_copying"}, {device, "device"}, {precision, "precision"}, {scan, "scan"},
+      {edit_button, "edit_button"}, {policy_note, "policy_note"}};
+  for (auto& [w, name] : fields) w->setObjectName(name);
+}
+
+void ExperimentPanel::set_running(bool running) {
+  running_ = running;
+  form_->setEnabled(!running);
+  edit_button->setEnabled(!running);
+  cancel_action_->setEnabled(running);
   validate();
 }
 
@@ -223,7 +253,7 @@ QWidget* ExperimentPanel::build_policies(const ExperimentSpec& d) {
   pv->addRow(p_tbtt);
   policy_note = new QLabel(pol);
   policy_note->setWordWrap(true);
-  policy_note->setStyleSheet("color: #d9a441;");
+  policy_note->setStyleSheet(QString("color: %1;").arg(views::theme(true).note.name()));  // readable on both themes
   policy_note->setVisible(false);
   pv->addRow(policy_note);
   return pol;
@@ -246,22 +276,31 @@ QWidget* ExperimentPanel::build_evaluation(const ExperimentSpec& d) {
 }
 
 QLayout* ExperimentPanel::build_buttons() {
-  auto* box = new QVBoxLayout;
-  save_models = new QLineEdit(this);
-  save_models->setPlaceholderText(tr("(optional) directory to save post-trained models"));
-  box->addWidget(save_models);
-  run_button = new QPushButton(tr("Run"), this);
-  run_button->setToolTip(tr("Run the experiment (Ctrl+R)"));
+  run_action_ = new QAction(tr("&Run experiment"), this);
+  run_action_->setShortcut(QKeySequence(tr("Ctrl+R")));
+  connect(run_action_, &QAction::triggered, this, &ExperimentPanel::run_requested);
+  cancel_action_ = new QAction(tr("&Cancel"), this);
+  cancel_action_->setShortcut(QKeySequence(Qt::Key_Escape));
+  cancel_action_->setToolTip(tr("Cancel the run (Esc); what has finished stays in the file"));
+  cancel_action_->setEnabled(false);
+  connect(cancel_action_, &QAction::triggered, this, &ExperimentPanel::cancel_requested);
+  auto button = [this](QAction* a, const QString& text) {  // a button that is the action
+    auto* b = new QToolButton(this);
+    b->setDefaultAction(a);
+    b->setText(text);
+    b->setToolButtonStyle(Qt::ToolButtonTextOnly);
+    b->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Fixed);
+    return b;
+  };
   edit_button = new QPushButton(tr("Edit as JSON..."), this);
   edit_button->setToolTip(tr("The whole spec as text, checked as you type: sweeps, named runs, policy knobs, "
                              "analysis settings (Ctrl+J)"));
   connect(edit_button, &QPushButton::clicked, this, &ExperimentPanel::edit_json);
-  connect(run_button, &QPushButton::clicked, this, &ExperimentPanel::run_requested);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(edit_button);
-  buttons->addWidget(run_button, 1);
-  box->addLayout(buttons);
-  return box;
+  buttons->addWidget(button(run_action_, tr("Run")), 1);
+  buttons->addWidget(button(cancel_action_, tr("Cancel")));
+  return buttons;
 }
 
 // Every edit re-validates; a policy edit hands the runs over to the form.
@@ -318,7 +357,9 @@ QStringList ExperimentPanel::problems() const {
   QStringList p;
   auto bad = [&](QWidget* w, const QString& why) {
     if (!why.isEmpty()) p << why;
-    w->setStyleSheet(why.isEmpty() ? QString() : "background-color: #a33; color: white;");
+    const auto& t = views::theme(true);
+    w->setStyleSheet(why.isEmpty() ? QString()
+                                   : QString("background-color: %1; color: %2;").arg(t.invalid_background.name(), t.invalid_text.name()));
     w->setToolTip(why);
     return why.isEmpty();
   };
@@ -344,8 +385,9 @@ QStringList ExperimentPanel::problems() const {
 
 void ExperimentPanel::validate() {
   const auto p = problems();
-  run_button->setEnabled(p.isEmpty());
-  run_button->setToolTip(p.isEmpty() ? tr("Run the experiment (Ctrl+R)") : p.join("\n"));
+  run_action_->setEnabled(p.isEmpty() && !running_);
+  run_action_->setToolTip(running_ ? tr("An experiment is running")
+                          : p.isEmpty() ? tr("Run the experiment (Ctrl+R)") : p.join("\n"));
 }
 
 QString ExperimentPanel::spec_json() const {

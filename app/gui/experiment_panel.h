@@ -13,6 +13,7 @@ class QCheckBox;
 class QLabel;
 class QPushButton;
 class QComboBox;
+class QAction;
 class QFormLayout;
 class QLayout;
 
@@ -37,6 +38,21 @@ class ExperimentPanel : public QWidget {
   QString load_spec(const QString& json);
   void edit_json();  // the spec in a JSON editor (SpecEditor); Apply loads it here
 
+  // Run (Ctrl+R) and Cancel (Esc), shared with the window's Run menu: Run is enabled when the form
+  // is valid and nothing runs, Cancel while something runs. Run emits run_requested, Cancel
+  // cancel_requested.
+  QAction* run_action() const { return run_action_; }
+  QAction* cancel_action() const { return cancel_action_; }
+  // While an experiment runs the form is read-only (it describes what is running).
+  void set_running(bool running);
+  bool running() const { return running_; }
+
+ signals:
+  void run_requested();
+  void cancel_requested();
+
+ private:
+  // Every field has its member's name as objectName (tests and screenshots find them by it).
   QLineEdit *model, *data, *save_models;
   QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
   QDoubleSpinBox* lr;
@@ -47,13 +63,12 @@ class ExperimentPanel : public QWidget {
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
-  QPushButton *run_button, *edit_button;
+  QPushButton* edit_button;
   QLabel* policy_note;  // shown while the loaded spec's runs stand instead of the form's
+  QAction *run_action_, *cancel_action_;
+  QWidget* form_;       // every field (disabled while running)
+  bool running_ = false;
 
- signals:
-  void run_requested();
-
- private:
   // The form, one builder per group (defaults from core's ExperimentSpec).
   void build_model_rows(QFormLayout* form, const ExperimentSpec& d);
   void build_training_rows(QFormLayout* form, const ExperimentSpec& d);
@@ -61,6 +76,7 @@ class ExperimentPanel : public QWidget {
   QWidget* build_policies(const ExperimentSpec& d);
   QWidget* build_evaluation(const ExperimentSpec& d);
   QLayout* build_buttons();
+  void name_fields();
   void connect_fields();
   void validate();
   nlohmann::json form_policies() const;  // the policies the form shows, in the form's order

@@ -11,7 +11,7 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QLabel>
-#include <QListWidget>
+#include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
@@ -43,29 +43,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   pd->setObjectName("experiment_dock");
   pd->setWidget(panel_);
   addDockWidget(Qt::LeftDockWidgetArea, pd);
-  list_ = new QListWidget(this);
+  run_set_ = new RunSet(this);
+  list_ = new QListView(this);
+  list_->setModel(run_set_);
   list_->setToolTip(tr("Checked runs are overlaid in every view"));
   auto* ld = new QDockWidget(tr("Runs"), this);
   ld->setObjectName("runs_dock");
   ld->setWidget(list_);
   addDockWidget(Qt::LeftDockWidgetArea, ld);
 
-  tabs_ = new QTabWidget(this);
-  loss_ = new views::LossView;
-  ppl_ = new views::PplView;
-  norm_ = new views::StateNormView;
-  effrem_ = new views::EffRemView;
-  passkey_ = new views::PasskeyView;
-  states_ = new views::StatesView;
-  tables_ = new views::TablesView;
-  tabs_->addTab(loss_, tr("Training loss"));
-  tabs_->addTab(ppl_, tr("Per-position loss"));
-  tabs_->addTab(norm_, tr("State norm"));
-  tabs_->addTab(effrem_, tr("EffRem"));
-  tabs_->addTab(passkey_, tr("Passkey"));
-  tabs_->addTab(states_, tr("State histograms"));
-  tabs_->addTab(tables_, tr("Copying && bAbI"));
-  setCentralWidget(tabs_);
+  build_views();
   for (auto* p : findChildren<views::PlotWidget*>())
     connect(p, &views::PlotWidget::status, this, [this](const QString& s) { statusBar()->showMessage(s, 4000); });
 
@@ -98,13 +85,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(worker_, &RunWorker::run_loaded, this, &MainWindow::on_run_loaded);
   connect(worker_, &RunWorker::finished, this, &MainWindow::on_finished);
   connect(panel_, &ExperimentPanel::run_requested, this, [this] { start_run(); });
-  connect(list_, &QListWidget::itemChanged, this, [this](QListWidgetItem* it) {
-    const int i = list_->row(it);
-    if (i >= 0 && i < static_cast<int>(runs_.size())) {
-      runs_[i].checked = it->checkState() == Qt::Checked;
-      dirty_ = true;
-    }
-  });
+  connect(panel_, &ExperimentPanel::cancel_requested, this, &MainWindow::cancel_run);
+  connect(run_set_, &RunSet::checks_changed, this, [this] { dirty_ = true; });
   thread_.start();
 
   build_menus();
@@ -117,6 +99,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   QFile demo(QString::fromStdString(statescope::data_path("experiments/demo.json")));
   if (demo.open(QIODevice::ReadOnly)) panel_->load_spec(QString::fromUtf8(demo.readAll()));
   if (!s.value("window/geometry").isValid()) resize(1400, 860);
+}
+
+// The tabs: one view each, in this order; the window only ever talks to them as RunsView.
+void MainWindow::build_views() {
+  tabs_ = new QTabWidget(this);
+  loss_ = new views::LossView;
+  auto add = [this](auto* view, const QString& title) {
+    tabs_->addTab(view, title);
+    views_.push_back(view);
+  };
+  add(loss_, tr("Training loss"));
+  add(new views::PositionLossView, tr("Per-position loss"));
+  add(new views::StateNormView, tr("State norm"));  // curves + per-head map
+  add(new views::EffRemView, tr("EffRem"));
+  add(new views::PasskeyView, tr("Passkey"));
+  add(new views::StatesView, tr("State histograms"));
+  add(new views::TablesView, tr("Copying && bAbI"));
+  setCentralWidget(tabs_);
 }
 
 MainWindow::~MainWindow() {
@@ -146,8 +146,8 @@ void MainWindow::build_menus() {
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   auto* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(tr("&Run experiment"), QKeySequence(tr("Ctrl+R")), this, [this] { start_run(); });
-  run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), this, &MainWindow::cancel_run);
+  run->addAction(panel_->run_action());     // shared with the panel's Run button (Ctrl+R)
+  run->addAction(panel_->cancel_action());  // and its Cancel button (Esc)
   run->addAction(tr("Edit spec as &JSON..."), QKeySequence(tr("Ctrl+J")), panel_, &ExperimentPanel::edit_json);
   auto* view = menuBar()->addMenu(tr("&View"));
   auto* dark = view->addAction(tr("&Dark theme"));
@@ -166,12 +166,14 @@ void MainWindow::error(const QString& title, const QString& text) {
 }
 
 bool MainWindow::open_file(const QString& path) {
+  views::Runs runs;
   try {
-    runs_ = load_runs(path.toStdString());
+    runs = load_runs(path.toStdString());
   } catch (const std::exception& e) {
     error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
     return false;
   }
+  run_set_->reset(std::move(runs));
   file_ = path;
   added_files_ = 0;
   // The panel shows how the file was made, so "Run" repeats (or varies) it.
@@ -181,9 +183,8 @@ bool MainWindow::open_file(const QString& path) {
       spec_note = tr(" (its spec does not load into the panel: %1)").arg(why);
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(path).fileName()));
   add_recent(path);
-  refresh_list();
   refresh_views();
-  statusBar()->showMessage(tr("Opened %1: %2 runs%3").arg(path).arg(runs_.size()).arg(spec_note), spec_note.isEmpty() ? 5000 : 15000);
+  statusBar()->showMessage(tr("Opened %1: %2 runs%3").arg(path).arg(run_set_->size()).arg(spec_note), spec_note.isEmpty() ? 5000 : 15000);
   return true;
 }
 
@@ -200,25 +201,14 @@ bool MainWindow::add_file(const QString& path) {
     error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
     return false;
   }
-  if (added_files_ == 0)  // from now on every run says which file it came from
-    for (auto& r : runs_) r.name = QFileInfo(file_).completeBaseName() + "/" + r.name;
-  const QString stem = QFileInfo(path).completeBaseName();
-  auto taken = [this](const QString& n) {
-    return std::any_of(runs_.begin(), runs_.end(), [&](const views::RunData& r) { return r.name == n; });
-  };
-  for (auto& r : more) {  // the same file added twice gets stem(2)/..., and so on
-    QString name = stem + "/" + r.name;
-    for (int k = 2; taken(name); ++k) name = QString("%1(%2)/%3").arg(stem).arg(k).arg(r.name);
-    r.name = name;
-    r.color = views::run_color(static_cast<int>(runs_.size()));
-    runs_.push_back(std::move(r));
-  }
+  const int n_more = static_cast<int>(more.size());
+  if (added_files_ == 0) run_set_->prefix_names(QFileInfo(file_).completeBaseName());  // every run names its file
+  run_set_->append(std::move(more), QFileInfo(path).completeBaseName());
   ++added_files_;
   setWindowTitle(QString("statescope — %1 + %2 more").arg(QFileInfo(file_).fileName()).arg(added_files_));
   add_recent(path);
-  refresh_list();
   refresh_views();
-  statusBar()->showMessage(tr("Added %1 from %2").arg(more.size() == 1 ? tr("1 run") : tr("%1 runs").arg(more.size()), path),
+  statusBar()->showMessage(tr("Added %1 from %2").arg(n_more == 1 ? tr("1 run") : tr("%1 runs").arg(n_more), path),
                            5000);
   return true;
 }
@@ -238,14 +228,12 @@ void MainWindow::start_run(const QString& out) {
   }
   file_ = path;
   added_files_ = 0;
-  runs_.clear();
-  refresh_list();
+  run_set_->reset({});
   refresh_views();
-  running_ = true;
+  set_running(true);
   last_tick_ = 0;
   worst_gap_ = 0;
   latency_->start();
-  panel_->run_button->setEnabled(false);
   bar_->setVisible(true);
   bar_->setValue(0);
   setWindowTitle(QString("statescope — %1 (running)").arg(QFileInfo(path).fileName()));
@@ -268,22 +256,13 @@ void MainWindow::on_progress(const Progress& p) {
                          .arg(p.rate / 1e6, 0, 'f', 1).arg(p.eta_s, 0, 'f', 0));
     return;
   }
-  auto it = std::find_if(runs_.begin(), runs_.end(), [&](const views::RunData& r) { return r.name == p.run; });
-  if (it == runs_.end()) {
-    views::RunData r;
-    r.name = p.run;
-    r.status = "running";
-    r.color = views::run_color(static_cast<int>(runs_.size()));
-    runs_.push_back(r);
-    it = runs_.end() - 1;
-    refresh_list();
-  }
+  const int row = run_set_->touch(p.run);  // a new run appears in the list as "running"
   if (p.phase == "train") {
     StepInfo s;
     s.step = p.done;
     s.steps = p.total;
     s.loss = p.loss;
-    it->train.push_back(s);
+    run_set_->add_train_step(row, s);
     dirty_loss_ = true;
   }
   bar_->setMaximum(static_cast<int>(std::max<qint64>(1, p.total)));
@@ -299,25 +278,14 @@ void MainWindow::on_progress(const Progress& p) {
 
 void MainWindow::on_run_loaded(const views::RunData& r) {
   phase_ = r.name + " loaded";
-  auto it = std::find_if(runs_.begin(), runs_.end(), [&](const views::RunData& x) { return x.name == r.name; });
-  views::RunData copy = r;
-  if (it != runs_.end()) {
-    copy.color = it->color;
-    copy.checked = it->checked;
-    *it = copy;
-  } else {
-    copy.color = views::run_color(static_cast<int>(runs_.size()));
-    runs_.push_back(copy);
-  }
-  refresh_list();
+  run_set_->replace(r);  // keeps the run's colour and check state
   dirty_ = true;
 }
 
 void MainWindow::on_finished(bool ok, const QString& message) {
-  running_ = false;
+  set_running(false);
   phase_ = "finishing";
   last_message_ = message;
-  panel_->run_button->setEnabled(panel_->problems().isEmpty());
   bar_->setVisible(false);
   status_->setText((ok ? tr("finished") : tr("stopped")) + tr(" · longest UI stall %1 ms").arg(worst_gap_));
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(file_).fileName()));
@@ -338,20 +306,10 @@ void MainWindow::latency_tick() {
   last_tick_ = now;
 }
 
-void MainWindow::refresh_list() {
-  const QSignalBlocker b(list_);
-  list_->clear();
-  for (auto& r : runs_) {
-    auto* it = new QListWidgetItem(QString("%1  [%2]%3").arg(r.name, r.intervention.isEmpty() ? "-" : r.intervention,
-                                                             r.status == "finished" ? "" : "  " + r.status),
-                                   list_);
-    QPixmap px(12, 12);
-    px.fill(r.color);
-    it->setIcon(QIcon(px));
-    it->setFlags(it->flags() | Qt::ItemIsUserCheckable);
-    it->setCheckState(r.checked ? Qt::Checked : Qt::Unchecked);
-    if (!r.file.isEmpty()) it->setToolTip(r.file);
-  }
+// While a run goes, the form is locked and Cancel applies; Run applies when the form is valid.
+void MainWindow::set_running(bool running) {
+  running_ = running;
+  panel_->set_running(running);
 }
 
 void MainWindow::refresh_views() {
@@ -362,7 +320,7 @@ void MainWindow::refresh_views() {
 
 void MainWindow::refresh_loss() {
   dirty_loss_ = false;
-  if (tabs_->currentWidget() == loss_) loss_->set_runs(runs_);
+  if (tabs_->currentWidget() == loss_) loss_->set_runs(runs());
   else if (!stale_.empty()) stale_[0] = true;
 }
 
@@ -372,14 +330,7 @@ void MainWindow::refresh_current() {
   const int i = tabs_->currentIndex();
   if (i < 0 || i >= static_cast<int>(stale_.size()) || !stale_[i]) return;
   stale_[i] = false;
-  QWidget* w = tabs_->widget(i);
-  if (w == loss_) loss_->set_runs(runs_);
-  else if (w == ppl_) ppl_->set_runs(runs_);
-  else if (w == norm_) norm_->set_runs(runs_);
-  else if (w == effrem_) effrem_->set_runs(runs_);
-  else if (w == passkey_) passkey_->set_runs(runs_);
-  else if (w == states_) states_->set_runs(runs_);
-  else if (w == tables_) tables_->set_runs(runs_);
+  views_[i]->set_runs(runs());
 }
 
 QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {
@@ -448,25 +399,7 @@ void MainWindow::set_dark(bool dark) {
   dark_ = dark;
   QSettings().setValue("view/dark", dark);
   qApp->setStyle(QStyleFactory::create("Fusion"));
-  QPalette p;
-  if (dark) {
-    p.setColor(QPalette::Window, QColor(45, 45, 48));
-    p.setColor(QPalette::WindowText, QColor(220, 220, 220));
-    p.setColor(QPalette::Base, QColor(30, 30, 30));
-    p.setColor(QPalette::AlternateBase, QColor(45, 45, 48));
-    p.setColor(QPalette::Text, QColor(220, 220, 220));
-    p.setColor(QPalette::Button, QColor(55, 55, 60));
-    p.setColor(QPalette::ButtonText, QColor(220, 220, 220));
-    p.setColor(QPalette::Highlight, QColor(42, 130, 218));
-    p.setColor(QPalette::HighlightedText, Qt::white);
-    p.setColor(QPalette::ToolTipBase, QColor(60, 60, 60));
-    p.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
-    p.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 120, 120));
-    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 120, 120));
-  } else {
-    p = qApp->style()->standardPalette();
-  }
-  qApp->setPalette(p);
+  qApp->setPalette(views::theme(dark).palette());
   for (auto* w : findChildren<views::PlotWidget*>()) w->apply_theme(dark);
 }
 

@@ -4,10 +4,11 @@
 #include <QMainWindow>
 #include <QThread>
 
+#include "app/gui/run_set.h"
 #include "app/gui/run_worker.h"
 #include "views/run_data.h"
 
-class QListWidget;
+class QListView;
 class QTabWidget;
 class QProgressBar;
 class QLabel;
@@ -17,13 +18,8 @@ class QMimeData;
 
 namespace statescope::views {
 class LossView;
-class PplView;
-class StateNormView;
-class EffRemView;
-class PasskeyView;
-class StatesView;
-class TablesView;
 class PlotWidget;
+class RunsView;
 }  // namespace statescope::views
 
 namespace statescope::gui {
@@ -49,8 +45,9 @@ class MainWindow : public QMainWindow {
 
   ExperimentPanel* panel() const { return panel_; }
   QTabWidget* tabs() const { return tabs_; }
-  QListWidget* run_list() const { return list_; }
-  const views::Runs& runs() const { return runs_; }
+  QListView* run_list() const { return list_; }
+  RunSet* run_set() const { return run_set_; }   // the runs shown (a Qt item model)
+  const views::Runs& runs() const { return run_set_->runs(); }
   QString current_file() const { return file_; }
   QString last_message() const { return last_message_; }
   qint64 longest_stall_ms() const { return worst_gap_; }  // of the last run: longest event-loop gap
@@ -68,11 +65,12 @@ class MainWindow : public QMainWindow {
   void dropEvent(QDropEvent* e) override;
 
  private:
+  void build_views();
   void build_menus();
   void refresh_views();        // marks every view stale and redraws the visible one
   void refresh_current();      // redraws the visible view if stale
   void refresh_loss();         // live training: only the loss view
-  void refresh_list();
+  void set_running(bool running);
   void latency_tick();
   void on_progress(const Progress& p);
   void on_run_loaded(const views::RunData& r);
@@ -86,15 +84,11 @@ class MainWindow : public QMainWindow {
   void error(const QString& title, const QString& text);
 
   ExperimentPanel* panel_;
-  QListWidget* list_;
+  RunSet* run_set_;
+  QListView* list_;
   QTabWidget* tabs_;
-  views::LossView* loss_;
-  views::PplView* ppl_;
-  views::StateNormView* norm_;  // curves + per-head map
-  views::EffRemView* effrem_;
-  views::PasskeyView* passkey_;
-  views::StatesView* states_;
-  views::TablesView* tables_;
+  std::vector<views::RunsView*> views_;  // one per tab, in tab order
+  views::LossView* loss_;                // also views_[0]: redrawn alone while training runs
   QProgressBar* bar_;
   QLabel* status_;
   QMenu* recent_;
@@ -104,7 +98,6 @@ class MainWindow : public QMainWindow {
   QString phase_, worst_phase_;  // what the run was doing (for the stall report)
   QThread thread_;
   RunWorker* worker_;
-  views::Runs runs_;
   QString file_, last_message_;
   int added_files_ = 0;  // files whose runs were added to file_'s (add_file)
   QStringList recent_files_;

@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "core/experiment/experiment.h"
+#include "views/theme.h"
 
 namespace statescope::gui {
 
@@ -62,7 +63,8 @@ bool SpecEditor::check() {
     why = QString::fromStdString(e.what());
   }
   verdict_->setText(why.isEmpty() ? tr("valid") : why);
-  verdict_->setStyleSheet(why.isEmpty() ? "color: #4caf50;" : "color: #e05a4f;");
+  const auto& t = views::theme(true);
+  verdict_->setStyleSheet(QString("color: %1;").arg((why.isEmpty() ? t.valid_verdict : t.invalid_verdict).name()));
   apply_->setEnabled(why.isEmpty());
   apply_->setToolTip(why);
   return why.isEmpty();
