@@ -85,6 +85,8 @@ size_t grad_shmem(int64_t Q, int tile, int64_t N) {
 }
 
 // pass 3: recompute the chunk's states, then walk back with the adjoint accumulating gradients.
+// One kernel body, ~80 lines on purpose: the recompute and the backward walk share registers and
+// shared-memory tiles, which helper functions would have to pass around by hand.
 template <int TILE>
 __global__ void adj_grad_kernel(SsmScanArgs a, SsmScanGrads g, Tiling w, const float* ws) {
   extern __shared__ float smem[];

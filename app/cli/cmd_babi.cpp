@@ -17,20 +17,16 @@
 namespace statescope::cli {
 
 Runner add_babi(CLI::App& app, const std::string& command) {
-  struct O {
-    std::string model, output, run = "babi", data = "embedded", save;
+  struct O : RunArgs {
+    std::string data = "embedded", save;
     std::vector<int64_t> lengths{256, 512, 1024, 2048, 4096};
     int64_t samples = 50, facts = 4, examples = 4000;
     uint64_t seed = 0;
-    bool append = false;
     TrainOptions t;
     PolicySpec ps;
   };
   auto o = std::make_shared<O>();
-  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
-  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
-  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
-  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  add_run_options(app, *o, "babi");
   app.add_option("--data", o->data, "distractor prose: 'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")->capture_default_str();
   app.add_option("--lengths", o->lengths, "prompt lengths (tokens)")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "questions per length")->capture_default_str();

@@ -19,16 +19,13 @@
 namespace statescope::cli {
 
 Runner add_effrem(CLI::App& app, const std::string& command) {
-  struct O {
-    std::string model, output, run = "effrem", data = "embedded";
+  struct O : RunArgs {
+    std::string data = "embedded";
     EffRemOptions e;
-    bool append = false, linear = false;
+    bool linear = false;
   };
   auto o = std::make_shared<O>();
-  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
-  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
-  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
-  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  add_run_options(app, *o, "effrem");
   app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data') (validation split)")->capture_default_str();
   app.add_option("--T", o->e.Ts, "context lengths (one curve each; several make the heatmap)")->delimiter(',')
       ->capture_default_str();
@@ -44,16 +41,12 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
     ProgressLine line;
     const auto t0 = std::chrono::steady_clock::now();
-    EffRemResult r;
-    try {
-      r = effective_remembrance(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
+    const EffRemResult r = measure_run(*file, o->run, [&] {
+      return effective_remembrance(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
         line.update("effrem " + std::to_string(d) + "/" + std::to_string(t), d == t);
         return true;
       });
-    } catch (const Error& e) {
-      file->set_status(o->run, "failed", e.what());
-      throw;
-    }
+    });
     line.done();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     file->write_effrem(o->run, r);

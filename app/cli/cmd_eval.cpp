@@ -26,18 +26,14 @@ namespace statescope::cli {
 namespace fs = std::filesystem;
 
 Runner add_eval(CLI::App& app, const std::string& command) {
-  struct O {
-    std::string model, output, run = "eval", data = "embedded";
+  struct O : RunArgs {
+    std::string data = "embedded";
     EvalOptions e;
-    bool append = false;
   };
   auto o = std::make_shared<O>();
   o->e.T = 0;
   o->e.length = 0;
-  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
-  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
-  app.add_option("--run", o->run, "run (group) name in the file")->capture_default_str();
-  app.add_flag("--append", o->append, "add the run to an existing experiment file instead of creating it");
+  add_run_options(app, *o, "eval");
   app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (its validation split is used; see 'data')")
       ->capture_default_str();
   app.add_option("--T", o->e.T, "training context (default: the model's record)");
@@ -56,16 +52,12 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (evaluation only)", 0);
     ProgressLine line;
-    EvalResult r;
-    try {
-      r = evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
+    const EvalResult r = measure_run(*file, o->run, [&] {
+      return evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
         line.update("eval forward " + std::to_string(d) + "/" + std::to_string(t), d == t);
         return true;
       });
-    } catch (const Error& e) {
-      file->set_status(o->run, "failed", e.what());
-      throw;
-    }
+    });
     line.done();
     file->write_eval(o->run, r);
     file->set_status(o->run, "finished");

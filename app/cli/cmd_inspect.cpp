@@ -51,6 +51,7 @@ void head_growth(const EvalResult& r) {
 }
 
 // One file's report; its runs' summaries (named prefix + run) go to `sums` for the closing table.
+// A report printed in the order a reader reads it, one group after the other (~80 lines on purpose).
 void inspect_file(const std::string& path, const std::string& prefix, bool tree, std::vector<RunSummary>& sums) {
   H5File f(path, H5File::Mode::Read);
   std::cout << path << "\n";

@@ -20,21 +20,17 @@
 namespace statescope::cli {
 
 Runner add_passkey(CLI::App& app, const std::string& command) {
-  struct O {
-    std::string model, output, run = "passkey", save;
+  struct O : RunArgs {
+    std::string save;
     std::vector<int64_t> lengths{128, 256, 512, 1024, 2048};
     std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
     int64_t samples = 10, examples = 2000;
     uint64_t seed = 0;
-    bool append = false;
     TrainOptions t;
     PolicySpec ps;
   };
   auto o = std::make_shared<O>();
-  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
-  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
-  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
-  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  add_run_options(app, *o, "passkey");
   app.add_option("--lengths", o->lengths, "prompt lengths of the grid (the model's tokens: bytes or BPE tokens)")->delimiter(',')->capture_default_str();
   app.add_option("--depths", o->depths, "key depths of the grid, 0..1")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();

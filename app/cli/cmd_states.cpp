@@ -18,17 +18,13 @@
 namespace statescope::cli {
 
 Runner add_states(CLI::App& app, const std::string& command) {
-  struct O {
-    std::string model, output, run = "states", data = "embedded";
+  struct O : RunArgs {
+    std::string data = "embedded";
     StateStatsOptions s;
-    bool append = false;
   };
   auto o = std::make_shared<O>();
   o->s.T = 0;
-  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
-  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
-  app.add_option("--run", o->run, "run (group) name")->capture_default_str();
-  app.add_flag("--append", o->append, "add the run to an existing experiment file");
+  add_run_options(app, *o, "states");
   app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data') (validation split)")->capture_default_str();
   app.add_option("--T", o->s.T, "training context (default: the model's record)");
   app.add_option("--positions", o->s.positions, "positions (default T/2, T-1, 2T, 8T, 32T, 64T-1)")->delimiter(',');
@@ -45,13 +41,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
     auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
-    StateStatsResult r;
-    try {
-      r = state_statistics(model, corpus.validation, o->s);
-    } catch (const Error& e) {
-      file->set_status(o->run, "failed", e.what());
-      throw;
-    }
+    const StateStatsResult r = measure_run(*file, o->run, [&] { return state_statistics(model, corpus.validation, o->s); });
     file->write_state_stats(o->run, r);
     file->set_status(o->run, "finished");
     const int64_t H = r.nheads, np = r.positions.size();

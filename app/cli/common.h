@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "core/base/error.h"
 #include "core/data/corpus.h"
 #include "core/data/dataset.h"
 #include "core/store/experiment_store.h"
@@ -33,8 +36,34 @@ inline std::unique_ptr<ExperimentFile> start_run(const std::string& output, bool
                                                  const std::string& intervention, uint64_t seed) {
   auto file = append ? ExperimentFile::open(output) : ExperimentFile::create(output);
   file->begin_run({run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
-                   std::string(kVersionString) + ", " + runtime_summary(), compute_device() + " " + compute_precision()});
+                   std::string(kVersionString) + ", " + runtime_summary(), compute_summary()});
   return file;
+}
+
+// The options every measuring verb shares: the model, the experiment file, the run's name in it,
+// and whether to add the run to an existing file instead of creating it.
+struct RunArgs {
+  std::string model, output, run;
+  bool append = false;
+};
+inline void add_run_options(CLI::App& app, RunArgs& a, const std::string& default_run) {
+  a.run = default_run;
+  app.add_option("--model", a.model, "model directory or 'embedded'")->required();
+  app.add_option("--output,-o", a.output, "experiment file (HDF5) to write")->required();
+  app.add_option("--run", a.run, "run (group) name in the file")->capture_default_str();
+  app.add_flag("--append", a.append, "add the run to an existing experiment file instead of creating it");
+}
+
+// Runs `measure` for run `run` of `file`; on an error the run's status becomes "failed" (with the
+// message) before the error goes on, so the file never says "running" for a run that died.
+template <class F>
+auto measure_run(ExperimentFile& file, const std::string& run, F&& measure) {
+  try {
+    return measure();
+  } catch (const Error& e) {
+    file.set_status(run, "failed", e.what());
+    throw;
+  }
 }
 
 inline std::string dims_str(const std::vector<int64_t>& d) {

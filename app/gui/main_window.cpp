@@ -141,8 +141,8 @@ void MainWindow::build_menus() {
   recent_ = file->addMenu(tr("Open &recent"));
   file->addAction(tr("&Save as..."), QKeySequence::Save, this, &MainWindow::save_as);
   file->addSeparator();
-  file->addAction(tr("&Export plot (PNG/SVG/PDF)..."), QKeySequence(tr("Ctrl+E")), this, &MainWindow::export_plot);
-  file->addAction(tr("Export plot &data (CSV)..."), QKeySequence(tr("Ctrl+Shift+E")), this, &MainWindow::export_csv);
+  file->addAction(tr("&Export plot (PNG/SVG/PDF)..."), QKeySequence(tr("Ctrl+E")), this, [this] { export_tab(false); });
+  file->addAction(tr("Export plot &data (CSV)..."), QKeySequence(tr("Ctrl+Shift+E")), this, [this] { export_tab(true); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   auto* run = menuBar()->addMenu(tr("&Run"));
@@ -165,15 +165,20 @@ void MainWindow::error(const QString& title, const QString& text) {
   if (!quiet_) QMessageBox::critical(this, title, text);
 }
 
-bool MainWindow::open_file(const QString& path) {
-  views::Runs runs;
+// The runs of an experiment file, or (after an error dialog) nothing; what is shown stays as it is.
+std::optional<views::Runs> MainWindow::read_runs(const QString& path) {
   try {
-    runs = load_runs(path.toStdString());
+    return load_runs(path.toStdString());
   } catch (const std::exception& e) {
     error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
-    return false;
+    return std::nullopt;
   }
-  run_set_->reset(std::move(runs));
+}
+
+bool MainWindow::open_file(const QString& path) {
+  auto runs = read_runs(path);
+  if (!runs) return false;
+  run_set_->reset(std::move(*runs));
   file_ = path;
   added_files_ = 0;
   // The panel shows how the file was made, so "Run" repeats (or varies) it.
@@ -194,13 +199,9 @@ bool MainWindow::add_file(const QString& path) {
     error(tr("Cannot add runs"), tr("An experiment is running; add %1 when it has finished.").arg(path));
     return false;
   }
-  views::Runs more;
-  try {
-    more = load_runs(path.toStdString());
-  } catch (const std::exception& e) {
-    error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
-    return false;
-  }
+  auto loaded = read_runs(path);
+  if (!loaded) return false;
+  views::Runs more = std::move(*loaded);
   const int n_more = static_cast<int>(more.size());
   if (added_files_ == 0) run_set_->prefix_names(QFileInfo(file_).completeBaseName());  // every run names its file
   run_set_->append(std::move(more), QFileInfo(path).completeBaseName());
@@ -341,29 +342,22 @@ QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {
   return out;
 }
 
-void MainWindow::export_plot() {
+// Exports every plot of the visible tab, as an image (PNG/SVG/PDF) or its data (CSV): one file, or
+// NAME_1, NAME_2, ... when the tab holds several plots.
+void MainWindow::export_tab(bool data) {
   const auto plots = plots_in_tab(tabs_->currentIndex());
   if (plots.isEmpty()) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export plot"), tabs_->tabText(tabs_->currentIndex()) + ".png",
-                                                    tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
+  const QString title = tabs_->tabText(tabs_->currentIndex());
+  const QString path =
+      data ? QFileDialog::getSaveFileName(this, tr("Export data"), title + ".csv", tr("CSV (*.csv)"))
+           : QFileDialog::getSaveFileName(this, tr("Export plot"), title + ".png", tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
   const QFileInfo fi(path);
   for (int i = 0; i < plots.size(); ++i) {
-    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.").arg(i + 1) + fi.suffix());
-    if (!plots[i]->export_image(p, 1200, 800)) error(tr("Export failed"), tr("Could not write %1").arg(p));
-  }
-}
-
-void MainWindow::export_csv() {
-  const auto plots = plots_in_tab(tabs_->currentIndex());
-  if (plots.isEmpty()) return;
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export data"), tabs_->tabText(tabs_->currentIndex()) + ".csv",
-                                                    tr("CSV (*.csv)"));
-  if (path.isEmpty()) return;
-  const QFileInfo fi(path);
-  for (int i = 0; i < plots.size(); ++i) {
-    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.csv").arg(i + 1));
-    if (!plots[i]->export_csv(p)) error(tr("Export failed"), tr("Could not write %1").arg(p));
+    const QString suffix = data ? QString("csv") : fi.suffix();
+    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.").arg(i + 1) + suffix);
+    if (!(data ? plots[i]->export_csv(p) : plots[i]->export_image(p, 1200, 800)))
+      error(tr("Export failed"), tr("Could not write %1").arg(p));
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <QMainWindow>
 #include <QThread>
+#include <optional>
 
 #include "app/gui/run_set.h"
 #include "app/gui/run_worker.h"
@@ -75,8 +76,8 @@ class MainWindow : public QMainWindow {
   void on_progress(const Progress& p);
   void on_run_loaded(const views::RunData& r);
   void on_finished(bool ok, const QString& message);
-  void export_plot();
-  void export_csv();
+  void export_tab(bool data);
+  std::optional<views::Runs> read_runs(const QString& path);  // the visible tab's plots: images, or their data as CSV
   void save_as();
   void add_recent(const QString& path);
   void update_recent_menu();

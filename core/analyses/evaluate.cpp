@@ -33,6 +33,88 @@ std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& do
   return out;
 }
 
+namespace {
+
+// Per-token loss with the full context, streamed in segments of o.segment tokens with the state
+// carried; adds the state norms into norm_sum [NL, L] and head_sum [NL, H, L].
+// tok [b, L+1] on the model's device -> nll [b, L] float64 on the CPU.
+torch::Tensor score_full_context(Mamba2LM& model, const torch::Tensor& tok, const EvalOptions& o, torch::Tensor& norm_sum,
+                                 torch::Tensor& head_sum, const std::function<void()>& tick) {
+  const int64_t b = tok.size(0), L = o.length, V = model->config().vocab_size;
+  auto nll = torch::empty({b, L}, torch::kFloat64);
+  ModelState state;
+  for (int64_t p = 0; p < L; p += o.segment) {
+    const int64_t n = std::min(o.segment, L - p);
+    ForwardOptions fo;
+    fo.state_norms = o.norms;
+    fo.scan = model->scan_impl();  // the run's Compute: the CUDA kernels on a GPU when fused
+    auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
+    auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
+                               tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
+    nll.narrow(1, p, n).copy_(lp.view({b, n}).to(torch::kCPU, torch::kFloat64));
+    if (o.norms) {
+      norm_sum.narrow(1, p, n).add_(out.norm.sum(1).to(torch::kCPU, torch::kFloat64));                       // [NL, n]
+      head_sum.narrow(2, p, n).add_(out.norm_per_head.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));  // [NL, H, n]
+    }
+    state = out.final_state;
+    tick();
+  }
+  return nll;
+}
+
+// Where the windowed reference's windows start: full windows of T at stride T/2, and the ones cut
+// short by the end of the sequence.
+struct Windows {
+  std::vector<int64_t> full_starts, short_starts;
+  int64_t group = 1;  // windows per forward: the same token budget as a full-context segment
+  int64_t forwards() const {
+    return static_cast<int64_t>((full_starts.size() + group - 1) / group + short_starts.size());
+  }
+};
+
+Windows plan_windows(const EvalOptions& o) {
+  Windows w;
+  const int64_t half = o.T / 2;
+  w.group = std::max<int64_t>(1, o.segment / o.T);
+  for (int64_t s = half; s + half < o.length; s += half) (s + o.T <= o.length ? w.full_starts : w.short_starts).push_back(s);
+  return w;
+}
+
+// The windowed (state-reset) reference. Windows of length T at stride T/2, state reset in each.
+// Position p >= T/2 is scored in the window starting at s = (p/half - 1)*half, where it has
+// p - s + 1 in [T/2+1, T] tokens of context. Positions p < T have the same context as the full
+// pass, so they are copied from `nll`: the excess is exactly 0 below T. Windows per forward use the
+// same token budget as a full-context segment, so peak memory depends on the segment size and not
+// on the length.  tok [b, L+1], nll [b, L] -> win [b, L] float64 on the CPU.
+torch::Tensor score_windowed(Mamba2LM& model, const torch::Tensor& tok, const torch::Tensor& nll, const EvalOptions& o,
+                             const Windows& plan, const std::function<void()>& tick) {
+  const int64_t b = tok.size(0), L = o.length, half = o.T / 2, V = model->config().vocab_size;
+  auto win = nll.clone();  // [b, L]
+  auto score = [&](const std::vector<int64_t>& starts, int64_t len) {  // windows with `len` predictions each
+    for (size_t k0 = 0; k0 < starts.size(); k0 += plan.group) {
+      const int64_t nk = std::min<int64_t>(plan.group, static_cast<int64_t>(starts.size() - k0));
+      std::vector<torch::Tensor> rows;
+      for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
+      auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]
+      auto out = model->forward(w.narrow(1, 0, len));
+      auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32), w.narrow(1, 1, len).reshape({-1}),
+                                 F::CrossEntropyFuncOptions().reduction(torch::kNone))
+                    .view({nk, b, len}).to(torch::kCPU, torch::kFloat64);   // [nk, b, len]
+      for (int64_t k = 0; k < nk; ++k) {
+        const int64_t s = starts[k0 + k];
+        const int64_t p0 = std::max<int64_t>(s + half, o.T), p1 = std::min<int64_t>(s + len, L);
+        if (p1 > p0) win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
+      }
+      tick();
+    }
+  };
+  for (int64_t s : plan.short_starts) score({s}, L - s);  // cut short by the end of the sequence
+  score(plan.full_starts, o.T);
+  return win;
+}
+
+}  // namespace
+
 EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs, const EvalOptions& o,
                               const std::function<bool(int64_t, int64_t)>& progress) {
   if (o.length <= 0 || o.sequences <= 0 || o.segment <= 0 || o.batch <= 0 || o.T < 2)
@@ -47,14 +129,9 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   auto nll_all = torch::zeros({o.sequences, L}, torch::kFloat32);
   auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
   auto norm_sum = torch::zeros({NL, L}, torch::kFloat64), head_sum = torch::zeros({NL, H, L}, torch::kFloat64);
-  const int64_t half = o.T / 2;
-  // Windowed reference: full windows of T at stride T/2, and the last one cut short by the end.
-  const int64_t group = std::max<int64_t>(1, o.segment / o.T);  // windows per forward
-  std::vector<int64_t> full_starts, short_starts;
-  for (int64_t s = half; s + half < L; s += half) (s + o.T <= L ? full_starts : short_starts).push_back(s);
+  const Windows plan = plan_windows(o);
   // Progress counts forward calls, so one long sequence still reports as it goes.
-  const int64_t per_batch = (L + o.segment - 1) / o.segment +
-                            (o.windowed ? static_cast<int64_t>((full_starts.size() + group - 1) / group + short_starts.size()) : 0);
+  const int64_t per_batch = (L + o.segment - 1) / o.segment + (o.windowed ? plan.forwards() : 0);
   const int64_t total_work = (o.sequences + o.batch - 1) / o.batch * per_batch;
   int64_t done = 0;
   auto tick = [&] {
@@ -67,61 +144,10 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
     auto tok = torch::empty({b, L + 1}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i)
       for (int64_t t = 0; t <= L; ++t) tok[i][t] = seqs[s0 + i][t];
-    tok = tok.to(model->output_weight().device());
-
-    // Full context, streamed: segments of o.segment tokens, state carried.      nll: [b, L]
-    auto nll = torch::empty({b, L}, torch::kFloat64);
-    ModelState state;
-    for (int64_t p = 0; p < L; p += o.segment) {
-      const int64_t n = std::min(o.segment, L - p);
-      ForwardOptions fo;
-      fo.state_norms = o.norms;
-      fo.scan = model->scan_impl();  // the run's Compute: the CUDA kernels on a GPU when fused
-      auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
-      auto lp = F::cross_entropy(out.logits.reshape({-1, c.vocab_size}).to(torch::kFloat32),
-                                 tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
-      nll.narrow(1, p, n).copy_(lp.view({b, n}).to(torch::kCPU, torch::kFloat64));
-      if (o.norms) {
-        norm_sum.narrow(1, p, n).add_(out.norm.sum(1).to(torch::kCPU, torch::kFloat64));                       // [NL, n]
-        head_sum.narrow(2, p, n).add_(out.norm_per_head.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));  // [NL, H, n]
-      }
-      state = out.final_state;
-      tick();
-    }
+    tok = tok.to(model->output_weight().device());  // [b, L+1]
+    auto nll = score_full_context(model, tok, o, norm_sum, head_sum, tick);  // [b, L]
     nll_all.narrow(0, s0, b).copy_(nll);
-
-    if (o.windowed) {
-      // Windows of length T at stride T/2, state reset in each. Position p >= T/2 is scored in the
-      // window starting at s = (p/half - 1)*half, where it has p - s + 1 in [T/2+1, T] tokens of
-      // context. Positions p < T have the same context as the full pass, so they are copied: the
-      // excess is exactly 0 below T.
-      auto win = nll.clone();  // [b, L]
-      // Scores windows starting at `starts`, each with `len` predictions, into win.
-      // Windows per forward: the same token budget as a full-context segment, so peak memory depends
-      // on the segment size and not on the length.
-      auto score = [&](const std::vector<int64_t>& starts, int64_t len) {
-        for (size_t k0 = 0; k0 < starts.size(); k0 += group) {
-          const int64_t nk = std::min<int64_t>(group, static_cast<int64_t>(starts.size() - k0));
-          std::vector<torch::Tensor> rows;
-          for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
-          auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]
-          auto out = model->forward(w.narrow(1, 0, len));
-          auto lp = F::cross_entropy(out.logits.reshape({-1, c.vocab_size}).to(torch::kFloat32),
-                                     w.narrow(1, 1, len).reshape({-1}),
-                                     F::CrossEntropyFuncOptions().reduction(torch::kNone))
-                        .view({nk, b, len}).to(torch::kCPU, torch::kFloat64);   // [nk, b, len]
-          for (int64_t k = 0; k < nk; ++k) {
-            const int64_t s = starts[k0 + k];
-            const int64_t p0 = std::max<int64_t>(s + half, o.T), p1 = std::min<int64_t>(s + len, L);
-            if (p1 > p0) win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
-          }
-          tick();
-        }
-      };
-      for (int64_t s : short_starts) score({s}, L - s);  // cut short by the end of the sequence
-      score(full_starts, o.T);
-      win_all.narrow(0, s0, b).copy_(win);
-    }
+    if (o.windowed) win_all.narrow(0, s0, b).copy_(score_windowed(model, tok, nll, o, plan, tick));
   }
   if (done != total_work) throw Error("internal: evaluation progress counted " + std::to_string(done) + " of " + std::to_string(total_work));
   auto to_vec = [&](const torch::Tensor& t) {

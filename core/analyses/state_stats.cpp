@@ -11,6 +11,8 @@
 
 namespace statescope {
 
+// One pass over the sequences gathering three things at once (histograms at the chosen positions,
+// fitted moments at T-1, per-token state change), so the long scan is paid once; ~90 lines on purpose.
 StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& docs, const StateStatsOptions& o0) {
   StateStatsOptions o = o0;
   const auto& c = model->config();

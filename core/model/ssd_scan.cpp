@@ -92,6 +92,9 @@ ScanResult ssd_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, 
   return r;
 }
 
+// One algorithm (the SSD minimal form) read top to bottom with a shape on every line: pad, intra-chunk
+// outputs, chunk states, inter-chunk recurrence, state outputs, norms. Longer than ~80 lines on
+// purpose; split, its data flow would no longer be visible in one place.
 ScanResult ssd_scan_chunked(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                             const torch::Tensor& B, const torch::Tensor& C, const torch::Tensor& h0,
                             int64_t chunk, bool want_norms) {
