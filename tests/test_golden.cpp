@@ -73,7 +73,29 @@ TEST(Golden, TwoGroupsNormalisedPerGroup) { check_against("hf-groups2", "hf-grou
 TEST(Golden, Tied) { check_against("hf-tied", "hf-tied", ScanImpl::Chunked); }
 // The same tied weights in mamba_ssm layout: pytorch_model.bin, backbone.embedding.weight, vocab 60
 // padded to 64, lm_head.weight stored as a second name for the embedding.
+// It was written as mamba_ssm writes it: torch.save(model.state_dict()), an OrderedDict with _metadata.
 TEST(Golden, MambaSsmLayoutMatchesHf) { check_against("ssm-tied", "hf-tied", ScanImpl::Chunked); }
+
+// Checkpoints from the writers users have (make_wild_checkpoints.py): torch.save(module.state_dict())
+// in mamba_ssm layout (fp16, bf16), transformers 5 save_pretrained (fp16, bf16, sharded safetensors),
+// transformers 4 save_pretrained(safe_serialization=False) (.bin fp32, bf16, sharded .bin + index).
+// Each gives the logits its writer's own model computes from those weights, to 1e-4.
+TEST(Golden, CheckpointsFromRealWritersLoadAndMatch) {
+  const char* dirs[] = {"ssm-statedict-fp16", "ssm-statedict-bf16", "hf5-fp16", "hf5-bf16", "hf5-sharded",
+                        "hf4-bin-fp32", "hf4-bin-bf16", "hf4-bin-sharded"};
+  for (const char* d : dirs) {
+    SCOPED_TRACE(d);
+    const std::string dir = kGolden + "wild/" + d;
+    auto model = load_model_dir(dir);
+    H5File g(dir + "/golden.h5", H5File::Mode::Read);
+    torch::NoGradGuard ng;
+    auto out = model->forward(read(g, "ids"));
+    auto ref = read(g, "logits");
+    EXPECT_TRUE(close(out.logits, ref, 1e-4, std::string("logits of ") + d));
+    std::cout << "[golden] wild/" << d << " (" << g.attr("/", "writer") << "): worst |logit diff| "
+              << (out.logits - ref).abs().max().item<double>() << "\n";
+  }
+}
 
 TEST(Golden, TransformersFourNormDiffersForTwoGroups) {
   // Sanity of the test itself: normalising over all of d_inner (transformers 4.x) gives other logits.

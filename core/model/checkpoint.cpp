@@ -1,4 +1,4 @@
-// checkpoint.cpp — model directory I/O on top of safetensors.cpp and torch's pickle loader.
+// checkpoint.cpp — model directory I/O on top of safetensors.cpp and torch_pickle.cpp.
 #include "core/model/checkpoint.h"
 
 #include <torch/serialize.h>
@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
 #include "core/model/safetensors.h"
+#include "core/model/torch_pickle.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -53,25 +54,35 @@ StateDict read_safetensors_dict(const std::string& path) {
   return sd;
 }
 
-StateDict read_torch_bin(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (bytes.size() < 4 || bytes[0] != 'P' || bytes[1] != 'K')
-    throw Error(path + ": not a torch.save zip archive (legacy non-zip .bin files are not supported)");
-  torch::IValue v;
+// The shards named by a Hugging Face index file (model.safetensors.index.json or
+// pytorch_model.bin.index.json): every tensor from the shard the weight_map names. Shard names must
+// be plain file names in the model folder (no path: an index cannot point outside its folder).
+StateDict read_sharded(const std::string& dir, const std::string& index_path) {
+  std::ifstream in(index_path);
+  nlohmann::json j;
   try {
-    v = torch::pickle_load(bytes);
-  } catch (const std::exception& e) {
-    std::string msg = e.what();
-    throw Error(path + ": cannot unpickle (" + msg.substr(0, msg.find('\n')) + ")");
+    in >> j;
+  } catch (const std::exception&) {
+    throw Error(index_path + ": not valid JSON");
   }
-  if (!v.isGenericDict()) throw Error(path + ": top-level object is not a dict of tensors");
+  if (!j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object())
+    throw Error(index_path + ": field 'weight_map' is missing");
+  std::map<std::string, std::set<std::string>> shards;  // shard file -> tensor names it must hold
+  for (auto& [name, file] : j["weight_map"].items()) {
+    if (!file.is_string()) throw Error(index_path + ": field 'weight_map." + name + "' is not a file name");
+    const std::string f = file.get<std::string>();
+    if (f.empty() || f.find('/') != std::string::npos || f.find('\\') != std::string::npos || f == "." || f == "..")
+      throw Error(index_path + ": shard '" + f + "' (tensor '" + name + "') is not a file name in the model folder");
+    shards[f].insert(name);
+  }
   StateDict sd;
-  for (auto& kv : v.toGenericDict()) {
-    if (!kv.key().isString() || !kv.value().isTensor())
-      throw Error(path + ": entry is not a (name, tensor) pair");
-    sd.emplace(kv.key().toStringRef(), kv.value().toTensor().contiguous());
+  for (auto& [f, names] : shards) {
+    const std::string shard = (fs::path(dir) / f).string();
+    auto part = read_weights_file(shard);
+    for (auto& n : names)
+      if (!part.count(n)) throw Error(shard + ": tensor '" + n + "' is missing (the index says it is here)");
+    for (auto& [k, v] : part)
+      if (names.count(k) && !sd.emplace(k, v).second) throw Error(shard + ": tensor '" + k + "' appears in two shards");
   }
   return sd;
 }
@@ -88,7 +99,7 @@ StateDict read_weights_file(const std::string& path) {
   if (!fs::exists(path)) throw Error(path + ": file not found");
   const auto ext = fs::path(path).extension().string();
   if (ext == ".safetensors") return read_safetensors_dict(path);
-  if (ext == ".bin" || ext == ".pt" || ext == ".pth") return read_torch_bin(path);
+  if (ext == ".bin" || ext == ".pt" || ext == ".pth") return read_torch_state_dict(path);
   throw Error(path + ": unknown weights format (expected .safetensors or .bin)");
 }
 
@@ -142,31 +153,24 @@ Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
   Mamba2LM model(cfg);
 
   const fs::path st = fs::path(dir) / "model.safetensors";
-  const fs::path index = fs::path(dir) / "model.safetensors.index.json";
   const fs::path bin = fs::path(dir) / "pytorch_model.bin";
   StateDict sd;
   std::string source;
   if (fs::exists(st)) {
     source = st.string();
     sd = read_weights_file(source);
-  } else if (fs::exists(index)) {
+  } else if (const fs::path index = fs::path(dir) / "model.safetensors.index.json"; fs::exists(index)) {
     source = index.string();
-    std::ifstream in(index);
-    nlohmann::json j;
-    try { in >> j; } catch (const std::exception& e) { throw Error(source + ": not valid JSON"); }
-    if (!j.contains("weight_map") || !j["weight_map"].is_object())
-      throw Error(source + ": field 'weight_map' is missing");
-    std::set<std::string> shards;
-    for (auto& [k, v] : j["weight_map"].items()) shards.insert(v.get<std::string>());
-    for (auto& s : shards) {
-      auto part = read_weights_file((fs::path(dir) / s).string());
-      sd.insert(part.begin(), part.end());
-    }
+    sd = read_sharded(dir, source);
   } else if (fs::exists(bin)) {
     source = bin.string();
     sd = read_weights_file(source);
+  } else if (const fs::path index = fs::path(dir) / "pytorch_model.bin.index.json"; fs::exists(index)) {
+    source = index.string();  // transformers 4 save_pretrained(safe_serialization=False), sharded
+    sd = read_sharded(dir, source);
   } else {
-    throw Error(dir + ": no weights found (model.safetensors, model.safetensors.index.json or pytorch_model.bin)");
+    throw Error(dir + ": no weights found (model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
+                "pytorch_model.bin.index.json)");
   }
   auto unused = load_state_dict(model, sd, source);
   if (!unused.empty())

@@ -1,8 +1,10 @@
 // checkpoint.h — loading and saving model directories (config.json + weights).
 //
-// Reads: Hugging Face layout (model.safetensors, or shards with model.safetensors.index.json) and
-// mamba_ssm layout (pytorch_model.bin, a torch.save zip). Both naming schemes for the embedding
-// (backbone.embedding.weight / backbone.embeddings.weight); tied or untied lm_head.
+// Reads: Hugging Face layout (model.safetensors, or shards with model.safetensors.index.json; the
+// older pytorch_model.bin, or its shards with pytorch_model.bin.index.json) and mamba_ssm layout
+// (pytorch_model.bin written by torch.save(model.state_dict()); read by torch_pickle.h, weights
+// only). Any float dtype (fp32, fp16, bf16) is read into the model's fp32. Both naming schemes for
+// the embedding (backbone.embedding.weight / backbone.embeddings.weight); tied or untied lm_head.
 // Writes: model.safetensors + config.json (Hugging Face layout, loadable by transformers).
 #pragma once
 #include <map>

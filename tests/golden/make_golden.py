@@ -4,9 +4,9 @@
 What it is: builds tiny random Mamba-2 models with PyPI `transformers` (Mamba2ForCausalLM, pure-torch
 path), moves every parameter away from its init value, and stores inputs, logits, final states,
 the loss and continuations (a multi-token chunk and single-token steps from the cached state), so
-tests/test_golden.cpp can check the C++ model against them. Also writes the same tied weights in
-mamba_ssm layout (config.json with d_model/ssm_cfg, pytorch_model.bin via torch.save, embedding
-named backbone.embedding.weight and lm_head.weight sharing its storage).
+tests/test_golden.cpp can check the C++ model against them. The same weights in other layouts and
+dtypes (mamba_ssm's torch.save of a state dict, transformers 4 .bin files) come from
+make_wild_checkpoints.py.
 
 Regenerate (outputs are committed):
     STATESCOPE_DEV=1 bash tools/setup.sh
@@ -96,9 +96,8 @@ def run(model, name, batch, length, n_next, n_steps):
     print(f"{name}: loss {out.loss.item():.6f}, logits {tuple(out.logits.shape)}")
 
 
-def save_mamba_ssm_layout(model, name, raw_vocab):
-    d = os.path.join(HERE, name)
-    os.makedirs(d, exist_ok=True)
+def save_mamba_ssm_config(model, d, raw_vocab):
+    """config.json in mamba_ssm's dialect (d_model, ssm_cfg, ...) for `model`'s shape."""
     c = model.config
     cfg = {"d_model": c.hidden_size, "d_intermediate": 0, "n_layer": c.num_hidden_layers, "vocab_size": raw_vocab,
            "ssm_cfg": {"layer": "Mamba2", "d_state": c.state_size, "d_conv": c.conv_kernel, "expand": c.expand,
@@ -107,11 +106,6 @@ def save_mamba_ssm_layout(model, name, raw_vocab):
            "fused_add_norm": True, "pad_vocab_size_multiple": 16, "tie_embeddings": True}
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
-    sd = {}
-    for k, v in model.state_dict().items():
-        sd[k.replace("backbone.embeddings.", "backbone.embedding.")] = v
-    sd["lm_head.weight"] = sd["backbone.embedding.weight"]  # one storage, two names, as mamba_ssm saves
-    torch.save(sd, os.path.join(d, "pytorch_model.bin"))
 
 
 def main():
@@ -120,9 +114,8 @@ def main():
         model = build(name, groups, tied, vocab)
         model.save_pretrained(os.path.join(HERE, name), safe_serialization=True)
         run(model, name, batch=2, length=45, n_next=7, n_steps=3)
-        if name == "hf-tied":
-            # vocab 60 padded to a multiple of 16 is 64: the same weights in mamba_ssm layout.
-            save_mamba_ssm_layout(model, "ssm-tied", raw_vocab=60)
+    # ssm-tied (hf-tied's weights in mamba_ssm layout, written by torch.save(module.state_dict()))
+    # comes from make_wild_checkpoints.py tf5, with the other checkpoints from real writers.
     return 0
 
 
