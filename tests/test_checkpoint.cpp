@@ -149,6 +149,36 @@ TEST(Checkpoint, TiedHeadMustEqualEmbedding) {
   }
 }
 
+TEST(Checkpoint, AConfigBiggerThanItsWeightsIsRefusedBeforeAllocating) {
+  // 900 layers is within the limits, but the 75 KB of weights beside it cannot hold 900 layers: the
+  // loader says so instead of allocating the model first.
+  auto d = fresh_dir("bigconfig");
+  copy_dir(kGolden + "hf-tied", d);
+  std::ifstream in(d / "config.json");
+  std::string cfg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const auto at = cfg.find("\"num_hidden_layers\": 2");
+  ASSERT_NE(at, std::string::npos);
+  cfg.replace(at, 22, "\"num_hidden_layers\": 900");
+  std::ofstream(d / "config.json") << cfg;
+  expect_load_error(d, {"config.json: describes", "parameters", "but the weights files in", "hold"});
+}
+
+TEST(Checkpoint, ShardIndexCannotPointOutsideTheModelFolder) {
+  for (const char* bad : {"../model-00001-of-00003.safetensors", "/etc/passwd", ".."}) {
+    auto d = fresh_dir("escape");
+    copy_dir(kGolden + "wild/hf5-sharded", d);
+    std::ifstream in(d / "model.safetensors.index.json");
+    std::string idx((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    in.close();
+    const auto at = idx.find("model-00001-of-00003.safetensors");
+    ASSERT_NE(at, std::string::npos);
+    idx.replace(at, std::string("model-00001-of-00003.safetensors").size(), bad);
+    std::ofstream(d / "model.safetensors.index.json") << idx;
+    expect_load_error(d, {"model.safetensors.index.json", bad, "is not a file name in the model folder"});
+  }
+}
+
 TEST(Checkpoint, NotATorchZip) {
   auto d = fresh_dir("badbin");
   fs::copy_file(kGolden + "ssm-tied/config.json", d / "config.json");

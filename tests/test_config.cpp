@@ -99,3 +99,17 @@ TEST(Config, Refusals) {
     "head_dim": 16, "n_groups": 1, "time_step_limit": [0.1]})", {"time_step_limit"});
   expect_error(R"([1, 2])", {"JSON object"});
 }
+
+TEST(Config, SizesAreLimitedBeforeAnythingIsAllocated) {
+  // Each of these made the loader allocate until the OOM killer came (or the allocator failed).
+  const std::string base = R"({"model_type": "mamba2", "hidden_size": 64, "head_dim": 16, "n_groups": 1, )";
+  expect_error(base + R"("num_hidden_layers": 1000000000, "vocab_size": 8})",
+               {"field 'n_layer' is 1000000000, above statescope's limit of 1024"});
+  expect_error(base + R"("num_hidden_layers": 2, "vocab_size": 15000000})", {"field 'vocab_size'", "limit of 4194304"});
+  expect_error(base + R"("num_hidden_layers": 2, "vocab_size": 8, "state_size": 1000000000})", {"field 'd_state'", "limit"});
+  expect_error(R"({"model_type": "mamba2", "hidden_size": 65536, "head_dim": 64, "n_groups": 1, "expand": 16,
+    "num_hidden_layers": 1024, "vocab_size": 4194304})", {"parameters, above statescope's limit of 100000000000"});
+  // The count the limits use is the model's own (the tiny golden model: 16944 parameters, tied).
+  EXPECT_EQ(load_config_file(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/hf-tied/config.json").parameter_count(),
+            16944);
+}

@@ -94,6 +94,15 @@ TEST(Tokenizer, RefusesWhatItCannotReproduce) {
   expect("\"type\": \"NFC\"", "\"type\": \"NFKC\"", "normalizer");
   expect("\"add_prefix_space\": false", "\"add_prefix_space\": true", "pre_tokenizer");
   expect("\"lstrip\": false", "\"lstrip\": true", "lstrip");
+  // Ids are checked before anything is sized by them (a negative or huge id crashed the reader, and
+  // 2^40 silently became 0); two tokens may not share an id.
+  expect("\"!\": 2", "\"!\": -7", "model.vocab.!' id -7 is outside 0..");
+  expect("\"!\": 2", "\"!\": 3000000000", "id 3000000000 is outside");
+  expect("\"!\": 2", "\"!\": 1099511627776", "id 1099511627776 is outside");
+  expect("\"!\": 2", "\"!\": 2.5", "must be an integer id");
+  expect("\"!\": 2", "\"!\": 1", "id 1 is already the id of");
+  expect("\"id\": 1,", "\"id\": -1,", "added_tokens[1].id");
+  expect("\"merges\": [", "\"merges\": 5, \"x\": [", "model.merges' must be a list");
   EXPECT_THROW(BpeTokenizer::from_file("/no/such/tokenizer.json"), Error);
   EXPECT_EQ(load_tokenizer("/tmp")->kind(), "bytes");
   EXPECT_EQ(load_tokenizer(kDir)->kind(), "bpe");

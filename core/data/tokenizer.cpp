@@ -202,21 +202,45 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) {
     throw bad("pre_tokenizer", "must be ByteLevel with add_prefix_space false and use_regex true (got " + pre.dump() + ")");
   const json& dec = j.value("decoder", json());
   if (!dec.is_null() && dec.value("type", std::string()) != "ByteLevel") throw bad("decoder", "must be ByteLevel (got " + dec.dump() + ")");
-  for (auto& [tok, id] : m.at("vocab").items()) {
-    const int32_t i = id.get<int32_t>();
+  if (!m.contains("vocab") || !m["vocab"].is_object()) throw bad("model.vocab", "must be an object {token: id}");
+  const json& added = j.value("added_tokens", json::array());
+  if (!added.is_array()) throw bad("added_tokens", "must be a list");
+  // Ids are dense in every real tokenizer: each must be below the number of entries the file holds,
+  // which bounds the id table by the file's own size before anything is allocated.
+  const int64_t entries = static_cast<int64_t>(m["vocab"].size() + added.size());
+  auto read_id = [&](const json& v, const std::string& field) -> int32_t {
+    if (!v.is_number_integer()) throw bad(field, "must be an integer id (got " + v.dump() + ")");
+    const int64_t i = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? -1 : v.get<int64_t>();
+    if (i < 0 || i >= entries)
+      throw bad(field, "id " + v.dump() + " is outside 0.." + std::to_string(entries - 1) + " (the file holds " +
+                           std::to_string(entries) + " entries)");
+    return static_cast<int32_t>(i);
+  };
+  t->id_to_token_.resize(static_cast<size_t>(entries));
+  std::vector<bool> taken(static_cast<size_t>(entries), false);
+  auto claim = [&](int32_t id, const std::string& content, const std::string& field) {
+    if (taken[id] && t->id_to_token_[id] != content)
+      throw bad(field, "id " + std::to_string(id) + " is already the id of " + json(t->id_to_token_[id]).dump());
+    taken[id] = true;
+    t->id_to_token_[id] = content;
+  };
+  int32_t max_id = -1;
+  for (auto& [tok, id] : m["vocab"].items()) {
+    const int32_t i = read_id(id, "model.vocab." + tok);
     t->vocab_[tok] = i;
-    if (i >= static_cast<int32_t>(t->id_to_token_.size())) t->id_to_token_.resize(i + 1);
-    t->id_to_token_[i] = tok;
+    claim(i, tok, "model.vocab." + tok);
+    max_id = std::max(max_id, i);
   }
   for (int b = 0; b < 256; ++b) {
     auto it = t->vocab_.find(b2u()[b]);
     if (it == t->vocab_.end()) throw bad("model.vocab", "lacks the byte-level symbol for byte " + std::to_string(b));
     t->byte_id_[b] = it->second;
   }
+  if (!m.contains("merges") || !m["merges"].is_array()) throw bad("model.merges", "must be a list");
   int32_t rank = 0;
-  for (const json& mg : m.at("merges")) {
+  for (const json& mg : m["merges"]) {
     std::string a, b;
-    if (mg.is_array() && mg.size() == 2) {
+    if (mg.is_array() && mg.size() == 2 && mg[0].is_string() && mg[1].is_string()) {
       a = mg[0].get<std::string>();
       b = mg[1].get<std::string>();
     } else if (mg.is_string()) {
@@ -234,17 +258,22 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) {
     t->merges_.emplace(pair_key(ia->second, ib->second), std::make_pair(rank, im->second));
     ++rank;
   }
-  for (const json& a : j.value("added_tokens", json::array())) {
-    const std::string content = a.at("content").get<std::string>();
-    for (const char* k : {"single_word", "lstrip", "rstrip"})
-      if (a.value(k, false)) throw bad("added_tokens (" + content + ")." + k, "true is not supported");
-    const int32_t id = a.at("id").get<int32_t>();
+  for (size_t k = 0; k < added.size(); ++k) {
+    const json& a = added[k];
+    const std::string field = "added_tokens[" + std::to_string(k) + "]";
+    if (!a.is_object() || !a.contains("content") || !a["content"].is_string() || !a.contains("id"))
+      throw bad(field, "must be an object with a string 'content' and an 'id'");
+    const std::string content = a["content"].get<std::string>();
+    for (const char* kk : {"single_word", "lstrip", "rstrip"})
+      if (a.value(kk, false)) throw bad("added_tokens (" + content + ")." + kk, "true is not supported");
+    const int32_t id = read_id(a["id"], field + ".id");
+    claim(id, content, field + ".id");
+    max_id = std::max(max_id, id);
     t->added_.push_back({content, id, a.value("normalized", !a.value("special", false))});
     if (!content.empty()) t->added_first_[static_cast<unsigned char>(content[0])] = true;
-    if (id >= static_cast<int32_t>(t->id_to_token_.size())) t->id_to_token_.resize(id + 1);
-    t->id_to_token_[id] = content;
     if (content == "<|endoftext|>" || content == "</s>" || content == "<|end_of_text|>") t->eos_ = id;
   }
+  t->id_to_token_.resize(static_cast<size_t>(max_id + 1));  // ids past the highest one were never claimed
   t->vocab_size_ = static_cast<int64_t>(t->id_to_token_.size());
   return t;
 }

@@ -150,31 +150,38 @@ Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
   const auto cfg_path = (fs::path(dir) / "config.json").string();
   if (!fs::exists(cfg_path)) throw Error(cfg_path + ": config.json not found in model directory");
   Mamba2Config cfg = load_config_file(cfg_path);
-  Mamba2LM model(cfg);
-
-  const fs::path st = fs::path(dir) / "model.safetensors";
-  const fs::path bin = fs::path(dir) / "pytorch_model.bin";
-  StateDict sd;
-  std::string source;
-  if (fs::exists(st)) {
-    source = st.string();
-    sd = read_weights_file(source);
-  } else if (const fs::path index = fs::path(dir) / "model.safetensors.index.json"; fs::exists(index)) {
-    source = index.string();
-    sd = read_sharded(dir, source);
-  } else if (fs::exists(bin)) {
-    source = bin.string();
-    sd = read_weights_file(source);
-  } else if (const fs::path index = fs::path(dir) / "pytorch_model.bin.index.json"; fs::exists(index)) {
-    source = index.string();  // transformers 4 save_pretrained(safe_serialization=False), sharded
-    sd = read_sharded(dir, source);
-  } else {
+  // Which weights, in the order they are looked for.
+  const fs::path st = fs::path(dir) / "model.safetensors", st_index = fs::path(dir) / "model.safetensors.index.json";
+  const fs::path bin = fs::path(dir) / "pytorch_model.bin", bin_index = fs::path(dir) / "pytorch_model.bin.index.json";
+  fs::path source;
+  for (const auto& p : {st, st_index, bin, bin_index})
+    if (fs::exists(p)) {
+      source = p;
+      break;
+    }
+  if (source.empty())
     throw Error(dir + ": no weights found (model.safetensors, model.safetensors.index.json, pytorch_model.bin or "
                 "pytorch_model.bin.index.json)");
+  // Budget before allocation: whatever config.json claims, its weights hold at least 2 bytes (fp16/bf16)
+  // per parameter, so a config bigger than every weights file in the folder together is refused here.
+  uint64_t weight_bytes = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const auto ext = e.path().extension().string();
+    if ((ext == ".safetensors" || ext == ".bin") && e.is_regular_file(ec)) weight_bytes += e.file_size(ec);
   }
-  auto unused = load_state_dict(model, sd, source);
+  const int64_t params = cfg.parameter_count();
+  if (static_cast<double>(params) * 2.0 > static_cast<double>(weight_bytes) + 65536.0)
+    throw Error(cfg_path + ": describes " + std::to_string(params) + " parameters (at least " +
+                std::to_string(params * 2) + " bytes of weights), but the weights files in " + dir + " hold " +
+                std::to_string(weight_bytes) + " bytes");
+  Mamba2LM model(cfg);
+  StateDict sd;
+  if (source == st || source == bin) sd = read_weights_file(source.string());
+  else sd = read_sharded(dir, source.string());  // an index file (pytorch_model.bin.index.json: transformers 4)
+  auto unused = load_state_dict(model, sd, source.string());
   if (!unused.empty())
-    throw Error(source + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
+    throw Error(source.string() + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
                 " unused in all); is this really a Mamba-2 checkpoint matching config.json?");
   place_model(model, compute);
   return model;

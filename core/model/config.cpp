@@ -192,18 +192,41 @@ void require_positive(int64_t v, const std::string& source, const char* field) {
   if (v <= 0) throw Error(source + ": field '" + field + "' must be positive, got " + std::to_string(v));
 }
 
+// Positive and at most `limit`: sizes are checked before any buffer is made from them.
+void require_size(int64_t v, int64_t limit, const std::string& source, const char* field) {
+  require_positive(v, source, field);
+  if (v > limit)
+    throw Error(source + ": field '" + field + "' is " + std::to_string(v) + ", above statescope's limit of " +
+                std::to_string(limit));
+}
+
 }  // namespace
 
+int64_t Mamba2Config::parameter_count() const {
+  const int64_t D = d_model, V = vocab_size, DI = d_inner(), H = nheads();
+  const int64_t per_layer = D                                            // norm
+                            + in_proj_rows() * D + (proj_bias ? in_proj_rows() : 0)  // in_proj
+                            + conv_dim() * d_conv + (conv_bias ? conv_dim() : 0)     // conv1d
+                            + 3 * H                                      // dt_bias, A_log, D
+                            + DI                                         // gated norm
+                            + D * DI + (proj_bias ? D : 0);              // out_proj
+  return V * D * (tie_embeddings ? 1 : 2) + n_layer * per_layer + D;
+}
+
 void Mamba2Config::validate(const std::string& source) const {
-  require_positive(d_model, source, "d_model");
-  require_positive(n_layer, source, "n_layer");
-  require_positive(d_state, source, "d_state");
-  require_positive(headdim, source, "headdim");
-  require_positive(expand, source, "expand");
-  require_positive(ngroups, source, "ngroups");
-  require_positive(d_conv, source, "d_conv");
-  require_positive(chunk_size, source, "chunk_size");
-  require_positive(vocab_size, source, "vocab_size");
+  // Limits well above every published Mamba-2 (2.7B: d_model 2560, 64 layers, d_state 128, vocab 50288).
+  require_size(d_model, kMaxDModel, source, "d_model");
+  require_size(n_layer, kMaxLayers, source, "n_layer");
+  require_size(d_state, kMaxDState, source, "d_state");
+  require_size(headdim, kMaxDState, source, "headdim");
+  require_size(expand, 16, source, "expand");
+  require_size(ngroups, 1024, source, "ngroups");
+  require_size(d_conv, 64, source, "d_conv");
+  require_size(chunk_size, 65536, source, "chunk_size");
+  require_size(vocab_size, kMaxVocab, source, "vocab_size");
+  if (parameter_count() > kMaxParameters)
+    throw Error(source + ": describes " + std::to_string(parameter_count()) + " parameters, above statescope's limit of " +
+                std::to_string(kMaxParameters));
   if (d_inner() % headdim != 0)
     throw Error(source + ": expand*d_model (" + std::to_string(d_inner()) +
                 ") is not a multiple of headdim (" + std::to_string(headdim) + ")");

@@ -41,8 +41,13 @@ struct Mamba2Config {
     return dt_limit_lo > 0.0 || dt_limit_hi < std::numeric_limits<double>::infinity();
   }
 
-  // Throws Error naming `source` and the field when a size is inconsistent.
+  // Every parameter the model holds (embedding, lm_head when untied, layers, final norm).
+  int64_t parameter_count() const;
+
+  // Throws Error naming `source` and the field when a size is inconsistent or above the limits below.
   void validate(const std::string& source) const;
+  static constexpr int64_t kMaxDModel = 65536, kMaxLayers = 1024, kMaxDState = 4096, kMaxVocab = 4194304;
+  static constexpr int64_t kMaxParameters = 100'000'000'000;
 };
 
 // Parses a config.json in either dialect (model_type "mamba2" = Hugging Face; otherwise mamba_ssm,
