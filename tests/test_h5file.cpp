@@ -48,3 +48,28 @@ TEST(H5File, Errors) {
   }
   std::filesystem::remove(path);
 }
+
+TEST(H5File, ADeclaredButUnwrittenDatasetIsRefusedBeforeAllocating) {
+  // 8 KB on disk declaring 2 x 5e8 doubles (tests/golden/hostile/make_hostile.py): the desktop app
+  // died of std::bad_alloc opening it. Now a named error, and normal datasets still read.
+  const std::string path = std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/hostile/sparse.h5";
+  H5File f(path, H5File::Mode::Read);
+  EXPECT_EQ(f.dims("baseline/ppl/nll"), (std::vector<int64_t>{2, 500000000}));
+  try {
+    f.read_f64("baseline/ppl/nll");
+    FAIL() << "read 8 GB that the file does not hold";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find(path), std::string::npos) << m;
+    EXPECT_NE(m.find("dataset 'baseline/ppl/nll' declares 1000000000 elements (8000000000 bytes) but the file stores"),
+              std::string::npos) << m;
+  }
+  const auto tmp = (std::filesystem::temp_directory_path() / "ss_zeros.h5").string();
+  {
+    H5File w(tmp, H5File::Mode::Create);
+    std::vector<double> zeros(1 << 18, 0.0);  // 2 MB of zeros compresses ~1000x: still read
+    w.write("z", zeros.data(), {1 << 18});
+  }
+  H5File r(tmp, H5File::Mode::Read);
+  EXPECT_EQ(r.read_f64("z").size(), size_t{1} << 18);
+}

@@ -97,8 +97,21 @@ std::vector<T> H5File::read_impl(const std::string& name, int64_t mem_type, std:
     throw Error(path_ + ": dataset '" + name + "' is not numeric");
   Handle sp{H5Dget_space(ds.id), H5Sclose};
   auto d = dataspace_dims(sp.id);
+  // Budget before allocation: the element count may not overflow, and the bytes a read makes may not
+  // exceed what the file stores for it by more than deflate can expand (~1032x). A tiny file that
+  // declares a huge, never-written (fill-value) dataset is refused here, not by the allocator.
   int64_t n = 1;
-  for (auto x : d) n *= x;
+  for (auto x : d) {
+    if (x < 0 || (x > 0 && n > kMaxReadElements / x))
+      throw Error(path_ + ": dataset '" + name + "' declares more than " + std::to_string(kMaxReadElements) + " elements");
+    n *= x;
+  }
+  const double need = static_cast<double>(n) * sizeof(T);
+  const double stored = static_cast<double>(H5Dget_storage_size(ds.id));
+  if (need > 1048576.0 && need > 1032.0 * stored)
+    throw Error(path_ + ": dataset '" + name + "' declares " + std::to_string(n) + " elements (" +
+                std::to_string(static_cast<int64_t>(need)) + " bytes) but the file stores " +
+                std::to_string(static_cast<int64_t>(stored)) + " bytes for it (damaged or not written by statescope)");
   std::vector<T> out(static_cast<size_t>(n));
   if (n > 0 && H5Dread(ds.id, static_cast<hid_t>(mem_type), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
     throw Error(path_ + ": reading dataset '" + name + "' failed (truncated file or unconvertible type)");

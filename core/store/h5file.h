@@ -53,6 +53,7 @@ class H5File {
   std::vector<T> read_impl(const std::string& name, int64_t type, std::vector<int64_t>* dims) const;
   void ensure_parents(const std::string& name);
   std::string path_;
+  static constexpr int64_t kMaxReadElements = int64_t{1} << 34;  // 128 GiB of doubles: beyond any real result
   int64_t id_ = -1;  // hid_t
 };
 
