@@ -10,7 +10,7 @@ cli="$root/build/bin/statescope-cli"
 tmp="$(mktemp -d)"
 echo "# $(date -u +%FT%TZ) embedded model, T=32, 32 sequences, segment $seg"
 for L in 128 2048 8192; do
-  line=$("$cli" eval --model embedded -o "$tmp/e.h5" --length "$L" --sequences 32 --segment "$seg" 2>/dev/null | tail -n 1)
+  line=$("$cli" eval --model embedded -o "$tmp/e.h5" --overwrite --length "$L" --sequences 32 --segment "$seg" 2>/dev/null | tail -n 1)
   echo "length $L ($((L / 32))T): ${line#*; }"
 done
 rm -rf "$tmp"

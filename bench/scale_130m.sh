@@ -27,7 +27,7 @@ THREADS=${STATESCOPE_THREADS:-2}
 "$CLI" --threads "$THREADS" data --model "$WORK/ssm" --data embedded
 measure "eval 16k tokens (1 sequence, T 2048, segment 512)" \
   "$CLI" --threads "$THREADS" eval --model "$WORK/ssm" --data embedded --T 2048 --length 16384 --sequences 1 \
-  --segment 512 -o "$WORK/eval16k.h5"
+  --segment 512 -o "$WORK/eval16k.h5" --overwrite
 "$CLI" inspect "$WORK/eval16k.h5" | head -30
 measure "posttrain T 512 batch 1, 4 steps, state passing" \
   "$CLI" --threads "$THREADS" posttrain --model "$WORK/ssm" --data embedded --T 512 --batch 1 --steps 4 --warmup 1 \

@@ -12,6 +12,7 @@
 
 #include "core/model/checkpoint.h"
 #include "core/store/h5file.h"
+#include "tests/scratch.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -43,7 +44,7 @@ torch::Tensor read(const std::string& path, const std::string& name) {
   return torch::from_blob(v.data(), d, torch::kFloat32).clone();
 }
 
-std::string tmp(const std::string& name) { return (fs::temp_directory_path() / ("statescope_cli_" + name)).string(); }
+std::string tmp(const std::string& name) { return statescope::test::scratch("statescope_cli_" + name); }
 
 // Writes an input file from golden datasets: ids from `ids_name`, optional initial states.
 std::string make_input(const std::string& name, const std::string& ids_name, bool with_state,
@@ -191,6 +192,13 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   const auto a = tmp("cmp_a.h5"), b = tmp("cmp_b.h5");
   ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a).code, 0);
   ASSERT_EQ(cli("run " + write_spec("cmp_b.json", 128) + " -o " + b).code, 0);
+  // -o onto an existing file: refused (exit 1, the file untouched) unless --overwrite.
+  const auto before = H5File(a, H5File::Mode::Read).attr("/", "created");
+  auto again = cli("run " + write_spec("cmp_a.json", 64) + " -o " + a);
+  EXPECT_NE(again.code, 0);
+  EXPECT_NE(again.output.find(a + ": already exists"), std::string::npos) << again.output;
+  EXPECT_EQ(H5File(a, H5File::Mode::Read).attr("/", "created"), before);
+  ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a + " --overwrite").code, 0);
   auto r = cli("inspect " + a + " " + b);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("statescope_cli_cmp_a/baseline "), std::string::npos) << r.output;

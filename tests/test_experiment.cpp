@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -14,6 +15,7 @@
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
+#include "tests/scratch.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -22,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string tiny_model_dir() {
-  const auto dir = (fs::temp_directory_path() / "statescope_exp_model").string();
+  const auto dir = statescope::test::scratch("tiny_model");  // per test process: parallel tests never share it
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
   Mamba2LM m(c);
@@ -45,7 +47,7 @@ std::string spec(const std::string& model) {
 }  // namespace
 
 TEST(Experiment, AllPoliciesEndToEnd) {
-  const auto out = (fs::temp_directory_path() / "statescope_exp.h5").string();
+  const auto out = statescope::test::scratch("statescope_exp.h5");
   std::vector<std::string> seen;
   auto runs = run_experiment(spec(tiny_model_dir()), "spec.json", out, [&](const ExperimentProgress& p) {
     if (seen.empty() || seen.back() != p.run) seen.push_back(p.run);
@@ -78,7 +80,7 @@ TEST(Experiment, AllPoliciesEndToEnd) {
 }
 
 TEST(Experiment, CancelLeavesAValidFile) {
-  const auto out = (fs::temp_directory_path() / "statescope_exp_cancel.h5").string();
+  const auto out = statescope::test::scratch("statescope_exp_cancel.h5");
   auto runs = run_experiment(spec(tiny_model_dir()), "spec.json", out,
                              [](const ExperimentProgress& p) { return !(p.run == "random" && p.done == 2); });
   H5File f(out, H5File::Mode::Read);
@@ -91,7 +93,7 @@ TEST(Experiment, CancelLeavesAValidFile) {
 }
 
 TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
-  const auto out = (fs::temp_directory_path() / "statescope_exp_bad.h5").string();
+  const auto out = statescope::test::scratch("statescope_exp_bad.h5");
   fs::remove(out);
   auto expect = [&](const std::string& s, const std::string& frag) {
     try {
@@ -225,7 +227,7 @@ TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {
 TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
   // The spec's compute travels with its runs as a value: the process default never changes, not
   // even while the experiment runs (so another experiment can run beside it with its own).
-  const auto out = (fs::temp_directory_path() / "statescope_exp_scan.h5").string();
+  const auto out = statescope::test::scratch("statescope_exp_scan.h5");
   const std::string before = scan_kernels(), before_precision = compute_precision();
   ASSERT_EQ(before, "aten");
   std::set<std::string> during;
@@ -251,9 +253,8 @@ TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
       "policies": [{"kind": "passing"}, {"kind": "random", "sigma": 0.1}],
       "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}})";
   };
-  const auto dir = fs::temp_directory_path();
   auto run = [&](const char* precision, const std::string& name) {
-    return run_experiment(spec(precision), name, (dir / ("statescope_side_" + name + ".h5")).string());
+    return run_experiment(spec(precision), name, statescope::test::scratch("statescope_side_" + name + ".h5"));
   };
   const auto a = run("fp32", "a"), b = run("bf16", "b");
   std::vector<RunSummary> pa, pb;
@@ -273,14 +274,14 @@ TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
   same(a, pa);
   same(b, pb);
   EXPECT_NE(a[1].loss_far, b[1].loss_far);  // bf16 really ran in one of them
-  H5File fa((dir / "statescope_side_pa.h5").string(), H5File::Mode::Read);
-  H5File fb((dir / "statescope_side_pb.h5").string(), H5File::Mode::Read);
+  H5File fa(statescope::test::scratch("statescope_side_pa.h5"), H5File::Mode::Read);
+  H5File fb(statescope::test::scratch("statescope_side_pb.h5"), H5File::Mode::Read);
   EXPECT_EQ(fa.attr("passing", "device"), "cpu fp32");
   EXPECT_EQ(fb.attr("passing", "device"), "cpu bf16");
 }
 
 TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
-  const auto out = (fs::temp_directory_path() / "statescope_exp_analyses.h5").string();
+  const auto out = statescope::test::scratch("statescope_exp_analyses.h5");
   const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "seed": 1,
     "posttrain": {"steps": 2, "batch": 4, "lr": 1e-3, "warmup": 1},
     "policies": [{"kind": "passing"}],
@@ -317,17 +318,17 @@ TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
 }
 
 TEST(Experiment, BpeModelsRunPasskeyAndBabiInTheirTokens) {
-  const fs::path dir = fs::temp_directory_path() / "statescope_exp_bpe_model";
+  const fs::path dir = statescope::test::scratch("bpe_model");
   test::write_tiny_bpe_model(dir.string(), 1, 2);
   ModelRecord r;
   r.T = 16;
   write_model_record(dir.string(), r);
-  const fs::path cache = fs::temp_directory_path() / "statescope_exp_bpe_cache";
+  const fs::path cache = statescope::test::scratch("bpe_cache");
   setenv("STATESCOPE_CACHE", cache.c_str(), 1);
   const std::string head = R"({"model": ")" + dir.string() + R"(", "seed": 1,
     "posttrain": {"steps": 1, "batch": 2, "lr": 1e-3, "warmup": 1}, "policies": [{"kind": "passing"}],
     "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}, )";
-  const auto out = (fs::temp_directory_path() / "statescope_exp_bpe.h5").string();
+  const auto out = statescope::test::scratch("statescope_exp_bpe.h5");
   fs::remove(out);
   auto runs = run_experiment(head + R"("analyses": {"passkey": {"lengths": [70, 140], "depths": [0, 1], "samples": 2},
                                                     "babi": {"lengths": [100, 200], "samples": 2, "facts": 2}}})",
@@ -342,4 +343,61 @@ TEST(Experiment, BpeModelsRunPasskeyAndBabiInTheirTokens) {
   unsetenv("STATESCOPE_CACHE");
   fs::remove_all(cache);
   fs::remove_all(dir);
+}
+
+TEST(Experiment, OutputsNeverDestroyWhatIsThere) {
+  const std::string model = tiny_model_dir();
+  const std::string s = R"({"model": ")" + model + R"(", "eval": {"length": 32, "sequences": 1, "segment": 16, "batch": 1}})";
+  auto slurp = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  auto why = [&](const std::string& out, bool overwrite, const ExperimentProgressFn& progress = {}) {
+    try {
+      run_experiment(s, "out.json", out, progress, {}, overwrite);
+      return std::string("ran");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  // An existing file (here a text file) is refused without --overwrite and left as it was.
+  const std::string precious = statescope::test::scratch("precious.txt");
+  std::ofstream(precious) << "do not lose me";
+  EXPECT_NE(why(precious, false).find("already exists; choose another output or pass --overwrite"), std::string::npos);
+  EXPECT_EQ(slurp(precious), "do not lose me");
+  // The model being evaluated is never the output, even with --overwrite.
+  const std::string weights = model + "/model.safetensors", before = slurp(weights);
+  EXPECT_NE(why(weights, true).find("one of the run's inputs"), std::string::npos) << why(weights, true);
+  EXPECT_EQ(slurp(weights), before);
+  // A run that fails after the new file was started leaves the old file whole (the partial one beside it).
+  const std::string out = statescope::test::scratch("replace.h5");
+  std::ofstream(out) << "old results";
+  auto boom = [](const ExperimentProgress&) -> bool { throw Error("disk on fire"); };
+  EXPECT_NE(why(out, true, boom).find("disk on fire"), std::string::npos);
+  EXPECT_EQ(slurp(out), "old results");
+  EXPECT_TRUE(fs::exists(out + ".partial"));
+  // A run that ends replaces it, atomically, and leaves no partial file or lock behind.
+  EXPECT_EQ(why(out, true), "ran");
+  EXPECT_EQ(H5File(out, H5File::Mode::Read).attr("baseline", "status"), "finished");
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  EXPECT_FALSE(fs::exists(out + ".lock"));
+  // One writer per file: a second one fails at once, naming the first; the first keeps its file.
+  const std::string busy = statescope::test::scratch("busy.h5");
+  {
+    auto first = ExperimentFile::create(busy);
+    const std::string w = why(busy, true);
+    EXPECT_NE(w.find("another statescope process (pid " + std::to_string(::getpid()) + ") is writing this file"),
+              std::string::npos) << w;
+  }
+  EXPECT_EQ(H5File(busy, H5File::Mode::Read).attr("/", "format"), "statescope-experiment");
+  // Appending a run whose name exists is refused unless it is meant to replace it.
+  auto f = ExperimentFile::open(out);
+  try {
+    f->begin_run({"baseline", "{}", "m", "", "none", 0, "v", "cpu fp32"});
+    FAIL() << "replaced run 'baseline' silently";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already holds a run 'baseline'; choose another --run or pass --replace-run"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(f->begin_run({"baseline", "{}", "m", "", "none", 0, "v", "cpu fp32"}, true));
 }

@@ -26,6 +26,7 @@
 #include <QTest>
 #include <QTimer>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
@@ -35,6 +36,7 @@
 #include "core/experiment/experiment.h"
 #include "core/experiment/spec.h"
 #include "core/store/h5file.h"
+#include "tests/scratch.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
@@ -71,7 +73,7 @@ void make_short(gui::ExperimentPanel* p, int steps) {
   for (auto* c : {field<QCheckBox>(p, "a_effrem"), field<QCheckBox>(p, "a_states"), field<QCheckBox>(p, "a_passkey"), field<QCheckBox>(p, "a_babi"), field<QCheckBox>(p, "a_copying")}) c->setChecked(false);
 }
 
-std::string tmp(const char* name) { return (fs::temp_directory_path() / name).string(); }
+std::string tmp(const char* name) { return statescope::test::scratch(name); }
 
 }  // namespace
 
@@ -551,4 +553,22 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("statescope-tests");
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
+}
+
+TEST(Gui, RunningOntoAnExistingFileAsksAndQuietlyRefuses) {
+  gui::MainWindow w;
+  w.set_quiet(true);  // no dialog to answer: the existing file is kept and the run does not start
+  make_short(w.panel(), 2);
+  const std::string out = tmp("statescope_gui_existing.h5");
+  std::ofstream(out) << "old results";
+  QSignalSpy done(&w, &gui::MainWindow::run_finished);
+  w.start_run(QString::fromStdString(out));
+  ASSERT_EQ(done.count(), 1);
+  EXPECT_FALSE(done.first().first().toBool());
+  EXPECT_TRUE(w.last_message().contains("exists and was left as it is")) << w.last_message().toStdString();
+  EXPECT_FALSE(w.running());
+  std::ifstream in(out);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "old results");
 }

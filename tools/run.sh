@@ -11,8 +11,10 @@ bash "$root/tools/build.sh"
 build="${STATESCOPE_BUILD_DIR:-$root/build}"
 cd "$root"
 out="${1:-demo.h5}"
+# The demo's own file is replaced when the demo runs again; a file you name is never replaced.
+replace=(); [ $# -eq 0 ] && replace=(--overwrite)
 if [ -z "${STATESCOPE_HEADLESS:-}" ] && { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; } && [ -x "$build/bin/statescope" ]; then
-  exec "$build/bin/statescope" --run data/experiments/demo.json --output "$out"
+  exec "$build/bin/statescope" --run data/experiments/demo.json --output "$out" "${replace[@]}"
 fi
-"$build/bin/statescope-cli" run data/experiments/demo.json -o "$out"
+"$build/bin/statescope-cli" run data/experiments/demo.json -o "$out" "${replace[@]}"
 echo "(no display: ran the demo with the CLI; open $out in the app with: $build/bin/statescope $out)"

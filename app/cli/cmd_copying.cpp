@@ -18,7 +18,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   struct O {
     std::string output;
     std::vector<std::string> policies{"zero", "passing"};
-    bool append = false;
+    bool append = false, overwrite = false, replace_run = false;
     CopyOptions c;
     TrainOptions t;
   };
@@ -27,6 +27,8 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   o->t.steps = 600; o->t.batch = 32; o->t.lr = 3e-3; o->t.warmup = 30;
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_flag("--append", o->append, "add the runs to an existing experiment file");
+  app.add_flag("--overwrite", o->overwrite, "replace an existing output file (renamed into place when the runs end)");
+  app.add_flag("--replace-run", o->replace_run, "with --append: replace runs of the same names");
   app.add_option("--policies", o->policies, "one run per initial-state policy")
       ->delimiter(',')->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
   app.add_option("--L", o->c.L, "longest training string")->capture_default_str();
@@ -48,7 +50,9 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   app.add_option("--headdim", o->c.model.headdim)->capture_default_str();
   return [o, command]() {
     std::vector<std::pair<std::string, CopyResult>> table;
-    std::unique_ptr<ExperimentFile> file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output);
+    WriteOptions w;
+    w.overwrite = o->overwrite;
+    std::unique_ptr<ExperimentFile> file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output, w);
     for (const auto& kind : o->policies) {
       PolicySpec ps;
       ps.kind = kind;
@@ -56,7 +60,8 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps}, {"pretrain_steps", o->c.pretrain_steps},
                           {"policy", ps.label()}};
       file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), o->c.seed,
-                       std::string(kVersionString) + ", " + runtime_summary(), compute_summary()});
+                       std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
+                      o->replace_run);
       ProgressLine line;
       auto r = run_copying(o->c, ps, o->t, [&](const StepInfo& s) {
         file->append_train(run, s);

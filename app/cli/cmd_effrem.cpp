@@ -38,7 +38,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
-    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
+    auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);
     ProgressLine line;
     const auto t0 = std::chrono::steady_clock::now();
     const EffRemResult r = measure_run(*file, o->run, [&] {

@@ -50,7 +50,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}};
-    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (evaluation only)", 0);
+    auto file = start_run(*o, spec.dump(), dir, "none (evaluation only)", 0, o->data);
     ProgressLine line;
     const EvalResult r = measure_run(*file, o->run, [&] {
       return evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
@@ -71,10 +71,15 @@ Runner add_eval(CLI::App& app, const std::string& command) {
 }
 
 Runner add_run(CLI::App& app, const std::string&) {
-  struct O { std::string spec, output; };
+  struct O {
+    std::string spec, output;
+    bool overwrite = false;
+  };
   auto o = std::make_shared<O>();
   app.add_option("spec", o->spec, "experiment spec (JSON), e.g. data/experiments/demo.json")->required();
-  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
+  app.add_option("--output,-o", o->output, "experiment file (HDF5) to write (a new file; see --overwrite)")->required();
+  app.add_flag("--overwrite", o->overwrite,
+               "replace an existing output file (written beside it and renamed when the experiment ends)");
   return [o]() {
     std::ifstream in(o->spec);
     if (!in) throw Error(o->spec + ": cannot open experiment spec");
@@ -95,7 +100,7 @@ Runner add_run(CLI::App& app, const std::string&) {
                       (long long)p.done, (long long)p.total, fmt_eta(p.eta_s).c_str());
       line.update(buf, p.done == p.total);
       return true;
-    });
+    }, {}, o->overwrite);
     line.done();
     std::cout << format_summary_table(runs);
     std::cout << "wrote " << o->output << "\n";

@@ -45,7 +45,7 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
       throw Error("passkey: " + dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
                   " ids but the model's vocab_size is " + std::to_string(model->config().vocab_size));
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()}};
-    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed);
+    auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, "");
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;

@@ -40,7 +40,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
-    auto file = start_run(o->output, o->append, o->run, spec.dump(), dir, "none (analysis)", 0);
+    auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);
     const StateStatsResult r = measure_run(*file, o->run, [&] { return state_statistics(model, corpus.validation, o->s); });
     file->write_state_stats(o->run, r);
     file->set_status(o->run, "finished");

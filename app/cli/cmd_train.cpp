@@ -59,7 +59,10 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
   const std::string ckdir = (fs::path(o.out) / "checkpoint").string();
   const bool resuming = o.resume && fs::exists(fs::path(ckdir) / "trainer.json") && fs::exists(record);
-  auto file = resuming ? ExperimentFile::open(record) : ExperimentFile::create(record);
+  // The training record belongs to the model folder being (re)written: a fresh run replaces it.
+  WriteOptions w;
+  w.overwrite = true;
+  auto file = resuming ? ExperimentFile::open(record) : ExperimentFile::create(record, w);
   nlohmann::json spec{{"command", command}, {"T", o.t.T}, {"steps", o.t.steps}, {"batch", o.t.batch}, {"lr", o.t.lr},
                       {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
   if (resuming) file->file().set_attr(run_name, "status", "running");

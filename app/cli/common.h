@@ -30,21 +30,11 @@ inline Corpus load_corpus(const std::string& data, const std::string& model_dir,
   return c;
 }
 
-// Creates (or with `append`, opens) the experiment file and starts run `run` with status "running".
-inline std::unique_ptr<ExperimentFile> start_run(const std::string& output, bool append, const std::string& run,
-                                                 const std::string& spec_json, const std::string& model_dir,
-                                                 const std::string& intervention, uint64_t seed) {
-  auto file = append ? ExperimentFile::open(output) : ExperimentFile::create(output);
-  file->begin_run({run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
-                   std::string(kVersionString) + ", " + runtime_summary(), compute_summary()});
-  return file;
-}
-
 // The options every measuring verb shares: the model, the experiment file, the run's name in it,
 // and whether to add the run to an existing file instead of creating it.
 struct RunArgs {
   std::string model, output, run;
-  bool append = false;
+  bool append = false, overwrite = false, replace_run = false;
 };
 inline void add_run_options(CLI::App& app, RunArgs& a, const std::string& default_run) {
   a.run = default_run;
@@ -52,7 +42,25 @@ inline void add_run_options(CLI::App& app, RunArgs& a, const std::string& defaul
   app.add_option("--output,-o", a.output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", a.run, "run (group) name in the file")->capture_default_str();
   app.add_flag("--append", a.append, "add the run to an existing experiment file instead of creating it");
+  app.add_flag("--overwrite", a.overwrite, "replace an existing output file (renamed into place when the run ends)");
+  app.add_flag("--replace-run", a.replace_run, "with --append: replace a run of the same name");
 }
+
+// Creates (or with --append, opens) the experiment file and starts run `run` with status "running".
+// The output may not be one of the run's inputs (the model folder, the data).
+inline std::unique_ptr<ExperimentFile> start_run(const RunArgs& a, const std::string& spec_json,
+                                                 const std::string& model_dir, const std::string& intervention,
+                                                 uint64_t seed, const std::string& data = "") {
+  WriteOptions w;
+  w.overwrite = a.overwrite;
+  w.inputs = {model_dir, data};
+  auto file = a.append ? ExperimentFile::open(a.output) : ExperimentFile::create(a.output, w);
+  file->begin_run({a.run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
+                   std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
+                  a.replace_run);
+  return file;
+}
+
 
 // Runs `measure` for run `run` of `file`; on an error the run's status becomes "failed" (with the
 // message) before the error goes on, so the file never says "running" for a run that died.

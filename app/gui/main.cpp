@@ -23,9 +23,10 @@ int main(int argc, char** argv) {
                             "[file.h5 [more.h5 ...]]");
   QCommandLineOption run({"r", "run"}, "load this experiment spec into the panel and run it", "spec.json");
   QCommandLineOption out({"o", "output"}, "experiment file the run writes", "file.h5");
+  QCommandLineOption overwrite("overwrite", "with --run: replace an existing output file without asking");
   QCommandLineOption shots("screenshots", "render every view to PNG files in DIR and quit", "DIR");
   QCommandLineOption quit("quit-when-done", "with --run: print the summary and the longest UI stall, then quit");
-  cli.addOptions({run, out, shots, quit});
+  cli.addOptions({run, out, overwrite, shots, quit});
   cli.process(app);
   statescope::gui::MainWindow w;
   if (cli.isSet(shots)) w.set_quiet(true);
@@ -45,7 +46,7 @@ int main(int argc, char** argv) {
       qCritical("%s: %s", qPrintable(cli.value(run)), qPrintable(why));
       return 2;
     }
-    QTimer::singleShot(0, &w, [&] { w.start_run(cli.value(out)); });
+    QTimer::singleShot(0, &w, [&] { w.start_run(cli.value(out), cli.isSet(overwrite)); });
     if (cli.isSet(quit)) {
       w.set_quiet(true);
       QObject::connect(&w, &statescope::gui::MainWindow::run_finished, &w, [&w](bool ok) {

@@ -214,18 +214,32 @@ bool MainWindow::add_file(const QString& path) {
   return true;
 }
 
-void MainWindow::start_run(const QString& out) {
+void MainWindow::start_run(const QString& out, bool replace) {
   if (running_) return;
   const QString spec = panel_->spec_json();
   if (spec.isEmpty()) {
     error(tr("Invalid experiment"), panel_->problems().join("\n"));
+    if (quiet_) emit run_finished(false);
     return;
   }
   QString path = out;
-  if (path.isEmpty()) {
+  bool overwrite = replace;
+  if (path.isEmpty()) {  // a new file of its own, never an existing one
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/experiments";
     QDir().mkpath(dir);
-    path = dir + "/experiment-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss") + ".h5";
+    const QString stem = dir + "/experiment-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
+    path = stem + ".h5";
+    for (int k = 2; QFileInfo::exists(path); ++k) path = QString("%1-%2.h5").arg(stem).arg(k);
+  } else if (QFileInfo::exists(path) && !overwrite) {  // the user named an existing file: ask (quiet: refuse)
+    overwrite = !quiet_ && QMessageBox::question(this, tr("Replace experiment file?"),
+                                                 tr("%1 exists. Replace it when the new experiment ends? Until then, "
+                                                    "and if the run fails, the old file stays as it is.").arg(path)) ==
+                               QMessageBox::Yes;
+    if (!overwrite) {
+      error(tr("Not started"), tr("%1 exists and was left as it is; choose another output file").arg(path));
+      if (quiet_) emit run_finished(false);
+      return;
+    }
   }
   file_ = path;
   added_files_ = 0;
@@ -238,7 +252,8 @@ void MainWindow::start_run(const QString& out) {
   bar_->setVisible(true);
   bar_->setValue(0);
   setWindowTitle(QString("statescope — %1 (running)").arg(QFileInfo(path).fileName()));
-  QMetaObject::invokeMethod(worker_, [w = worker_, spec, path] { w->start(spec, path); }, Qt::QueuedConnection);
+  QMetaObject::invokeMethod(worker_, [w = worker_, spec, path, overwrite] { w->start(spec, path, overwrite); },
+                            Qt::QueuedConnection);
 }
 
 void MainWindow::cancel_run() {

@@ -37,7 +37,9 @@ class MainWindow : public QMainWindow {
   // Appends another file's runs to those shown, to compare experiments side by side; each is named
   // "<file stem>/<run>" and keeps its own file. Opens the file instead when nothing is open.
   bool add_file(const QString& path);
-  void start_run(const QString& out_path = {});  // runs the panel's spec into out_path (default: a new file)
+  // Runs the panel's spec into out_path (default: a new file). An existing out_path is replaced only
+  // with `overwrite` or when the user says so (quiet: refused); until the run ends it stays as it was.
+  void start_run(const QString& out_path = {}, bool overwrite = false);
   void cancel_run();
   bool running() const { return running_; }
   void set_dark(bool dark);

@@ -8,7 +8,7 @@
 
 namespace statescope::gui {
 
-void RunWorker::start(const QString& spec_json, const QString& out_path) {
+void RunWorker::start(const QString& spec_json, const QString& out_path, bool overwrite) {
   cancel_ = false;
   // On this thread: OpenMP thread counts are per thread. One intra-op thread unless
   // $STATESCOPE_THREADS says otherwise, so the GUI thread keeps a core (more threads than cores
@@ -22,7 +22,7 @@ void RunWorker::start(const QString& spec_json, const QString& out_path) {
                                  p.eta_s, p.loss});
           return !cancel_.load();
         },
-        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); });
+        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); }, overwrite);
     bool cancelled = false;
     for (auto& s : sums) cancelled |= s.status == "cancelled";
     emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step")

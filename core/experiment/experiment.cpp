@@ -154,8 +154,11 @@ class ExperimentRunner {
   }
 
   // Creates the experiment file and runs the baseline (if any) and every policy, in order.
-  std::vector<RunSummary> run_all(const std::string& out_path) {
-    file_ = ExperimentFile::create(out_path);
+  std::vector<RunSummary> run_all(const std::string& out_path, bool overwrite) {
+    WriteOptions w;
+    w.overwrite = overwrite;
+    w.inputs = {model_dir_, spec_.data, src_};  // the spec's source is a file name when it came from one
+    file_ = ExperimentFile::create(out_path, w);
     file_->file().set_attr("/", "spec", spec_text_);
     file_->file().set_attr("/", "spec_source", src_);
     std::vector<std::pair<std::string, PolicySpec>> runs;
@@ -279,11 +282,11 @@ class ExperimentRunner {
 }  // namespace
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
-                                       const ExperimentProgressFn& progress, const RunDoneFn& run_done) {
+                                       const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite) {
   check_spec(spec_text, src);  // every field, the compute names included, before anything is read
   ExperimentRunner runner(spec_text, src, progress, run_done);
   runner.prepare(parse_spec(spec_text, src));
-  return runner.run_all(out_path);
+  return runner.run_all(out_path, overwrite);
 }
 
 }  // namespace statescope

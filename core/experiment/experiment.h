@@ -38,10 +38,12 @@ struct RunSummary {
 };
 
 // Runs `spec_json` (see data/experiments/demo.json and docs/experiment-spec.md), writing `out_path`.
-// Throws Error naming the spec field at fault before anything is written.
+// Throws Error naming the spec field at fault before anything is written. An existing `out_path` is
+// refused unless overwrite (then replaced only when the experiment ends, never when it fails), and
+// it may not be one of the experiment's inputs (the model folder, the data, the spec file).
 std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
                                        const std::string& out_path, const ExperimentProgressFn& progress = {},
-                                       const RunDoneFn& run_done = {});
+                                       const RunDoneFn& run_done = {}, bool overwrite = false);
 
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);

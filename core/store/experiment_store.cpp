@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
+#include <exception>
+#include <filesystem>
 
 #include "core/base/error.h"
 #include "core/base/version.h"
@@ -21,17 +24,57 @@ std::string iso8601_now() {
   return buf;
 }
 
-std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path) {
-  auto f = std::make_unique<H5File>(path, H5File::Mode::Create);
+ExperimentFile::ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<OutputLock> lock, std::string path,
+                               std::string partial)
+    : lock_(std::move(lock)), f_(std::move(f)), path_(std::move(path)), partial_(std::move(partial)),
+      uncaught_(std::uncaught_exceptions()) {}
+
+ExperimentFile::~ExperimentFile() {
+  f_.reset();  // closes the HDF5 file
+  if (partial_.empty()) return;
+  std::error_code ec;
+  if (std::uncaught_exceptions() > uncaught_) {  // an error is unwinding: the old file stays as it was
+    std::fprintf(stderr, "statescope: %s left as it was; the interrupted replacement is %s\n", path_.c_str(),
+                 partial_.c_str());
+    return;
+  }
+  std::filesystem::rename(partial_, path_, ec);  // atomic: readers see the old file or the new one
+  if (ec)
+    std::fprintf(stderr, "statescope: could not rename %s onto %s (%s); the new results are in %s\n", partial_.c_str(),
+                 path_.c_str(), ec.message().c_str(), partial_.c_str());
+}
+
+std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path, const WriteOptions& w) {
+  namespace fs = std::filesystem;
+  auto lock = std::make_unique<OutputLock>(path);  // before looking: no second writer decides meanwhile
+  std::error_code ec;
+  std::string partial;
+  if (fs::exists(path, ec)) {
+    if (!w.overwrite)
+      throw Error(path + ": already exists; choose another output or pass --overwrite to replace it (it was left as it is)");
+    if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not an experiment file");
+    for (const auto& in : w.inputs) {
+      if (in.empty() || !fs::exists(in, ec)) continue;
+      const bool same = fs::equivalent(path, in, ec);
+      const bool inside = fs::is_directory(in, ec) && fs::equivalent(fs::absolute(path).parent_path(), in, ec);
+      if (same || inside)
+        throw Error(path + ": is " + (same ? "" : "inside ") + "one of the run's inputs (" + in +
+                    "); choose another output (nothing was written)");
+    }
+    partial = path + ".partial";
+    fs::remove(partial, ec);  // a replacement left by a killed run: ours to redo (we hold the lock)
+  }
+  auto f = std::make_unique<H5File>(partial.empty() ? path : partial, H5File::Mode::Create);
   f->set_attr("/", "format", kFormatName);
   f->set_attr("/", "format_version", kFormatVersion);
   f->set_attr("/", "creator", kVersionString);
   f->set_attr("/", "created", iso8601_now());
   f->flush();
-  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f)));
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(lock), path, partial));
 }
 
 std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path) {
+  auto lock = std::make_unique<OutputLock>(path);
   auto f = std::make_unique<H5File>(path, H5File::Mode::ReadWrite);
   std::string fmt;
   try {
@@ -39,12 +82,14 @@ std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path) {
   } catch (const Error&) {
   }
   if (fmt != kFormatName) throw Error(path + ": not a statescope experiment file (root attribute 'format')");
-  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f)));
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(lock), path, ""));
 }
 
-void ExperimentFile::begin_run(const RunInfo& i) {
+void ExperimentFile::begin_run(const RunInfo& i, bool replace) {
   if (i.name.empty() || i.name.find('/') != std::string::npos || i.name == ".")
     throw Error("run name '" + i.name + "' must be non-empty and contain no '/'");
+  if (!replace && f_->has(i.name))
+    throw Error(path_ + ": already holds a run '" + i.name + "'; choose another --run or pass --replace-run");
   const std::string g = i.name;
   for (const char* d : {"step", "loss", "lr", "grad_norm"})
     f_->create_growable(g + "/train/" + d, std::string(d) == "step");

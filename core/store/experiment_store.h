@@ -17,6 +17,7 @@
 #include <string>
 
 #include "core/store/h5file.h"
+#include "core/store/output_lock.h"
 #include "core/base/results.h"
 
 namespace statescope {
@@ -32,14 +33,26 @@ struct RunInfo {
   std::string device;
 };
 
+// How an experiment file is written. Nothing already saved is lost: an existing file is refused
+// unless `overwrite`; a replacement is written beside it as "<path>.partial" and renamed onto it when
+// the writer closes normally (after an error the old file stays, the partial one beside it); an
+// output that is one of the run's `inputs` (or a file inside an input folder) is refused; one
+// writer per file (OutputLock).
+struct WriteOptions {
+  bool overwrite = false;
+  std::vector<std::string> inputs;  // files and folders the run reads
+};
+
 class ExperimentFile {
  public:
-  // Creates (truncating) or opens for appending runs. Throws Error naming the path.
-  static std::unique_ptr<ExperimentFile> create(const std::string& path);
+  // Creates a new file, or opens one for appending runs. Throws Error naming the path.
+  static std::unique_ptr<ExperimentFile> create(const std::string& path, const WriteOptions& w = {});
   static std::unique_ptr<ExperimentFile> open(const std::string& path);
+  ~ExperimentFile();  // closes; a replacement (.partial) is renamed onto its target unless unwinding an error
+  const std::string& path() const { return path_; }  // the final name
 
-  // Starts a run group (replacing one of the same name) with status "running".
-  void begin_run(const RunInfo& info);
+  // Starts a run group with status "running". An existing run of that name is refused unless `replace`.
+  void begin_run(const RunInfo& info, bool replace = false);
   void append_train(const std::string& run, const StepInfo& s);
   void write_eval(const std::string& run, const EvalResult& r);
   void write_effrem(const std::string& run, const EffRemResult& r);
@@ -54,8 +67,11 @@ class ExperimentFile {
   H5File& file() { return *f_; }
 
  private:
-  explicit ExperimentFile(std::unique_ptr<H5File> f) : f_(std::move(f)) {}
+  ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<OutputLock> lock, std::string path, std::string partial);
+  std::unique_ptr<OutputLock> lock_;  // released last
   std::unique_ptr<H5File> f_;
+  std::string path_, partial_;        // partial_: where a replacement is written ("" = path_ itself)
+  int uncaught_ = 0;                  // exceptions in flight when created (commit only on a normal close)
 };
 
 // Reads a run's ppl/ and state_norm/ groups back into an EvalResult (for inspect, export, the GUI).

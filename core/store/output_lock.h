@@ -1,0 +1,21 @@
+// output_lock.h — one writer per output file: an exclusive lock (flock) on "<path>.lock", held while
+// a file is written. A second writer fails at once, naming the process that holds it; a lock left
+// by a killed process is free again (the kernel drops flocks with their process). No LibTorch.
+#pragma once
+#include <string>
+
+namespace statescope {
+
+class OutputLock {
+ public:
+  explicit OutputLock(const std::string& path);  // throws Error naming `path` and the holder's pid
+  ~OutputLock();                                 // unlocks and removes the lock file
+  OutputLock(const OutputLock&) = delete;
+  OutputLock& operator=(const OutputLock&) = delete;
+
+ private:
+  std::string lock_path_;
+  int fd_ = -1;
+};
+
+}  // namespace statescope
