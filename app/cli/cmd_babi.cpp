@@ -14,13 +14,15 @@
 #include "core/model/model_registry.h"
 #include "core/data/tokenizer.h"
 
+#include "core/experiment/spec.h"  // AnalysesSpec: the defaults a spec's babi section has
+
 namespace statescope::cli {
 
 Runner add_babi(CLI::App& app, const std::string& command) {
   struct O : RunArgs {
     std::string data = "embedded", save;
-    std::vector<int64_t> lengths{256, 512, 1024, 2048, 4096};
-    int64_t samples = 50, facts = 4, examples = 4000;
+    std::vector<int64_t> lengths{256, 512, 1024, 2048, 4096};  // the spec's, plus 4096
+    int64_t samples = AnalysesSpec::Babi{}.samples, facts = AnalysesSpec::Babi{}.facts, examples = 4000;
     uint64_t seed = 0;
     TrainOptions t;
     PolicySpec ps;

@@ -17,14 +17,16 @@
 #include "core/compute/runtime.h"
 #include "core/train/trainer.h"
 
+#include "core/experiment/spec.h"  // AnalysesSpec: the defaults a spec's passkey section has
+
 namespace statescope::cli {
 
 Runner add_passkey(CLI::App& app, const std::string& command) {
   struct O : RunArgs {
     std::string save;
-    std::vector<int64_t> lengths{128, 256, 512, 1024, 2048};
-    std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
-    int64_t samples = 10, examples = 2000;
+    std::vector<int64_t> lengths{128, 256, 512, 1024, 2048};  // the spec's default is relative to T (4T..64T)
+    std::vector<double> depths = AnalysesSpec::Passkey{}.depths;
+    int64_t samples = AnalysesSpec::Passkey{}.samples, examples = 2000;
     uint64_t seed = 0;
     TrainOptions t;
     PolicySpec ps;
