@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/model/checkpoint.h"
+#include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
 #include "tests/test_util.h"
@@ -192,6 +193,14 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   const auto a = tmp("cmp_a.h5"), b = tmp("cmp_b.h5");
   ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a).code, 0);
   ASSERT_EQ(cli("run " + write_spec("cmp_b.json", 128) + " -o " + b).code, 0);
+  // A run that fails (here: lr 1e8 makes the loss non-finite) is recorded as failed and the exit is non-zero.
+  const auto nan_spec = tmp("nan.json");
+  std::ofstream(nan_spec) << R"({"model": "embedded", "baseline": false, "policies": [{"kind": "zero"}],
+    "posttrain": {"steps": 5, "batch": 2, "lr": 1e8, "warmup": 0}, "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
+  auto failed = cli("run " + nan_spec + " -o " + tmp("nan.h5"));
+  EXPECT_NE(failed.code, 0) << failed.output;
+  EXPECT_NE(failed.output.find("not every run finished: zero (failed)"), std::string::npos) << failed.output;
+  EXPECT_EQ(H5File(tmp("nan.h5"), H5File::Mode::Read).attr("zero", "status"), "failed");
   // -o onto an existing file: refused (exit 1, the file untouched) unless --overwrite.
   const auto before = H5File(a, H5File::Mode::Read).attr("/", "created");
   auto again = cli("run " + write_spec("cmp_a.json", 64) + " -o " + a);
@@ -213,6 +222,26 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   auto one = cli("inspect " + a);  // a single file keeps plain run names
   ASSERT_EQ(one.code, 0) << one.output;
   EXPECT_NE(one.output.find("\nbaseline "), std::string::npos) << one.output;
+  // Foreign, newer and empty files are named and make the exit non-zero (they used to list nothing,
+  // or a foreign file's groups as runs, and exit 0).
+  {
+    H5File foreign(tmp("foreign.h5"), H5File::Mode::Create);
+    foreign.set_attr("g", "status", "finished");
+    foreign.set_attr("/", "format", "someone-else");
+  }
+  {
+    H5File future(tmp("future.h5"), H5File::Mode::Create);
+    future.set_attr("/", "format", "statescope-experiment");
+    future.set_attr("/", "format_version", "999");
+  }
+  ExperimentFile::create(tmp("empty.h5"));
+  for (auto [file, why] : {std::pair<std::string, std::string>{"foreign.h5", "not a statescope experiment file"},
+                           {"future.h5", "written by a newer statescope (format_version 999"},
+                           {"empty.h5", "holds no runs"}}) {
+    auto r2 = cli("inspect " + tmp(file));
+    EXPECT_NE(r2.code, 0) << file;
+    EXPECT_NE(r2.output.find(tmp(file) + ": " + why), std::string::npos) << r2.output;
+  }
   auto bad = cli("inspect " + a + " /no/such/file.h5");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("/no/such/file.h5"), std::string::npos) << bad.output;

@@ -222,6 +222,17 @@ TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {
   EXPECT_EQ(why(R"({"posttrain": 5})"), "typo.json: field 'posttrain' must be an object");
   EXPECT_EQ(why(R"({"policies": {"kind": "zero"}})"), "typo.json: field 'policies' must be a list");
   EXPECT_EQ(why(R"({"policies": [{"kind": "zero"}], "posttrain": {"steps": 1}, "eval": {"length": 64}})"), "valid");
+  // Numbers out of range or of the wrong kind are refused, never truncated or silently replaced.
+  EXPECT_EQ(why(R"({"seed": 1.5})"), "typo.json: field 'seed' has the wrong type: 1.5");
+  EXPECT_EQ(why(R"({"seed": -1})"), "typo.json: field 'seed' has the wrong type: -1");
+  EXPECT_EQ(why(R"({"T": 0})"), "typo.json: field 'T' must be >= 2 (leave it out to use the model's record), got 0");
+  EXPECT_NE(why(R"({"T": -32})").find("field 'T' must be >= 2"), std::string::npos);
+  EXPECT_EQ(why(R"({"posttrain": {"warmup": -3}})"), "typo.json: field 'posttrain.warmup' must be >= 0, got -3");
+  EXPECT_EQ(why(R"({"posttrain": {"min_lr_ratio": 2}})"), "typo.json: field 'posttrain.min_lr_ratio' must be in [0, 1], got 2");
+  EXPECT_NE(why(R"({"posttrain": {"grad_clip": -1}})").find("posttrain.grad_clip"), std::string::npos);
+  EXPECT_NE(why(R"({"posttrain": {"steps": 2.5}})").find("field 'posttrain.steps' has the wrong type"), std::string::npos);
+  EXPECT_NE(why(R"({"eval": {"sequences": 0}})").find("field 'eval.sequences' must be > 0"), std::string::npos);
+  EXPECT_NE(why(R"({"analyses": {"effrem": {"T": [32, 64.5]}}})").find("analyses.effrem.T"), std::string::npos);
 }
 
 TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {

@@ -104,6 +104,14 @@ Runner add_run(CLI::App& app, const std::string&) {
     line.done();
     std::cout << format_summary_table(runs);
     std::cout << "wrote " << o->output << "\n";
+    std::string failed;
+    for (const auto& r : runs)
+      if (r.status != "finished") failed += (failed.empty() ? "" : ", ") + r.name + " (" + r.status + ")";
+    if (!failed.empty()) {
+      std::cerr << "statescope-cli: not every run finished: " << failed << "; see their 'message' attributes in "
+                << o->output << "\n";
+      return 1;
+    }
     return 0;
   };
 }

@@ -54,11 +54,13 @@ void head_growth(const EvalResult& r) {
 // A report printed in the order a reader reads it, one group after the other (~80 lines on purpose).
 void inspect_file(const std::string& path, const std::string& prefix, bool tree, std::vector<RunSummary>& sums) {
   H5File f(path, H5File::Mode::Read);
+  check_experiment_file(f);  // a foreign or newer file is named, not listed as runs
+  const auto runs = run_names(f);
+  if (runs.empty()) throw Error(path + ": holds no runs (damaged, or no run was ever started in it)");
   std::cout << path << "\n";
   for (auto& a : f.attr_names("/"))
     if (a != "spec") std::cout << "  " << a << ": " << f.attr("/", a) << "\n";
-  for (auto& run : f.children("/")) {
-    if (!f.is_group(run)) continue;
+  for (auto& run : runs) {
     auto get = [&](const char* k) {
       try { return f.attr(run, k); } catch (const Error&) { return std::string("?"); }
     };

@@ -31,18 +31,12 @@ views::RunData read_run(const H5File& f, const std::string& run) {
 
 views::Runs load_runs(const std::string& path) {
   H5File f(path, H5File::Mode::Read);
-  std::string fmt;
-  try {
-    fmt = f.attr("/", "format");
-  } catch (const Error&) {
-  }
-  if (fmt != kFormatName) throw Error(path + ": not a statescope experiment file (root attribute 'format' is '" + fmt + "')");
+  check_experiment_file(f);  // ours, and not from a newer statescope
   views::Runs runs;
-  for (auto& name : f.children("/"))
-    if (f.is_group(name)) {
-      runs.push_back(read_run(f, name));
-      runs.back().color = views::run_color(static_cast<int>(runs.size()) - 1);
-    }
+  for (auto& name : run_names(f)) {
+    runs.push_back(read_run(f, name));
+    runs.back().color = views::run_color(static_cast<int>(runs.size()) - 1);
+  }
   return runs;
 }
 

@@ -24,9 +24,16 @@ void RunWorker::start(const QString& spec_json, const QString& out_path, bool ov
         },
         [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); }, overwrite);
     bool cancelled = false;
-    for (auto& s : sums) cancelled |= s.status == "cancelled";
-    emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step")
-                                        : QString::fromStdString(format_summary_table(sums)));
+    QStringList failed;
+    for (auto& s : sums) {
+      cancelled |= s.status == "cancelled";
+      if (s.status == "failed") failed << QString::fromStdString(s.name);
+    }
+    if (!failed.isEmpty())
+      emit finished(false, tr("runs failed: %1 (their 'message' attributes in the file say why)").arg(failed.join(", ")));
+    else
+      emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step")
+                                          : QString::fromStdString(format_summary_table(sums)));
   } catch (const std::exception& e) {
     emit finished(false, QString::fromStdString(e.what()));
   }

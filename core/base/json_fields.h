@@ -6,6 +6,8 @@
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "core/base/error.h"
 
@@ -27,14 +29,24 @@ class JsonFields {
   const std::string& src() const { return src_; }
   std::string name(const std::string& key) const { return path_ + key; }  // "posttrain.steps"
 
-  // The field's value, or `dflt` when absent; Error naming the field when its type is wrong.
+  // The field's value, or `dflt` when absent; Error naming the field when its type is wrong. Whole
+  // numbers must be written as such (a seed of 1.5 is refused, not truncated) and unsigned ones >= 0.
   template <class T>
   T get(const char* key, const T& dflt) const {
     if (!j_.contains(key)) return dflt;
+    const nlohmann::json& v = j_.at(key);
+    auto wrong = [&] { return Error(src_ + ": field '" + name(key) + "' has the wrong type: " + v.dump()); };
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (!v.is_number_integer() || (std::is_unsigned_v<T> && !v.is_number_unsigned())) throw wrong();
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      if (!v.is_array()) throw wrong();
+      for (const auto& x : v)
+        if (!x.is_number_integer()) throw wrong();
+    }
     try {
-      return j_.at(key).get<T>();
+      return v.get<T>();
     } catch (const std::exception&) {
-      throw Error(src_ + ": field '" + name(key) + "' has the wrong type: " + j_.at(key).dump());
+      throw wrong();
     }
   }
   // Reads the field into `into` when present (so `into` holds the default).

@@ -105,6 +105,10 @@ TrainOptions parse_posttrain(const JsonFields& f, bool& freeze_set) {
   f.read("freeze_A_log", t.freeze_A_log);
   if (t.steps < 0 || t.batch <= 0 || !(t.lr > 0))
     throw Error(f.src() + ": posttrain needs steps >= 0, batch > 0, lr > 0");
+  if (t.warmup < 0) f.fail("warmup", "must be >= 0, got " + std::to_string(t.warmup));
+  if (!(t.min_lr_ratio >= 0 && t.min_lr_ratio <= 1)) f.fail("min_lr_ratio", "must be in [0, 1], got " + f.json().at("min_lr_ratio").dump());
+  if (!(t.weight_decay >= 0)) f.fail("weight_decay", "must be >= 0, got " + f.json().at("weight_decay").dump());
+  if (!(t.grad_clip >= 0)) f.fail("grad_clip", "must be >= 0 (0: no clipping), got " + f.json().at("grad_clip").dump());
   return t;
 }
 
@@ -132,6 +136,10 @@ EvalOptions parse_eval(const JsonFields& f) {
   f.read("sequences", e.sequences);
   f.read("segment", e.segment);
   f.read("batch", e.batch);
+  if (e.length < 0) f.fail("length", "must be >= 0 (0: 64T), got " + std::to_string(e.length));
+  positive(f, "sequences", e.sequences);
+  positive(f, "segment", e.segment);
+  positive(f, "batch", e.batch);
   return e;
 }
 
@@ -191,6 +199,7 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
   f.read("precision", s.precision);
   f.read("scan", s.scan);
   f.read("T", s.T);
+  if (f.has("T") && s.T < 2) f.fail("T", "must be >= 2 (leave it out to use the model's record), got " + std::to_string(s.T));
   f.read("seed", s.seed);
   f.read("baseline", s.baseline);
   f.read("save_models", s.save_models);

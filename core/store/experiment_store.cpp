@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <exception>
 #include <filesystem>
@@ -73,15 +74,38 @@ std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path, 
   return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(lock), path, partial));
 }
 
+void check_experiment_file(const H5File& f) {
+  std::string fmt, version;
+  try {
+    fmt = f.attr("/", "format");
+    version = f.attr("/", "format_version");
+  } catch (const Error&) {
+  }
+  if (fmt != kFormatName)
+    throw Error(f.path() + ": not a statescope experiment file (root attribute 'format' is '" + fmt + "')");
+  char* end = nullptr;
+  const long v = std::strtol(version.c_str(), &end, 10);
+  if (version.empty() || *end != '\0' || v < 1)
+    throw Error(f.path() + ": root attribute 'format_version' is '" + version + "', not a version number");
+  if (v > std::strtol(kFormatVersion, nullptr, 10))
+    throw Error(f.path() + ": written by a newer statescope (format_version " + version + "; this one reads up to " +
+                kFormatVersion + ")");
+}
+
+std::vector<std::string> run_names(const H5File& f) {
+  std::vector<std::string> out;
+  for (auto& name : f.children("/"))
+    if (f.is_group(name)) {
+      const auto attrs = f.attr_names(name);
+      if (std::find(attrs.begin(), attrs.end(), "status") != attrs.end()) out.push_back(name);
+    }
+  return out;
+}
+
 std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path) {
   auto lock = std::make_unique<OutputLock>(path);
   auto f = std::make_unique<H5File>(path, H5File::Mode::ReadWrite);
-  std::string fmt;
-  try {
-    fmt = f->attr("/", "format");
-  } catch (const Error&) {
-  }
-  if (fmt != kFormatName) throw Error(path + ": not a statescope experiment file (root attribute 'format')");
+  check_experiment_file(*f);
   return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(lock), path, ""));
 }
 

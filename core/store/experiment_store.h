@@ -83,6 +83,12 @@ CopyResult read_copying(const H5File& f, const std::string& run);
 BabiResult read_babi(const H5File& f, const std::string& run);
 std::vector<StepInfo> read_train(const H5File& f, const std::string& run);  // empty if none
 
+// Throws Error naming the file unless it is a statescope experiment file this version can read: the
+// root attribute 'format' is ours and 'format_version' is not newer than kFormatVersion.
+void check_experiment_file(const H5File& f);
+// The run groups of an experiment file (groups with a 'status' attribute), in file order.
+std::vector<std::string> run_names(const H5File& f);
+
 std::string iso8601_now();
 constexpr const char* kFormatName = "statescope-experiment";
 constexpr const char* kFormatVersion = "1";
