@@ -8,6 +8,7 @@
 #include <thread>
 #include <cstdio>
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 
 #include "core/model/checkpoint.h"

@@ -36,8 +36,11 @@ class ProgressLine {
   std::chrono::steady_clock::time_point last_{};
 };
 
+// "1h05m", "3m07s"; "?" when there is no estimate yet (not finite, negative, or beyond 100 days,
+// which printed -2147483648h after an int overflow).
 inline std::string fmt_eta(double s) {
   char b[32];
+  if (!(s >= 0) || s > 100.0 * 86400) return "?";
   if (s >= 3600) std::snprintf(b, sizeof b, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
   else std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
   return b;
