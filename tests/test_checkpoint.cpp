@@ -53,6 +53,18 @@ void rewrite_weights(const fs::path& dir, const std::function<void(StateDict&)>&
   write_safetensors((dir / "model.safetensors").string(), ts, {});
 }
 
+// Replaces the first `from` in text file `path` by `to`; false when `from` is not there.
+bool replace_in_file(const fs::path& path, const std::string& from, const std::string& to) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const auto at = text.find(from);
+  if (at == std::string::npos) return false;
+  text.replace(at, from.size(), to);
+  std::ofstream(path) << text;
+  return true;
+}
+
 }  // namespace
 
 TEST(Checkpoint, SaveLoadRoundTripIsExact) {
@@ -154,13 +166,7 @@ TEST(Checkpoint, AConfigBiggerThanItsWeightsIsRefusedBeforeAllocating) {
   // loader says so instead of allocating the model first.
   auto d = fresh_dir("bigconfig");
   copy_dir(kGolden + "hf-tied", d);
-  std::ifstream in(d / "config.json");
-  std::string cfg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  in.close();
-  const auto at = cfg.find("\"num_hidden_layers\": 2");
-  ASSERT_NE(at, std::string::npos);
-  cfg.replace(at, 22, "\"num_hidden_layers\": 900");
-  std::ofstream(d / "config.json") << cfg;
+  ASSERT_TRUE(replace_in_file(d / "config.json", "\"num_hidden_layers\": 2", "\"num_hidden_layers\": 900"));
   expect_load_error(d, {"config.json: describes", "parameters", "but the weights files in", "hold"});
 }
 
@@ -168,13 +174,7 @@ TEST(Checkpoint, ShardIndexCannotPointOutsideTheModelFolder) {
   for (const char* bad : {"../model-00001-of-00003.safetensors", "/etc/passwd", ".."}) {
     auto d = fresh_dir("escape");
     copy_dir(kGolden + "wild/hf5-sharded", d);
-    std::ifstream in(d / "model.safetensors.index.json");
-    std::string idx((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    in.close();
-    const auto at = idx.find("model-00001-of-00003.safetensors");
-    ASSERT_NE(at, std::string::npos);
-    idx.replace(at, std::string("model-00001-of-00003.safetensors").size(), bad);
-    std::ofstream(d / "model.safetensors.index.json") << idx;
+    ASSERT_TRUE(replace_in_file(d / "model.safetensors.index.json", "model-00001-of-00003.safetensors", bad));
     expect_load_error(d, {"model.safetensors.index.json", bad, "is not a file name in the model folder"});
   }
 }
