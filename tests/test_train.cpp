@@ -2,6 +2,9 @@
 // over the concatenation, state passing feeds exactly the previous final states, fitted noise
 // converges to known statistics, NaN stops a run, cancel, determinism, frozen A, schedule.
 #include <gtest/gtest.h>
+
+#include <functional>
+#include <limits>
 #include <torch/torch.h>
 
 #include <random>
@@ -323,4 +326,30 @@ TEST(Trainer, ResumeFromCheckpointIsExact) {
     auto pb = b->named_parameters();
     for (auto& p : straight->named_parameters()) EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
   }
+}
+
+TEST(Trainer, OptionsOutOfRangeAreRefusedByName) {
+  // The CLI flags land here unchecked (--grad-clip nan, --warmup -3 were accepted).
+  auto docs = synthetic_docs(2, 200, 6);
+  Mamba2LM m(tiny_byte());
+  auto policy = make_policy(PolicySpec{}, 0);
+  auto why = [&](const std::function<void(TrainOptions&)>& edit) {
+    TrainOptions o;
+    o.steps = 1; o.batch = 2; o.T = 16;
+    edit(o);
+    try {
+      train(m, docs, *policy, o);
+      return std::string("trained");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_EQ(why([](TrainOptions& o) { o.grad_clip = std::nan(""); }),
+            "training option grad_clip must be a finite number >= 0 (0: no clipping), got nan");
+  EXPECT_EQ(why([](TrainOptions& o) { o.warmup = -3; }), "training option warmup must be >= 0, got -3");
+  EXPECT_EQ(why([](TrainOptions& o) { o.min_lr_ratio = 2; }), "training option min_lr_ratio must be in [0, 1], got 2");
+  EXPECT_EQ(why([](TrainOptions& o) { o.lr = std::numeric_limits<double>::infinity(); }),
+            "training option lr must be a finite number > 0, got inf");
+  EXPECT_EQ(why([](TrainOptions& o) { o.T = 0; }), "training option T must be >= 2, got 0");
+  EXPECT_EQ(why([](TrainOptions&) {}), "trained");
 }

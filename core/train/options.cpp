@@ -1,6 +1,7 @@
 // options.cpp — policy labels and checks (see options.h). No LibTorch.
 #include "core/train/options.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "core/base/error.h"
@@ -14,6 +15,24 @@ std::string PolicySpec::label() const {
   if (kind == "fitted" && fit_length > 0) s << "(L=" << fit_length << ")";
   if (pass_conv >= 0) s << (pass_conv ? "+conv" : "-conv");
   return s.str();
+}
+
+void check_train_options(const TrainOptions& o) {
+  auto bad = [](const std::string& knob, const std::string& rule, double v) {
+    std::ostringstream s;
+    s << "training option " << knob << " must be " << rule << ", got " << v;
+    throw Error(s.str());
+  };
+  if (o.steps < 0) bad("steps", ">= 0", static_cast<double>(o.steps));
+  if (o.batch <= 0) bad("batch", "> 0", static_cast<double>(o.batch));
+  if (o.T < 2) bad("T", ">= 2", static_cast<double>(o.T));
+  if (!std::isfinite(o.lr) || !(o.lr > 0)) bad("lr", "a finite number > 0", o.lr);
+  if (o.warmup < 0) bad("warmup", ">= 0", static_cast<double>(o.warmup));
+  if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1)) bad("min_lr_ratio", "in [0, 1]", o.min_lr_ratio);
+  if (!std::isfinite(o.weight_decay) || o.weight_decay < 0) bad("weight_decay", "a finite number >= 0", o.weight_decay);
+  if (!std::isfinite(o.grad_clip) || o.grad_clip < 0) bad("grad_clip", "a finite number >= 0 (0: no clipping)", o.grad_clip);
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) bad("beta1", "in [0, 1)", o.beta1);
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) bad("beta2", "in [0, 1)", o.beta2);
 }
 
 void check_policy(const PolicySpec& spec) {

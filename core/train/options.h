@@ -20,6 +20,11 @@ struct TrainOptions {
   bool freeze_A_log = false;    // keep A fixed (e.g. A = 1 via A_log = 0)
 };
 
+// Throws Error naming the knob ("grad_clip must be a finite number >= 0 (0: no clipping), got nan")
+// unless every one is in range: steps >= 0, batch > 0, T >= 2, lr finite > 0, warmup >= 0,
+// min_lr_ratio in [0, 1], weight_decay and grad_clip finite >= 0, betas in [0, 1).
+void check_train_options(const TrainOptions& o);
+
 // Periodic checkpoints (model, optimizer, data order, policy state) so a stopped run resumes
 // exactly: training 2k steps straight and k + resume k give the same numbers.
 struct CheckpointOptions {

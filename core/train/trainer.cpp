@@ -182,9 +182,7 @@ class TrainLoop {
 
 TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
                   const TrainOptions& opt, const ProgressFn& progress, const CheckpointOptions& ckpt) {
-  if (opt.steps < 0 || opt.batch <= 0 || opt.T <= 0)
-    throw Error("train: steps must be >= 0, batch and T positive");
-  if (!(opt.lr > 0)) throw Error("train: learning rate must be positive");
+  check_train_options(opt);  // every knob in range, NaN included, before anything moves
   torch::manual_seed(opt.seed);
   model->train();
   TrainLoop loop(model, docs, policy, opt);
