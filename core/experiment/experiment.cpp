@@ -283,9 +283,8 @@ class ExperimentRunner {
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite) {
-  check_spec(spec_text, src);  // every field, the compute names included, before anything is read
   ExperimentRunner runner(spec_text, src, progress, run_done);
-  runner.prepare(parse_spec(spec_text, src));
+  runner.prepare(check_spec(spec_text, src));  // every field, the compute names included, before anything is read
   return runner.run_all(out_path, overwrite);
 }
 

@@ -231,8 +231,8 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& src) {
   return parse_spec(j, src);
 }
 
-void check_spec(const std::string& text, const std::string& src) {
-  const ExperimentSpec spec = parse_spec(text, src);
+ExperimentSpec check_spec(const std::string& text, const std::string& src) {
+  ExperimentSpec spec = parse_spec(text, src);
   auto named = [&](const char* field, const std::string& value, void (*check)(const std::string&)) {
     if (value.empty()) return;  // the process-wide setting holds
     try {
@@ -244,6 +244,7 @@ void check_spec(const std::string& text, const std::string& src) {
   named("device", spec.device, [](const std::string& d) { resolve_device(d); });
   named("precision", spec.precision, check_precision);
   named("scan", spec.scan, check_scan_kernels);
+  return spec;
 }
 
 }  // namespace statescope

@@ -68,7 +68,7 @@ ExperimentSpec parse_spec(const nlohmann::json& j, const std::string& src);
 AnalysesSpec parse_analyses(const nlohmann::json& j, const std::string& src);
 
 // parse_spec, then the device, precision and scan names against this machine (the runtime's own
-// checks; the error names the field). Touches no model or data.
-void check_spec(const std::string& text, const std::string& src);
+// checks; the error names the field). Touches no model or data. Returns the checked spec.
+ExperimentSpec check_spec(const std::string& text, const std::string& src);
 
 }  // namespace statescope
