@@ -258,8 +258,10 @@ TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
 
 TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
   // fp32 and bf16 experiments on two threads of one process give what each gives alone.
-  auto spec = [](const char* precision) {
-    return R"({"model": ")" + tiny_model_dir() + R"(", "precision": ")" + precision + R"(", "seed": 3,
+  // The model folder is written once, before any thread starts: the threads only read it.
+  const std::string model = tiny_model_dir();
+  auto spec = [&](const char* precision) {
+    return R"({"model": ")" + model + R"(", "precision": ")" + precision + R"(", "seed": 3,
       "posttrain": {"steps": 3, "batch": 2, "lr": 1e-3, "warmup": 1},
       "policies": [{"kind": "passing"}, {"kind": "random", "sigma": 0.1}],
       "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}})";

@@ -9,6 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include <unistd.h>
 
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
@@ -122,6 +125,13 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in
                   ", expected " + shape_str(p.value()));
     if (!it->second.is_floating_point())
       throw Error(source + ": tensor '" + p.key() + "' is not floating point");
+    // NaN or Inf in a weight makes every output NaN without a word; a damaged file is said here.
+    if (const int64_t bad = (~torch::isfinite(it->second)).sum().item<int64_t>(); bad > 0) {
+      const int64_t first = (~torch::isfinite(it->second.reshape({-1}))).nonzero()[0].item<int64_t>();
+      throw Error(source + ": tensor '" + p.key() + "' holds " + std::to_string(bad) + " non-finite value" +
+                  (bad == 1 ? "" : "s") + " (NaN or Inf; the first at flat index " + std::to_string(first) +
+                  "): the checkpoint is damaged");
+    }
     p.value().copy_(it->second);
     used.insert(it->first);
   }
@@ -198,7 +208,11 @@ void save_model_dir(Mamba2LM& model, const std::string& dir, const std::map<std:
   }
   auto meta = metadata;
   meta.emplace("format", "pt");
-  const auto tmp = (fs::path(dir) / "model.safetensors.tmp").string();
+  // A temp name of this writer's own (process and thread), so two writers of one folder never rename
+  // each other's half-written file away; the last rename wins and either file is whole.
+  const auto writer = std::to_string(::getpid()) + "-" +
+                      std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  const auto tmp = (fs::path(dir) / ("model.safetensors.tmp-" + writer)).string();
   write_safetensors(tmp, ts, meta);
   fs::rename(tmp, fs::path(dir) / "model.safetensors");
   std::ofstream c(fs::path(dir) / "config.json");
