@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
@@ -113,6 +114,23 @@ TEST(Checkpoint, MissingTensor) {
   copy_dir(kGolden + "hf-untied", d);
   rewrite_weights(d, [](StateDict& sd) { sd.erase("backbone.layers.1.mixer.A_log"); });
   expect_load_error(d, {"model.safetensors", "backbone.layers.1.mixer.A_log", "missing"});
+}
+
+TEST(Checkpoint, NonFiniteWeightsAreRefusedNamingTheTensor) {
+  auto d = fresh_dir("nonfinite");
+  copy_dir(kGolden + "hf-untied", d);
+  rewrite_weights(d, [](StateDict& sd) {
+    auto& w = sd.at("backbone.layers.0.mixer.in_proj.weight");
+    w = w.clone();
+    w.view({-1})[5] = std::numeric_limits<float>::quiet_NaN();
+    w.view({-1})[9] = std::numeric_limits<float>::infinity();
+  });
+  expect_load_error(d, {"model.safetensors", "backbone.layers.0.mixer.in_proj.weight", "2 non-finite values",
+                        "flat index 5"});
+  // A finite file loads (the check itself refuses nothing sound).
+  auto ok = fresh_dir("finite");
+  copy_dir(kGolden + "hf-untied", ok);
+  EXPECT_NO_THROW(load_model_dir(ok.string()));
 }
 
 TEST(Checkpoint, MisshapenTensor) {

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <array>
+#include <limits>
 #include <chrono>
 #include <thread>
 #include <cstdio>
@@ -140,6 +141,20 @@ TEST(Cli, RefusesBadInput) {
   EXPECT_NE(r.output.find("expected [2, 2, 8, 8, 8]"), std::string::npos) << r.output;
   // Exactly one line of error.
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+
+  // A NaN in an initial state is named by file and dataset.
+  {
+    const auto p = make_input("nan_state.h5", "next_ids", true);
+    H5File f(p, H5File::Mode::ReadWrite);
+    std::vector<int64_t> d;
+    auto ssm = f.read_f32("initial_ssm_state", &d);
+    ssm[7] = std::numeric_limits<float>::quiet_NaN();
+    f.write("initial_ssm_state", ssm.data(), d);
+  }
+  r = cli("forward --model " + model + " --input " + tmp("nan_state.h5") + " --output " + tmp("o.h5"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("nan_state.h5: dataset 'initial_ssm_state' holds 1 non-finite values"), std::string::npos)
+      << r.output;
 }
 
 // A training process killed with SIGKILL mid-run leaves a record that opens, with the steps it

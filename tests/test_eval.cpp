@@ -104,6 +104,27 @@ TEST(Eval, TooLittleTextIsRefused) {
   }
 }
 
+// Logits that overflow (finite weights, but a final norm of 1e38) are said by position, not averaged in.
+TEST(Eval, NonFiniteLossIsSaidNotAveraged) {
+  Fixture f;
+  EvalOptions o;
+  o.T = 16; o.length = 64; o.sequences = 2; o.batch = 2; o.segment = 32;
+  EXPECT_NO_THROW(evaluate_positions(f.model, f.docs, o));
+  {
+    torch::NoGradGuard ng;
+    for (auto& p : f.model->named_parameters())
+      if (p.key().find("norm_f") != std::string::npos) p.value().fill_(1e300);
+  }
+  try {
+    evaluate_positions(f.model, f.docs, o);
+    FAIL() << "no error for overflowing logits";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("loss is not finite"), std::string::npos) << m;
+    EXPECT_NE(m.find("at position 0 of sequence 0"), std::string::npos) << m;
+  }
+}
+
 // The committed embedded model must show the failure the paper is about (data/models/embedded).
 TEST(Eval, EmbeddedModelFailsPastItsTrainingContext) {
   auto model = load_model_dir(resolve_model("embedded"));

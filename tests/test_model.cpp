@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <limits>
+
 #include "core/base/error.h"
 #include "core/model/mamba2_model.h"
 #include "tests/test_util.h"
@@ -190,6 +192,25 @@ TEST(Model, BadTokensAndStatesAreRefused) {
   }
   auto s2 = model->zero_state(1);  // batch mismatch
   EXPECT_THROW(model->forward(torch::zeros({2, 3}, torch::kInt64), &s2), Error);
+  // Non-finite initial states are named by layer and kind; finite ones pass.
+  auto s3 = model->zero_state(2);
+  EXPECT_NO_THROW(model->forward(torch::zeros({2, 3}, torch::kInt64), &s3));
+  s3[1].conv = s3[1].conv.clone();
+  s3[1].conv.view({-1})[3] = std::numeric_limits<float>::infinity();
+  try {
+    model->forward(torch::zeros({2, 3}, torch::kInt64), &s3);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 1 conv state holds 1 non-finite values"), std::string::npos) << e.what();
+  }
+  auto s4 = model->zero_state(2);
+  s4[0].ssm = torch::full_like(s4[0].ssm, std::numeric_limits<float>::quiet_NaN());
+  try {
+    model->forward(torch::zeros({2, 3}, torch::kInt64), &s4);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 0 SSM state holds"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

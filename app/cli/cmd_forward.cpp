@@ -6,6 +6,8 @@
 //         ssm_state_norm float32 [n_layer, B, L]; ssm_state_norm_per_head float32 [n_layer, B, L, nheads].
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "app/cli/commands.h"
@@ -25,6 +27,8 @@ torch::Tensor read_state(const H5File& f, const std::string& name, const std::ve
   auto v = f.read_f32(name, &d);
   if (d != want)
     throw Error(f.path() + ": dataset '" + name + "' has shape " + dims_str(d) + ", expected " + dims_str(want));
+  const auto bad = std::count_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+  if (bad) throw Error(f.path() + ": dataset '" + name + "' holds " + std::to_string(bad) + " non-finite values (NaN or Inf)");
   return torch::from_blob(v.data(), d, torch::kFloat32).clone();
 }
 
@@ -89,6 +93,14 @@ Runner add_forward(CLI::App& app) {
     f.set_attr("/", "creator", "statescope-cli forward");
     f.set_attr("/", "model", o->model);
     f.set_attr("/", "scan", o->scan);
+    // Finite weights and states can still overflow: said, naming the tensor, with a failing exit
+    // (the file is written, so the values can be looked at).
+    const int64_t bad_logits = (~torch::isfinite(out.logits)).sum().item<int64_t>();
+    if (bad_logits) {
+      std::cerr << "error: " << o->output << ": dataset 'logits' holds " << bad_logits
+                << " non-finite values (NaN or Inf): the forward pass overflowed\n";
+      return 1;
+    }
     std::cout << "forward: " << B << " x " << L << " tokens, " << c.n_layer << " layers -> " << o->output
               << " (mean final-token state norm per layer:";
     if (L > 0) {

@@ -5,6 +5,7 @@
 
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
+#include "core/train/options.h"
 
 namespace statescope {
 namespace F = torch::nn::functional;
@@ -35,6 +36,17 @@ std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& do
 
 namespace {
 
+// A NaN or Inf loss means the logits overflowed (finite weights and states are checked on load
+// and in forward): said by position, never averaged into the results.  seg [b, n], positions p..
+void check_finite_loss(const torch::Tensor& seg, int64_t p, const char* what) {
+  auto bad = ~torch::isfinite(seg);
+  if (!bad.any().item<bool>()) return;
+  auto at = bad.nonzero()[0];  // [sequence in batch, position in segment]
+  throw Error(std::string("evaluation: the ") + what + " loss is not finite (NaN or Inf logits) at position " +
+              std::to_string(p + at[1].item<int64_t>()) + " of sequence " + std::to_string(at[0].item<int64_t>()) +
+              " of the batch (" + std::to_string(bad.sum().item<int64_t>()) + " such tokens)");
+}
+
 // Per-token loss with the full context, streamed in segments of o.segment tokens with the state
 // carried; adds the state norms into norm_sum [NL, L] and head_sum [NL, H, L].
 // tok [b, L+1] on the model's device -> nll [b, L] float64 on the CPU.
@@ -52,6 +64,7 @@ torch::Tensor score_full_context(Mamba2LM& model, const torch::Tensor& tok, cons
     auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
                                tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
     nll.narrow(1, p, n).copy_(lp.view({b, n}).to(torch::kCPU, torch::kFloat64));
+    check_finite_loss(nll.narrow(1, p, n), p, "full-context");
     if (o.norms) {
       norm_sum.narrow(1, p, n).add_(out.norm.sum(1).to(torch::kCPU, torch::kFloat64));                       // [NL, n]
       head_sum.narrow(2, p, n).add_(out.norm_per_head.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));  // [NL, H, n]
@@ -103,7 +116,10 @@ torch::Tensor score_windowed(Mamba2LM& model, const torch::Tensor& tok, const to
       for (int64_t k = 0; k < nk; ++k) {
         const int64_t s = starts[k0 + k];
         const int64_t p0 = std::max<int64_t>(s + half, o.T), p1 = std::min<int64_t>(s + len, L);
-        if (p1 > p0) win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
+        if (p1 > p0) {
+          win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
+          check_finite_loss(win.narrow(1, p0, p1 - p0), p0, "state-reset reference");
+        }
       }
       tick();
     }
@@ -119,6 +135,14 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
                               const std::function<bool(int64_t, int64_t)>& progress) {
   if (o.length <= 0 || o.sequences <= 0 || o.segment <= 0 || o.batch <= 0 || o.T < 2)
     throw Error("evaluate: length, sequences, segment, batch must be positive and T >= 2");
+  // Stated limits before anything is sized by them: tokens per forward, and the per-sequence
+  // results [sequences, length] (two float32 tables).
+  if (o.batch > kMaxTokensPerStep / o.segment || o.batch > kMaxTokensPerStep / o.T)
+    throw Error("evaluate: batch " + std::to_string(o.batch) + " x segment " + std::to_string(o.segment) +
+                " (or x T) exceeds " + std::to_string(kMaxTokensPerStep) + " tokens per forward");
+  if (o.sequences > (int64_t{1} << 30) / o.length)
+    throw Error("evaluate: sequences " + std::to_string(o.sequences) + " x length " + std::to_string(o.length) +
+                " exceeds 2^30 scored positions");
   torch::NoGradGuard ng;
   model->eval();
   const auto& c = model->config();

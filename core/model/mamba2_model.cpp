@@ -236,6 +236,18 @@ void Mamba2LMImpl::check_state(const ModelState& s, int64_t batch, const std::st
       throw Error(source + ": layer " + std::to_string(i) + " conv state is " + shape_str(s[i].conv) +
                   ", expected [batch, conv_dim, d_conv-1] = " + shape_str(torch::empty(conv)));
   }
+  // NaN or Inf in a state makes every later output NaN: said here, naming the layer. One device
+  // sync for all layers; the layer is looked up only when something is wrong.
+  std::vector<torch::Tensor> finite;
+  for (auto& l : s)
+    for (auto* t : {&l.ssm, &l.conv})
+      if (t->defined()) finite.push_back(torch::isfinite(*t).all());
+  if (finite.empty() || torch::stack(finite).all().item<bool>()) return;
+  for (size_t i = 0; i < s.size(); ++i)
+    for (auto [t, what] : {std::pair{&s[i].ssm, "SSM"}, std::pair{&s[i].conv, "conv"}})
+      if (t->defined() && !torch::isfinite(*t).all().item<bool>())
+        throw Error(source + ": layer " + std::to_string(i) + " " + what + " state holds " +
+                    std::to_string((~torch::isfinite(*t)).sum().item<int64_t>()) + " non-finite values (NaN or Inf)");
 }
 
 ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelState* init,

@@ -26,6 +26,12 @@ void check_train_options(const TrainOptions& o) {
   if (o.steps < 0) bad("steps", ">= 0", static_cast<double>(o.steps));
   if (o.batch <= 0) bad("batch", "> 0", static_cast<double>(o.batch));
   if (o.T < 2) bad("T", ">= 2", static_cast<double>(o.T));
+  // A stated limit before anything is sized by them: 2^24 tokens per step is ~500x the paper's
+  // post-training batches (16 x 2048); a typo like batch 2e7 is refused here, not by the allocator.
+  if (o.batch > kMaxTokensPerStep / o.T || o.T > kMaxTokensPerStep)
+    bad("batch", "such that batch x T <= " + std::to_string(kMaxTokensPerStep) + " tokens per step (T = " +
+                     std::to_string(o.T) + ")",
+        static_cast<double>(o.batch));
   if (!std::isfinite(o.lr) || !(o.lr > 0)) bad("lr", "a finite number > 0", o.lr);
   if (o.warmup < 0) bad("warmup", ">= 0", static_cast<double>(o.warmup));
   if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1)) bad("min_lr_ratio", "in [0, 1]", o.min_lr_ratio);

@@ -24,6 +24,8 @@ struct TrainOptions {
 // unless every one is in range: steps >= 0, batch > 0, T >= 2, lr finite > 0, warmup >= 0,
 // min_lr_ratio in [0, 1], weight_decay and grad_clip finite >= 0, betas in [0, 1).
 void check_train_options(const TrainOptions& o);
+// The most tokens one training step or one evaluation forward may hold (batch x T, batch x segment).
+constexpr int64_t kMaxTokensPerStep = int64_t{1} << 24;
 
 // Periodic checkpoints (model, optimizer, data order, policy state) so a stopped run resumes
 // exactly: training 2k steps straight and k + resume k give the same numbers.
