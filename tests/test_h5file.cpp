@@ -1,11 +1,14 @@
-// test_h5file.cpp — the HDF5 wrapper: round trips, type conversion, attributes, errors.
+// test_h5file.cpp — the HDF5 wrapper (round trips, type conversion, attributes, errors) and the
+// experiment-file readers' promises.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "core/base/error.h"
+#include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
+#include "tests/scratch.h"
 
 using namespace statescope;
 
@@ -72,4 +75,50 @@ TEST(H5File, ADeclaredButUnwrittenDatasetIsRefusedBeforeAllocating) {
   }
   H5File r(tmp, H5File::Mode::Read);
   EXPECT_EQ(r.read_f64("z").size(), size_t{1} << 18);
+}
+
+// The readers keep the promises of results.h (sizes match the axes, number attributes are whole
+// numbers): a file that breaks one is refused naming the run and the dataset, never handed on.
+TEST(ExperimentReader, InconsistentResultsAreRefusedNamingTheDataset) {
+  const auto path = statescope::test::scratch("statescope_reader_promises.h5");
+  auto make = [&](const std::vector<double>& accuracy, const std::string& samples) {
+    H5File f(path, H5File::Mode::Create);
+    std::vector<int64_t> lengths{64, 128};
+    std::vector<double> depths{0, 0.5, 1};
+    f.write("r/passkey/length", lengths.data(), {2});
+    f.write("r/passkey/depth", depths.data(), {3});
+    f.write("r/passkey/accuracy", accuracy.data(), {static_cast<int64_t>(accuracy.size())});
+    f.write("r/passkey/digit_accuracy", accuracy.data(), {static_cast<int64_t>(accuracy.size())});
+    f.set_attr("r/passkey", "samples", samples);
+  };
+  make(std::vector<double>(6, 0.5), "10");
+  {
+    H5File f(path, H5File::Mode::Read);
+    auto r = read_passkey(f, "r");
+    EXPECT_EQ(r.accuracy.size(), 6u);
+    EXPECT_EQ(r.samples, 10);
+  }
+  make(std::vector<double>(5, 0.5), "10");
+  {
+    H5File f(path, H5File::Mode::Read);
+    try {
+      read_passkey(f, "r");
+      FAIL() << "a 5-value accuracy for 2 lengths x 3 depths was accepted";
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      EXPECT_NE(m.find("run 'r'"), std::string::npos) << m;
+      EXPECT_NE(m.find("passkey/accuracy holds 5 values"), std::string::npos) << m;
+      EXPECT_NE(m.find("[length, depth] = 6"), std::string::npos) << m;
+    }
+  }
+  make(std::vector<double>(6, 0.5), "ten");
+  {
+    H5File f(path, H5File::Mode::Read);
+    try {
+      read_passkey(f, "r");
+      FAIL() << "samples 'ten' was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("attribute 'samples' of passkey is 'ten'"), std::string::npos) << e.what();
+    }
+  }
 }

@@ -74,7 +74,11 @@ class ExperimentFile {
   int uncaught_ = 0;                  // exceptions in flight when created (commit only on a normal close)
 };
 
-// Reads a run's ppl/ and state_norm/ groups back into an EvalResult (for inspect, export, the GUI).
+// Readers (experiment_reader.cpp), for inspect, export and the GUI. What they return keeps the
+// promises of results.h: every vector has the size its axes make it and number attributes are
+// whole numbers >= 0, so callers index without checking; a file that breaks one is refused with an
+// Error naming the file, the run and the dataset.
+// read_eval: the run's ppl/ and state_norm/ groups.
 EvalResult read_eval(const H5File& f, const std::string& run);
 EffRemResult read_effrem(const H5File& f, const std::string& run);
 StateStatsResult read_state_stats(const H5File& f, const std::string& run);
