@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/base/error.h"
+#include "core/store/h5_preflight.h"
 
 namespace statescope {
 namespace {
@@ -20,6 +21,13 @@ void quiet_hdf5() {
   if (!done) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   done = true;
 }
+
+// Every HDF5 call of the process goes through this class and holds this lock, so that no thread is
+// inside the library when h5_preflight.cpp forks (a child would inherit HDF5's own global lock held
+// and wait forever). HDF5's thread-safe build serialises its calls anyway: nothing is lost.
+struct Hdf5Guard {
+  std::lock_guard<std::recursive_mutex> lock{hdf5_mutex()};
+};
 
 struct Handle {  // closes an hid_t with the right function
   hid_t id;
@@ -37,6 +45,10 @@ std::vector<int64_t> dataspace_dims(hid_t space) {
 }  // namespace
 
 H5File::H5File(const std::string& path, Mode mode) : path_(path) {
+  // A file that already exists is read first by a child process (h5_preflight.h): if it crashes the
+  // HDF5 library, it is refused by name and this process lives on.
+  if (mode != Mode::Create) preflight_read(path);
+  const Hdf5Guard hdf5_guard;
   quiet_hdf5();
   if (mode == Mode::Create) {
     id_ = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
@@ -49,12 +61,17 @@ H5File::H5File(const std::string& path, Mode mode) : path_(path) {
 }
 
 H5File::~H5File() {
+  const Hdf5Guard hdf5_guard;
   if (id_ >= 0) H5Fclose(id_);
 }
 
-void H5File::flush() { H5Fflush(id_, H5F_SCOPE_GLOBAL); }
+void H5File::flush() {
+  const Hdf5Guard hdf5_guard;
+  H5Fflush(id_, H5F_SCOPE_GLOBAL);
+}
 
 bool H5File::has(const std::string& name) const {
+  const Hdf5Guard hdf5_guard;
   // H5Lexists needs each path component checked in turn.
   std::string acc;
   size_t pos = 0;
@@ -72,6 +89,7 @@ bool H5File::has(const std::string& name) const {
 }
 
 std::vector<int64_t> H5File::dims(const std::string& name) const {
+  const Hdf5Guard hdf5_guard;
   if (!has(name)) throw Error(path_ + ": dataset '" + name + "' not found");
   Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
   if (ds.id < 0) throw Error(path_ + ": '" + name + "' is not a dataset");
@@ -80,6 +98,7 @@ std::vector<int64_t> H5File::dims(const std::string& name) const {
 }
 
 bool H5File::is_integer(const std::string& name) const {
+  const Hdf5Guard hdf5_guard;
   Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
   if (ds.id < 0) throw Error(path_ + ": dataset '" + name + "' not found");
   Handle ty{H5Dget_type(ds.id), H5Tclose};
@@ -88,6 +107,7 @@ bool H5File::is_integer(const std::string& name) const {
 
 template <class T>
 std::vector<T> H5File::read_impl(const std::string& name, int64_t mem_type, std::vector<int64_t>* out_dims) const {
+  const Hdf5Guard hdf5_guard;
   if (!has(name)) throw Error(path_ + ": dataset '" + name + "' not found");
   Handle ds{H5Dopen2(id_, name.c_str(), H5P_DEFAULT), H5Dclose};
   if (ds.id < 0) throw Error(path_ + ": '" + name + "' is not a dataset");
@@ -120,16 +140,20 @@ std::vector<T> H5File::read_impl(const std::string& name, int64_t mem_type, std:
 }
 
 std::vector<float> H5File::read_f32(const std::string& n, std::vector<int64_t>* d) const {
+  const Hdf5Guard hdf5_guard;
   return read_impl<float>(n, H5T_NATIVE_FLOAT, d);
 }
 std::vector<double> H5File::read_f64(const std::string& n, std::vector<int64_t>* d) const {
+  const Hdf5Guard hdf5_guard;
   return read_impl<double>(n, H5T_NATIVE_DOUBLE, d);
 }
 std::vector<int64_t> H5File::read_i64(const std::string& n, std::vector<int64_t>* d) const {
+  const Hdf5Guard hdf5_guard;
   return read_impl<int64_t>(n, H5T_NATIVE_INT64, d);
 }
 
 void H5File::ensure_parents(const std::string& name) {
+  const Hdf5Guard hdf5_guard;
   size_t pos = 0;
   while ((pos = name.find('/', pos + 1)) != std::string::npos) {
     const std::string g = name.substr(0, pos);
@@ -142,6 +166,7 @@ void H5File::ensure_parents(const std::string& name) {
 
 void H5File::write_impl(const std::string& name, const void* data, const std::vector<int64_t>& dims,
                         int64_t mem_type) {
+  const Hdf5Guard hdf5_guard;
   ensure_parents(name);
   if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
   std::vector<hsize_t> hd(dims.begin(), dims.end());
@@ -174,16 +199,20 @@ void H5File::write_impl(const std::string& name, const void* data, const std::ve
 }
 
 void H5File::write(const std::string& n, const float* d, const std::vector<int64_t>& dims) {
+  const Hdf5Guard hdf5_guard;
   write_impl(n, d, dims, H5T_NATIVE_FLOAT);
 }
 void H5File::write(const std::string& n, const double* d, const std::vector<int64_t>& dims) {
+  const Hdf5Guard hdf5_guard;
   write_impl(n, d, dims, H5T_NATIVE_DOUBLE);
 }
 void H5File::write(const std::string& n, const int64_t* d, const std::vector<int64_t>& dims) {
+  const Hdf5Guard hdf5_guard;
   write_impl(n, d, dims, H5T_NATIVE_INT64);
 }
 
 void H5File::create_growable(const std::string& name, bool integer) {
+  const Hdf5Guard hdf5_guard;
   ensure_parents(name);
   if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
   hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 4096;
@@ -203,6 +232,7 @@ void H5File::create_growable(const std::string& name, bool integer) {
 }
 
 void H5File::append_impl(const std::string& name, const void* data, int64_t n, int64_t type) {
+  const Hdf5Guard hdf5_guard;
   if (n <= 0) return;
   Handle ap{H5Pcreate(H5P_DATASET_ACCESS), H5Pclose};
   H5Pset_chunk_cache(ap.id, 0, 0, 1.0);  // write-through: no raw chunk cache
@@ -224,6 +254,7 @@ void H5File::append(const std::string& n, const double* d, int64_t k) { append_i
 void H5File::append(const std::string& n, const int64_t* d, int64_t k) { append_impl(n, d, k, H5T_NATIVE_INT64); }
 
 std::vector<std::string> H5File::children(const std::string& group) const {
+  const Hdf5Guard hdf5_guard;
   std::vector<std::string> out;
   Handle g{H5Oopen(id_, group.c_str(), H5P_DEFAULT), H5Oclose};
   if (g.id < 0) throw Error(path_ + ": group '" + group + "' not found");
@@ -242,6 +273,7 @@ std::vector<std::string> H5File::children(const std::string& group) const {
 }
 
 bool H5File::is_group(const std::string& name) const {
+  const Hdf5Guard hdf5_guard;
 #if H5_VERSION_GE(1, 12, 0)
   H5O_info2_t info;
   if (!has(name) || H5Oget_info_by_name3(id_, name.c_str(), &info, H5O_INFO_BASIC, H5P_DEFAULT) < 0) return false;
@@ -253,6 +285,7 @@ bool H5File::is_group(const std::string& name) const {
 }
 
 std::vector<std::string> H5File::attr_names(const std::string& object) const {
+  const Hdf5Guard hdf5_guard;
   std::vector<std::string> out;
   Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
   if (obj.id < 0) return out;
@@ -266,6 +299,7 @@ std::vector<std::string> H5File::attr_names(const std::string& object) const {
 }
 
 void H5File::set_attr(const std::string& object, const std::string& key, const std::string& value) {
+  const Hdf5Guard hdf5_guard;
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
   Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
   if (obj.id < 0) throw Error(path_ + ": object '" + object + "' not found for attribute '" + key + "'");
@@ -281,10 +315,15 @@ void H5File::set_attr(const std::string& object, const std::string& key, const s
 }
 
 std::string H5File::attr(const std::string& object, const std::string& key) const {
+  const Hdf5Guard hdf5_guard;
   Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
   if (obj.id < 0 || H5Aexists(obj.id, key.c_str()) <= 0)
     throw Error(path_ + ": attribute '" + key + "' not found on '" + object + "'");
   Handle at{H5Aopen(obj.id, key.c_str(), H5P_DEFAULT), H5Aclose};
+  // One string, never an array of them: H5Aread would write every element into `s`.
+  Handle asp{H5Aget_space(at.id), H5Sclose};
+  if (at.id < 0 || asp.id < 0 || H5Sget_simple_extent_npoints(asp.id) != 1)
+    throw Error(path_ + ": attribute '" + key + "' on '" + object + "' is not a single string");
   Handle ty{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(ty.id, H5T_VARIABLE);
   H5Tset_cset(ty.id, H5T_CSET_UTF8);
