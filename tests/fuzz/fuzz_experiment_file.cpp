@@ -1,0 +1,75 @@
+// fuzz_experiment_file.cpp — an experiment file opened the way the app and `inspect` open it: the
+// format check, the run list, then every result group a run has, each with its reader.
+// Seeds: experiment files written by statescope-cli (bench/fuzz.sh) and tests/golden/hostile/sparse.h5.
+#include <cstdint>
+#include <string>
+
+#include "core/base/error.h"
+#include "core/store/experiment_store.h"
+#include "core/store/h5file.h"
+#include "tests/fuzz/fuzz_util.h"
+
+using namespace statescope;
+
+namespace {
+
+// The promises of results.h that views index by without checking: a reader that returns a
+// struct breaking one is a finding, not an error message.
+template <class V>
+void sized(const V& v, size_t n) {
+  if (v.size() != n) __builtin_trap();
+}
+
+void check(const EvalResult& r) {
+  sized(r.nll, r.length);
+  sized(r.nll_seq, r.sequences * r.length);
+  if (!r.windowed_nll.empty()) sized(r.windowed_nll, r.length), sized(r.windowed_seq, r.sequences * r.length);
+  sized(r.norm, r.n_layer * r.length);
+  sized(r.norm_per_head, r.n_layer * r.nheads * r.length);
+}
+void check(const EffRemResult& r) { sized(r.value, r.T.size() * r.t.size()), sized(r.stderr_, r.T.size() * r.t.size()); }
+void check(const StateStatsResult& r) {
+  if (r.bin_edges.size() < 2) __builtin_trap();
+  const size_t cells = r.layers.size() * r.positions.size() * r.nheads;
+  sized(r.histogram, cells * (r.bin_edges.size() - 1));
+  sized(r.mean, cells), sized(r.std, cells);
+  sized(r.fitted_mean, r.layers.size() * r.nheads), sized(r.fitted_std, r.layers.size() * r.nheads);
+  sized(r.delta_norm, r.n_layer * r.length);
+}
+void check(const PasskeyResult& r) {
+  sized(r.accuracy, r.lengths.size() * r.depths.size()), sized(r.digit_accuracy, r.lengths.size() * r.depths.size());
+}
+void check(const CopyResult& r) { sized(r.exact, r.lengths.size()), sized(r.token_accuracy, r.lengths.size()); }
+void check(const BabiResult& r) {
+  sized(r.accuracy, r.lengths.size()), sized(r.choice_accuracy, r.lengths.size()), sized(r.mean_distance, r.lengths.size());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const auto path = fuzz::write_file("experiment.h5", data, size);
+  try {
+    H5File f(path, H5File::Mode::Read);
+    check_experiment_file(f);
+    for (auto& run : run_names(f)) {
+      try {
+        f.attr(run, "status");
+        f.attr(run, "intervention");
+      } catch (const Error&) {
+      }
+      read_train(f, run);
+      if (f.has(run + "/ppl/nll")) check(read_eval(f, run));
+      if (f.has(run + "/effrem/value")) check(read_effrem(f, run));
+      if (f.has(run + "/state_stats/histogram")) check(read_state_stats(f, run));
+      if (f.has(run + "/passkey/accuracy")) check(read_passkey(f, run));
+      if (f.has(run + "/copying/exact")) check(read_copying(f, run));
+      if (f.has(run + "/babi/accuracy")) check(read_babi(f, run));
+    }
+    try {
+      f.attr("/", "spec");
+    } catch (const Error&) {
+    }
+  } catch (const Error&) {
+  }
+  return 0;
+}
