@@ -14,7 +14,7 @@ import h5py
 HERE = os.path.dirname(os.path.abspath(__file__))
 with h5py.File(os.path.join(HERE, "sparse.h5"), "w") as f:
     f.attrs["format"] = "statescope-experiment"
-    f.attrs["format_version"] = 1
+    f.attrs["format_version"] = "1"  # strings, as statescope writes its attributes
     g = f.create_group("baseline")
     g.attrs["status"] = "finished"
     p = g.create_group("ppl")

@@ -1,0 +1,283 @@
+#!/usr/bin/env python3
+"""hostile_inputs.py CLI [--markdown] — every class of bad input tried on statescope-cli, and what it says.
+
+Each case makes its input in a fresh folder (files from the real writers where one exists: torch.save,
+h5py), runs one CLI command, and checks the exit code, a fragment of the message, and that nothing
+it must not touch changed. Prints one line per case (or, with --markdown, the table of
+docs/reliability.md) and exits 1 if any case does not behave as stated. CTest runs it
+(Reliability.HostileInputsGetNamedErrors).
+
+    .venv/bin/python tools/hostile_inputs.py build/bin/statescope-cli --markdown
+"""
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+import h5py
+import numpy as np
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests/golden"
+CLI = sys.argv[1]
+TMP = pathlib.Path(tempfile.mkdtemp(prefix="statescope_hostile_"))
+CACHE = TMP / "cache"  # a token cache of our own: nothing touches the user's
+cases = []  # (class, command shown, expected exit, fragment, got exit, message, ok)
+
+
+def fresh(name):
+    d = TMP / name
+    d.mkdir(parents=True)
+    return d
+
+
+def model_copy(name, src=GOLDEN / "hf-untied"):
+    d = fresh(name)
+    for f in pathlib.Path(src).iterdir():
+        shutil.copy(f, d / f.name)
+    return d
+
+
+def digest(path):
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def cli(args, env=None):
+    e = dict(os.environ, STATESCOPE_CACHE=str(CACHE), STATESCOPE_THREADS="1")
+    e.update(env or {})
+    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=e, timeout=300)
+    return p.returncode, (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or [""])[-1]
+
+
+def case(cls, args, code, fragment, untouched=(), shown=None):
+    before = {str(p): digest(p) for p in untouched}
+    got, msg = cli(args)
+    ok = got == code and fragment in msg and all(digest(p) == h for p, h in before.items())
+    shown = shown or " ".join(str(a).replace(str(TMP) + "/", "") for a in args)
+    cases.append((cls, shown, code, fragment, got, msg.replace(str(TMP) + "/", ""), ok))
+
+
+def edit_config(d, **kv):
+    c = json.loads((d / "config.json").read_text())
+    c.update(kv)
+    (d / "config.json").write_text(json.dumps(c))
+
+
+def write_spec(name, spec):
+    p = TMP / name
+    base = {"model": "embedded", "T": 32, "seed": 1,
+            "posttrain": {"steps": 2, "batch": 2, "lr": 1e-3, "warmup": 1},
+            "policies": [{"kind": "zero"}], "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}}
+    for k, v in spec.items():
+        if isinstance(v, dict) and isinstance(base.get(k), dict):
+            base[k] = dict(base[k], **v)
+        else:
+            base[k] = v
+    p.write_text(json.dumps(base))
+    return p
+
+
+def tokenizer_with(name, edit):
+    d = fresh(name)
+    t = json.loads((GOLDEN / "tokenizer/tokenizer.json").read_text())
+    edit(t)
+    (d / "tokenizer.json").write_text(json.dumps(t))
+    return d / "tokenizer.json"
+
+
+text = TMP / "text.txt"
+text.write_text((ROOT / "data/corpus/austen-novels.txt").read_text()[:20000])
+
+# --- model directories -------------------------------------------------------------------------
+d = fresh("ssm_statedict")  # mamba_ssm's own way: torch.save(model.state_dict()) -> an OrderedDict
+shutil.copy(GOLDEN / "ssm-tied/config.json", d)
+shutil.copy(GOLDEN / "ssm-tied/pytorch_model.bin", d)
+case("mamba_ssm checkpoint (torch.save of a state_dict: an OrderedDict) loads", ["info", "--model", d], 0, "")
+
+d = model_copy("truncated")
+with open(d / "model.safetensors", "r+b") as f:
+    f.truncate(os.path.getsize(d / "model.safetensors") - 100)
+case("safetensors cut short", ["info", "--model", d], 1, "outside the data buffer")
+
+d = model_copy("header_lie")
+raw = (d / "model.safetensors").read_bytes()
+(d / "model.safetensors").write_bytes(struct.pack("<Q", 1 << 60) + raw[8:])
+case("safetensors header length 2^60", ["info", "--model", d], 1, "model.safetensors")
+
+for field, value in [("num_hidden_layers", 1e9), ("vocab_size", 15_000_000), ("state_size", 1_000_000_000)]:
+    d = model_copy("cfg_" + field)
+    edit_config(d, **{field: value})
+    case(f"config.json {field} = {value:g} (allocation before validation)", ["info", "--model", d], 1, "config")
+
+def safetensors_header(path):
+    raw = path.read_bytes()
+    n = struct.unpack("<Q", raw[:8])[0]
+    return raw, n, json.loads(raw[8:8 + n])
+
+
+d = model_copy("nan_weight")  # one float32 of a real file set to NaN, in place
+raw, n, header = safetensors_header(d / "model.safetensors")
+at = 8 + n + header["backbone.layers.1.mixer.out_proj.weight"]["data_offsets"][0] + 4 * 3
+(d / "model.safetensors").write_bytes(raw[:at] + struct.pack("<f", float("nan")) + raw[at + 4:])
+case("a NaN in a weight", ["info", "--model", d], 1, "'backbone.layers.1.mixer.out_proj.weight' holds 1 non-finite")
+
+for cls, shard in [("shard index pointing outside the folder (../)", "../hf-untied/model.safetensors"),
+                   ("shard index with an absolute path", str(GOLDEN / "hf-untied/model.safetensors"))]:
+    d = model_copy("shard_" + str(len(cases)))
+    names = [k for k in safetensors_header(d / "model.safetensors")[2] if k != "__metadata__"]
+    os.remove(d / "model.safetensors")
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {n: shard for n in names}}))
+    case(cls, ["info", "--model", d], 1, "index")
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("touch " + str(TMP / "pwned"),))
+
+
+d = fresh("evil_pickle")
+shutil.copy(GOLDEN / "ssm-tied/config.json", d)
+torch.save({"x": Evil()}, d / "pytorch_model.bin")
+case("pickle that calls os.system", ["info", "--model", d], 1, "system")
+cases[-1] = cases[-1][:6] + (cases[-1][6] and not (TMP / "pwned").exists(),)
+
+d = fresh("deep_pickle")
+shutil.copy(GOLDEN / "ssm-tied/config.json", d)
+with zipfile.ZipFile(d / "pytorch_model.bin", "w") as z:
+    z.writestr("archive/data.pkl", b"\x80\x02" + b"]" * 1_000_000 + b".")
+    z.writestr("archive/version", "3\n")
+case("pickle nested 10^6 lists deep", ["info", "--model", d], 1, "deep")
+
+d = fresh("zip_bomb")  # torch.save's archive with its one storage record deflated: 0.4 MB holding 400 MB
+shutil.copy(GOLDEN / "ssm-tied/config.json", d)
+buf = TMP / "plain.bin"
+torch.save({"w": torch.zeros(100_000_000)}, buf)
+with zipfile.ZipFile(buf) as src, zipfile.ZipFile(d / "pytorch_model.bin", "w") as z:
+    for info in src.infolist():
+        data = src.read(info.filename)
+        big = "/data/" in info.filename
+        z.writestr(info.filename, data, compress_type=zipfile.ZIP_DEFLATED if big else zipfile.ZIP_STORED)
+os.remove(buf)
+case(f"zip record inflating to 400 MB (the file: {os.path.getsize(d / 'pytorch_model.bin') >> 10} KiB)",
+     ["info", "--model", d], 1, "")
+
+# --- tokenizers ---------------------------------------------------------------------------------
+def set_vocab(value):
+    def edit(t):
+        t["model"]["vocab"]["e"] = value
+    return edit
+
+
+for cls, value, frag in [("tokenizer.json id -5", -5, "-5"), ("tokenizer.json id 2^31 + 7", 2**31 + 7, "2147483655"),
+                         ("tokenizer.json id 2^40", 2**40, "1099511627776")]:
+    tok = tokenizer_with("tok_" + str(len(cases)), set_vocab(value))
+    case(cls, ["data", "--data", text, "--tokenizer", tok], 1, frag)
+tok = tokenizer_with("tok_dup", lambda t: t["model"]["vocab"].update({"e": t["model"]["vocab"]["t"]}))
+case("tokenizer.json: two tokens with one id", ["data", "--data", text, "--tokenizer", tok], 1, "")
+
+# --- specs and flags ----------------------------------------------------------------------------
+for cls, spec, frag in [
+    ("spec typo in a nested field (posttrain.stpes)", {"posttrain": {"stpes": 3}}, "posttrain.stpes"),
+    ("spec typo in a policy (policies[0].sigmaa)", {"policies": [{"kind": "random", "sigmaa": 1}]}, "sigmaa"),
+    ("spec T = 0", {"T": 0}, "T"),
+    ("spec posttrain.batch = 2e7", {"posttrain": {"batch": 20_000_000}}, "batch"),
+    ("spec seed = 1.5", {"seed": 1.5}, "seed"),
+    ("spec eval.length = -32", {"eval": {"length": -32}}, "length"),
+]:
+    case(cls, ["run", write_spec(f"spec{len(cases)}.json", spec), "-o", TMP / f"o{len(cases)}.h5"], 1, frag)
+for flag, value in [("--grad-clip", "nan"), ("--warmup", "-3"), ("--min-lr-ratio", "2")]:
+    case(f"posttrain {flag} {value}", ["posttrain", "--model", "embedded", "--T", "32",
+                                       "--steps", "1", "--out", TMP / f"m{len(cases)}", flag, value], 1,
+         flag.lstrip("-").replace("-", "_"))
+
+# --- outputs that must not be destroyed ---------------------------------------------------------
+good = write_spec("good.json", {})
+keep = TMP / "notes.txt"
+keep.write_text("a file that must survive\n")
+case("-o names an existing file (no --overwrite)", ["run", good, "-o", keep], 1, "--overwrite", untouched=[keep])
+m = model_copy("as_output", ROOT / "data/models/embedded")
+case("-o is the model being run (with --overwrite)",
+     ["run", write_spec("self.json", {"model": str(m)}), "-o", m / "model.safetensors", "--overwrite"], 1, "input",
+     untouched=[m / "model.safetensors"])
+exp = TMP / "exp.h5"
+cli(["run", good, "-o", exp])
+copied = TMP / "copying.h5"
+copying = ["copying", "--L", "3", "--alphabet", "3", "--steps", "2", "--batch", "2", "--samples", "2",
+           "--policies", "zero", "-o", copied]
+cli(copying)
+case("--append onto an existing run name", copying + ["--append"], 1, "replace-run", untouched=[copied])
+bad = write_spec("fails.json", {"data": str(TMP / "no-such-data")})
+case("a failing run onto an existing file (--overwrite)", ["run", bad, "-o", exp, "--overwrite"], 1, "no-such-data",
+     untouched=[exp])
+
+# Two writers of one output: the second is refused at once, the first finishes and its file reads.
+slow = write_spec("slow.json", {"posttrain": {"steps": 40}})
+both = TMP / "both.h5"
+first = subprocess.Popen([CLI, "run", slow, "-o", both], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, STATESCOPE_CACHE=str(CACHE)))
+deadline = time.time() + 60
+while time.time() < deadline and not any(p.name.startswith("both.h5") and p.name != "both.h5"
+                                         for p in TMP.iterdir()):
+    time.sleep(0.05)
+case("a second process writing the same -o", ["run", slow, "-o", both], 1, "")
+first_rc = first.wait()
+ok_first = first_rc == 0 and subprocess.run([CLI, "inspect", both], capture_output=True).returncode == 0
+cases[-1] = cases[-1][:6] + (cases[-1][6] and ok_first,)
+
+# --- experiment files ---------------------------------------------------------------------------
+case("experiment file declaring 2 x 5e8 float64 (20 KB on disk)", ["inspect", GOLDEN / "hostile/sparse.h5"], 1, "")
+foreign = TMP / "foreign.h5"
+with h5py.File(foreign, "w") as f:
+    f.create_group("baseline").attrs["status"] = "finished"
+case("a foreign HDF5 file", ["inspect", foreign], 1, "not a statescope experiment file")
+future = TMP / "future.h5"
+shutil.copy(exp, future)
+with h5py.File(future, "a") as f:
+    f.attrs["format_version"] = "999"
+case("format_version 999", ["inspect", future], 1, "999")
+damaged = TMP / "damaged.h5"
+damaged.write_bytes(exp.read_bytes()[: os.path.getsize(exp) // 2])
+case("an experiment file cut in half", ["inspect", damaged], 1, "damaged.h5")
+grid = TMP / "grid.h5"
+shutil.copy(exp, grid)
+with h5py.File(grid, "a") as f:
+    g = f.create_group("zero/passkey")
+    g["length"] = np.array([64, 128])
+    g["depth"] = np.array([0.0, 0.5, 1.0])
+    g["accuracy"] = np.zeros(5)
+    g["digit_accuracy"] = np.zeros(5)
+case("a passkey grid of 5 cells for 2 x 3 axes", ["inspect", grid], 1, "passkey/accuracy holds 5 values")
+
+# --- numbers that went wrong --------------------------------------------------------------------
+inp = TMP / "nan_state.h5"
+with h5py.File(GOLDEN / "hf-untied/golden.h5") as g, h5py.File(inp, "w") as f:
+    f["input_ids"] = g["next_ids"][()]
+    s = g["final_ssm_state"][()].copy()
+    s.flat[11] = np.inf
+    f["initial_ssm_state"] = s
+case("an Inf in an initial state", ["forward", "--model", GOLDEN / "hf-untied", "--input", inp, "--output", TMP / "f.h5"],
+     1, "'initial_ssm_state' holds 1 non-finite")
+
+# --- report -------------------------------------------------------------------------------------
+failed = [c for c in cases if not c[6]]
+if "--markdown" in sys.argv:
+    print("| input | command | exit | message |")
+    print("|---|---|---|---|")
+    for cls, shown, code, frag, got, msg, ok in cases:
+        print(f"| {cls} | `{shown}` | {got} | {msg.replace('|', '/')[:220]} |")
+else:
+    for cls, shown, code, frag, got, msg, ok in cases:
+        print(("ok    " if ok else "FAIL  ") + f"{cls}: exit {got} (want {code}), {msg[:160]}")
+        if not ok:
+            print(f"      wanted '{frag}' in the message; command: {shown}")
+shutil.rmtree(TMP, ignore_errors=True)
+print(f"{len(cases) - len(failed)}/{len(cases)} hostile inputs behave as stated", file=sys.stderr)
+sys.exit(1 if failed else 0)
