@@ -329,3 +329,19 @@ TEST(Cli, PasskeyAndBabiRunInBpeTokens) {
   EXPECT_EQ(read(bout, "/babi/babi/choice_accuracy").numel(), 2);
   fs::remove_all(dir);
 }
+
+// Files that crash libhdf5 1.10.8 itself (found by fuzzing: an out-of-bounds memcpy in H5Dread of a
+// contiguous dataset, and in the global-heap read of a variable-length string attribute). The
+// child-process pre-read dies instead of statescope, and the file is refused by name. Run through
+// the CLI: a fresh process has the same heap layout each time, so the library crashes every time
+// (inside a long test process, where it lands depends on what ran before).
+TEST(Cli, AFileThatCrashesTheHdf5LibraryIsRefusedByName) {
+  const std::string dir = std::string(STATESCOPE_SOURCE_DIR) + "/tests/fuzz/regressions/fuzz_experiment_file/";
+  for (const char* name : {"hdf5-dataset-read-memcpy-segv.h5", "hdf5-vlen-attribute-memcpy-segv.h5"}) {
+    auto r = cli("inspect " + dir + name);
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find(std::string(name) + ": damaged: reading it crashed the HDF5 library in a separate process"),
+              std::string::npos) << r.output;
+  }
+}
+

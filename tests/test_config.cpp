@@ -113,3 +113,10 @@ TEST(Config, SizesAreLimitedBeforeAnythingIsAllocated) {
   EXPECT_EQ(load_config_file(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/hf-tied/config.json").parameter_count(),
             16944);
 }
+
+// Numbers past the range of a double are refused as JSON errors naming the file (nlohmann throws
+// out_of_range for them, not parse_error; found by fuzzing).
+TEST(Config, NumbersTooLargeForADoubleAreAJsonError) {
+  expect_error(R"({"model_type": "mamba2", "hidden_size": 3e477})", {"not valid JSON", "3e477"});
+}
+

@@ -108,6 +108,8 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   expect(R"({"policies": [{"kind": "magic"}]})", "magic");
   expect(R"({"posttrain": {"steps": "many"}})", "posttrain.steps");
   expect("{", "not valid JSON");
+  expect(R"({"seed": 1e999})", "not valid JSON");  // out of a double's range: nlohmann's out_of_range
+  expect(R"({"posttrain": {"batch": 20000000}})", "posttrain.batch");  // a stated limit, not the allocator
   expect(R"({"analyses": {"efrem": {}}})", "analyses.efrem");
   expect(R"({"analyses": {"effrem": {"T": [1]}}})", "analyses.effrem.T");
   expect(R"({"analyses": {"passkey": {"depths": [1.5]}}})", "analyses.passkey.depths");

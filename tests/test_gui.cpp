@@ -572,3 +572,34 @@ TEST(Gui, RunningOntoAnExistingFileAsksAndQuietlyRefuses) {
   std::getline(in, text);
   EXPECT_EQ(text, "old results");
 }
+
+// Hostile experiment files: a dataset declared far larger than the file holds, and results whose
+// sizes break their axes. Each is refused with its reason (a dialog, here quiet) and what is shown
+// stays; the app neither aborts (std::bad_alloc did) nor indexes past the data.
+TEST(Gui, HostileExperimentFilesAreRefusedAndTheShownRunsStay) {
+  const std::string good = tmp("statescope_gui_hostile_good.h5");
+  run_experiment(R"({"model": "embedded", "policies": [], "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})",
+                 "good", good);
+  gui::MainWindow w;
+  w.set_quiet(true);
+  ASSERT_TRUE(w.open_file(QString::fromStdString(good)));
+  ASSERT_EQ(w.runs().size(), 1u);
+  const QString sparse = QString(STATESCOPE_SOURCE_DIR) + "/tests/golden/hostile/sparse.h5";
+  EXPECT_FALSE(w.open_file(sparse));
+  EXPECT_TRUE(w.last_message().contains("declares 1000000000 elements")) << w.last_message().toStdString();
+  const std::string grid = tmp("statescope_gui_hostile_grid.h5");
+  std::filesystem::copy_file(good, grid);
+  {
+    H5File f(grid, H5File::Mode::ReadWrite);
+    std::vector<int64_t> lengths{64, 128};
+    std::vector<double> depths{0, 0.5, 1}, five(5, 0.0);
+    f.write("baseline/passkey/length", lengths.data(), {2});
+    f.write("baseline/passkey/depth", depths.data(), {3});
+    f.write("baseline/passkey/accuracy", five.data(), {5});
+    f.write("baseline/passkey/digit_accuracy", five.data(), {5});
+  }
+  EXPECT_FALSE(w.add_file(QString::fromStdString(grid)));
+  EXPECT_TRUE(w.last_message().contains("passkey/accuracy holds 5 values")) << w.last_message().toStdString();
+  ASSERT_EQ(w.runs().size(), 1u);  // the good file's run is still shown
+  EXPECT_EQ(w.current_file(), QString::fromStdString(good));
+}

@@ -103,6 +103,11 @@ TEST(Tokenizer, RefusesWhatItCannotReproduce) {
   expect("\"!\": 2", "\"!\": 1", "id 1 is already the id of");
   expect("\"id\": 1,", "\"id\": -1,", "added_tokens[1].id");
   expect("\"merges\": [", "\"merges\": 5, \"x\": [", "model.merges' must be a list");
+  // A number too large for a double is a JSON error with the file's name, not an uncaught
+  // nlohmann out_of_range (found by fuzzing: tests/fuzz/regressions/fuzz_tokenizer/).
+  expect("\"!\": 2", "\"!\": 3e477", "not valid JSON");
+  // A field of the wrong JSON type is an Error naming the file, not an uncaught type_error (fuzzing).
+  expect("\"pre_tokenizer\": {", "\"pre_tokenizer\": null, \"unused\": {", "not a tokenizer.json this reader understands");
   EXPECT_THROW(BpeTokenizer::from_file("/no/such/tokenizer.json"), Error);
   EXPECT_EQ(load_tokenizer("/tmp")->kind(), "bytes");
   EXPECT_EQ(load_tokenizer(kDir)->kind(), "bpe");

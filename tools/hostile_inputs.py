@@ -233,7 +233,7 @@ ok_first = first_rc == 0 and subprocess.run([CLI, "inspect", both], capture_outp
 cases[-1] = cases[-1][:6] + (cases[-1][6] and ok_first,)
 
 # --- experiment files ---------------------------------------------------------------------------
-case("experiment file declaring 2 x 5e8 float64 (20 KB on disk)", ["inspect", GOLDEN / "hostile/sparse.h5"], 1, "")
+case("experiment file declaring 2 x 5e8 float64 (8 KB on disk)", ["inspect", GOLDEN / "hostile/sparse.h5"], 1, "")
 foreign = TMP / "foreign.h5"
 with h5py.File(foreign, "w") as f:
     f.create_group("baseline").attrs["status"] = "finished"

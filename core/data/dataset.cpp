@@ -235,7 +235,7 @@ class Ingest {
       json j;
       try {
         j = json::parse(line);
-      } catch (const json::parse_error& e) {
+      } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
         throw Error(f.path.string() + ":" + std::to_string(lineno) + ": not a JSON object (" + e.what() + ")");
       }
       if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
@@ -311,7 +311,7 @@ Corpus from_cache(const fs::path& dir, const std::string& data) {
   json idx;
   try {
     idx = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
     throw Error((dir / "index.json").string() + ": not valid JSON (" + e.what() + ")");
   }
   const int width = idx.at("width").get<int>();

@@ -167,14 +167,14 @@ std::vector<std::string> BpeTokenizer::pre_tokenize(const std::string& text) {
 
 // Reads tokenizer.json field by field, each with its own error; a flat list of checks is easier to
 // audit than the same checks spread over helpers (~80 lines on purpose).
-std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) {
+std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) try {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error(path + ": cannot open");
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
     throw Error(path + ": not valid JSON (" + e.what() + ")");
   }
   auto bad = [&](const std::string& field, const std::string& why) { return Error(path + ": field '" + field + "' " + why); };
@@ -276,6 +276,8 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) {
   t->id_to_token_.resize(static_cast<size_t>(max_id + 1));  // ids past the highest one were never claimed
   t->vocab_size_ = static_cast<int64_t>(t->id_to_token_.size());
   return t;
+} catch (const json::exception& e) {  // a field of the wrong JSON type (.value() on a list, ...)
+  throw Error(path + ": not a tokenizer.json this reader understands (" + e.what() + ")");
 }
 
 int32_t BpeTokenizer::token_id(const std::string& token) const {

@@ -106,6 +106,11 @@ TrainOptions parse_posttrain(const JsonFields& f, bool& freeze_set) {
   if (t.steps < 0 || t.batch <= 0 || !(t.lr > 0))
     throw Error(f.src() + ": posttrain needs steps >= 0, batch > 0, lr > 0");
   if (t.warmup < 0) f.fail("warmup", "must be >= 0, got " + std::to_string(t.warmup));
+  // T >= 2 whatever the model's record says, so this much is known before the model is read (the
+  // trainer checks batch x T itself once T is known).
+  if (t.batch > kMaxTokensPerStep / 2)
+    f.fail("batch", "must keep batch x T <= " + std::to_string(kMaxTokensPerStep) + " tokens per step, got " +
+                        std::to_string(t.batch));
   if (!(t.min_lr_ratio >= 0 && t.min_lr_ratio <= 1)) f.fail("min_lr_ratio", "must be in [0, 1], got " + f.json().at("min_lr_ratio").dump());
   if (!(t.weight_decay >= 0)) f.fail("weight_decay", "must be >= 0, got " + f.json().at("weight_decay").dump());
   if (!(t.grad_clip >= 0)) f.fail("grad_clip", "must be >= 0 (0: no clipping), got " + f.json().at("grad_clip").dump());
@@ -225,7 +230,7 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& src) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
     throw Error(src + ": not valid JSON (" + e.what() + ")");
   }
   return parse_spec(j, src);

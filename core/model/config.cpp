@@ -238,11 +238,11 @@ void Mamba2Config::validate(const std::string& source) const {
     throw Error(source + ": dt_limit must satisfy 0 <= lo < hi");
 }
 
-Mamba2Config parse_config_json(const std::string& text, const std::string& source) {
+Mamba2Config parse_config_json(const std::string& text, const std::string& source) try {
   json j;
   try {
     j = json::parse(quote_nonfinite_literals(text));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
     throw Error(source + ": not valid JSON (" + e.what() + ")");
   }
   if (!j.is_object()) throw Error(source + ": expected a JSON object at the top level");
@@ -260,6 +260,8 @@ Mamba2Config parse_config_json(const std::string& text, const std::string& sourc
   }
   c.validate(source);
   return c;
+} catch (const json::exception& e) {  // a field of the wrong JSON type
+  throw Error(source + ": a field has the wrong JSON type (" + e.what() + ")");
 }
 
 Mamba2Config load_config_file(const std::string& path) {

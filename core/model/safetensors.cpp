@@ -51,7 +51,7 @@ DType parse_dtype(const std::string& s, const std::string& where) {
 
 }  // namespace
 
-SafetensorsFile parse_safetensors(std::vector<char> bytes, const std::string& source) {
+SafetensorsFile parse_safetensors(std::vector<char> bytes, const std::string& source) try {
   using nlohmann::json;
   if (bytes.size() < 8)
     throw Error(source + ": truncated safetensors file (" + std::to_string(bytes.size()) +
@@ -64,7 +64,7 @@ SafetensorsFile parse_safetensors(std::vector<char> bytes, const std::string& so
   json header;
   try {
     header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(n));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
     throw Error(source + ": safetensors header is not valid JSON (" + e.what() + ")");
   }
   if (!header.is_object()) throw Error(source + ": safetensors header is not a JSON object");
@@ -114,6 +114,8 @@ SafetensorsFile parse_safetensors(std::vector<char> bytes, const std::string& so
   bytes.erase(bytes.begin(), bytes.begin() + 8 + static_cast<int64_t>(n));
   f.data = std::move(bytes);
   return f;
+} catch (const nlohmann::json::exception& e) {  // a header field of the wrong JSON type
+  throw Error(source + ": safetensors header field of the wrong JSON type (" + e.what() + ")");
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
