@@ -9,7 +9,7 @@
 # build-fuzz/corpus/<target>/; crashes land in build-fuzz/crashes/<target>/ and fail the script.
 # Prints one line per target: executions, rate, corpus size, coverage, crashes. Exit 1 on any crash.
 #
-#   bash bench/fuzz.sh 10                       # CI: every target briefly
+#   FUZZ_SEED=1 bash bench/fuzz.sh 10           # CI: every target briefly, the same mutations each run
 #   FUZZ_JOBS=2 bash bench/fuzz.sh 1200 fuzz_spec   # one long run
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,6 +64,8 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TMPDIR="${TMPDIR:-/tmp}"
 export STATESCOPE_H5_PREFLIGHT_SECONDS=5  # a file that hangs libhdf5 in the pre-read child is refused after 5 s
 flags=(-rss_limit_mb=2560 -malloc_limit_mb=1024 -timeout=20 -max_len=1048576 -print_final_stats=1)
+# FUZZ_SEED fixes libFuzzer's mutation sequence (CI: the same inputs on every run); unset, each run differs.
+[ -n "${FUZZ_SEED:-}" ] && flags+=(-seed="$FUZZ_SEED")
 
 # Regression inputs first: each committed input that once crashed must now pass.
 for t in "${targets[@]}"; do
