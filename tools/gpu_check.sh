@@ -20,7 +20,8 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTATESCOPE_PYTHON=
 log build
 ninja -C build-gpu -j"$(nproc)" test_kernels bench_gpu > "$OUT/build.txt" 2>&1 || { log "build FAILED"; grep -B2 -A8 "error" "$OUT/build.txt" | head -60; exit 1; }
 log "tests (GPU kernels and engine against CPU)"
-build-gpu/tests/test_kernels --gtest_output=xml:"$OUT/test_kernels.xml" > "$OUT/test_kernels.txt" 2>&1
+# Every GPU test must run here: a skip (no device seen, kernels not built) is a failure.
+STATESCOPE_REQUIRE_GPU=1 build-gpu/tests/test_kernels --gtest_output=xml:"$OUT/test_kernels.xml" > "$OUT/test_kernels.txt" 2>&1
 rc=$?
 grep -E "^\[  (PASSED|FAILED|SKIPPED) |OK \]|FAILED \]|Failure|Skipped" "$OUT/test_kernels.txt" | tee -a "$OUT/summary.txt"
 log "benchmark"

@@ -15,6 +15,7 @@
 
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
+#include "core/model/fused_scan.h"
 #include "core/model/safetensors.h"
 #include "core/model/torch_pickle.h"
 
@@ -150,6 +151,9 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in
 }
 
 void place_model(Mamba2LM& model, const Compute& compute) {
+  if (compute.fused() && compute.device.rfind("cuda", 0) == 0 && !fused_kernels_built())
+    throw Error("scan 'fused' on " + compute.device +
+                ": this build has no CUDA kernels (nvcc was not found at configure time); use scan 'aten'");
   model->to(torch::Device(compute.device));
   model->mixed_bf16 = compute.precision == "bf16";
   model->fused_scan = compute.fused();

@@ -29,6 +29,7 @@ torch::Tensor fused_conv1d_silu(const torch::Tensor& xBC, const torch::Tensor& w
   if (x.is_cuda()) {
 #if STATESCOPE_HAVE_KERNELS
     if (auto err = kernels::conv1d_fwd_cuda(a, nullptr); !err.empty()) throw Error("fused conv1d: " + err);
+    count_fused_launch(FusedKernel::Conv1d);
 #endif
   } else {
     conv1d_fwd_ref(a);
@@ -59,6 +60,7 @@ ScanResult fused_step(const torch::Tensor& x, const torch::Tensor& dt, const tor
   if (xs.is_cuda()) {
 #if STATESCOPE_HAVE_KERNELS
     if (auto err = kernels::ssm_step_cuda(a, nullptr); !err.empty()) throw Error("fused step: " + err);
+    count_fused_launch(FusedKernel::Step);
 #endif
   } else {
     ssm_step_ref(a);

@@ -4,6 +4,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/autograd.h>
 
+#include <atomic>
+
 #include "core/base/error.h"
 #include "kernels/ssm_scan.h"
 #include "core/twins/ssm_scan_ref.h"
@@ -45,6 +47,7 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
       auto ws = torch::empty({std::max<int64_t>(1, kernels::ssm_scan_chunked_workspace_floats(a, Q))}, x.options());
       const std::string err = kernels::ssm_scan_chunked_fwd_cuda(a, Q, ws.data_ptr<float>(), nullptr);
       if (!err.empty()) throw Error("fused scan: " + err);
+      count_fused_launch(FusedKernel::ScanForward);
 #endif
     } else {
       ssm_scan_chunked_ref(a, Q);
@@ -77,6 +80,7 @@ struct FusedScanFn : torch::autograd::Function<FusedScanFn> {
       auto ws = torch::empty({kernels::ssm_scan_chunked_bwd_workspace_floats(a, Q)}, x.options());
       const std::string err = kernels::ssm_scan_chunked_bwd_cuda(a, g, Q, ws.data_ptr<float>(), nullptr);
       if (!err.empty()) throw Error("fused scan backward: " + err);
+      count_fused_launch(FusedKernel::ScanBackward);
 #endif
     } else {
       ssm_scan_bwd_ref(a, g, Q);
@@ -93,6 +97,21 @@ void require_kernels_for(const torch::Tensor& x, const char* what) {
 }
 
 torch::Tensor contiguous_f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); }
+
+namespace {
+std::atomic<int64_t> g_launches[4];
+}  // namespace
+
+void count_fused_launch(FusedKernel k) { g_launches[static_cast<int>(k)].fetch_add(1, std::memory_order_relaxed); }
+
+FusedLaunchCounts fused_launch_counts() {
+  FusedLaunchCounts c;
+  c.scan_forward = g_launches[0].load();
+  c.scan_backward = g_launches[1].load();
+  c.conv1d = g_launches[2].load();
+  c.step = g_launches[3].load();
+  return c;
+}
 
 bool fused_kernels_built() {
 #if STATESCOPE_HAVE_KERNELS

@@ -23,6 +23,17 @@ ScanResult fused_scan(const torch::Tensor& x, const torch::Tensor& dt, const tor
 // True when this build has the CUDA kernels (nvcc at configure time).
 bool fused_kernels_built();
 
+// CUDA kernel launches that returned without error since the process started (the CPU twins are not
+// counted). Tests read them before and after a forward, so a "fused" test can never pass by running
+// ATen's scan instead.
+struct FusedLaunchCounts {
+  int64_t scan_forward = 0, scan_backward = 0, conv1d = 0, step = 0;
+};
+FusedLaunchCounts fused_launch_counts();
+// Called by the fused ops after each successful CUDA launch.
+enum class FusedKernel { ScanForward, ScanBackward, Conv1d, Step };
+void count_fused_launch(FusedKernel k);
+
 // Shared by the fused ops (here and fused_infer.cpp): throws Error naming `what` for a CUDA tensor in
 // a build without the kernels; float32 and contiguous (copies only when needed).
 void require_kernels_for(const torch::Tensor& x, const char* what);

@@ -93,9 +93,12 @@ namespace {
 
 // The chunked-kernel path: fp32 state; CUDA kernels on a GPU (when built), the kernels' CPU twins on
 // the CPU only when asked (tests), else ATen.
+// On a GPU, asking for the kernels in a build without them is an error, never a quiet fall back to
+// ATen (a run would be recorded as fused that never was).
 bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool cpu_twins) {
+  if (x.is_cuda()) require_kernels_for(x, "scan 'fused'");
   if (sdt != torch::kFloat32) return false;
-  return x.is_cuda() ? fused_kernels_built() : cpu_twins;
+  return x.is_cuda() || cpu_twins;
 }
 
 }  // namespace
