@@ -54,6 +54,12 @@ struct Group {
     return f.read_f64(ds(name), dims);
   }
   std::vector<int64_t> i64(const std::string& name) const { return f.read_i64(ds(name)); }
+  // Reads dataset `name` and checks it holds `want` values (`shape` names the axes in the message).
+  std::vector<double> f64(const std::string& name, int64_t want, const std::string& shape) const {
+    auto v = f64(name);
+    size_is(name, v, want, shape);
+    return v;
+  }
 };
 
 // a * b * ... with every factor >= 0, or fail when the product overflows.
@@ -80,8 +86,7 @@ EvalResult read_eval(const H5File& f, const std::string& run) {
   r.nll_seq = f.read_f32(g.ds("nll_per_sequence"));
   g.size_is("nll_per_sequence", r.nll_seq, per_seq, "[sequences, length]");
   if (f.has(g.ds("windowed_nll"))) {
-    r.windowed_nll = g.f64("windowed_nll");
-    g.size_is("windowed_nll", r.windowed_nll, r.length, "[length]");
+    r.windowed_nll = g.f64("windowed_nll", r.length, "[length]");
     r.windowed_seq = f.read_f32(g.ds("windowed_nll_per_sequence"));
     g.size_is("windowed_nll_per_sequence", r.windowed_seq, per_seq, "[sequences, length]");
   }
@@ -106,10 +111,8 @@ EffRemResult read_effrem(const H5File& f, const std::string& run) {
   r.T = g.i64("T");
   r.t = g.i64("t");
   const int64_t n = product(g, {static_cast<int64_t>(r.T.size()), static_cast<int64_t>(r.t.size())});
-  r.value = g.f64("value");
-  g.size_is("value", r.value, n, "[T, t]");
-  r.stderr_ = g.f64("stderr");
-  g.size_is("stderr", r.stderr_, n, "[T, t]");
+  r.value = g.f64("value", n, "[T, t]");
+  r.stderr_ = g.f64("stderr", n, "[T, t]");
   r.sequences = g.attr_int("sequences");
   r.forward_tokens = g.attr_int("forward_tokens");
   return r;
@@ -126,16 +129,11 @@ StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
   if (r.bin_edges.size() < 2) g.fail("dataset state_stats/bin_edges holds fewer than 2 edges");
   const int64_t nl = static_cast<int64_t>(r.layers.size()), np = static_cast<int64_t>(r.positions.size());
   const int64_t bins = static_cast<int64_t>(r.bin_edges.size()) - 1;
-  r.histogram = g.f64("histogram");
-  g.size_is("histogram", r.histogram, product(g, {nl, np, r.nheads, bins}), "[layer, position, head, bins]");
-  r.mean = g.f64("mean");
-  g.size_is("mean", r.mean, product(g, {nl, np, r.nheads}), "[layer, position, head]");
-  r.std = g.f64("std");
-  g.size_is("std", r.std, product(g, {nl, np, r.nheads}), "[layer, position, head]");
-  r.fitted_mean = g.f64("fitted_mean");
-  g.size_is("fitted_mean", r.fitted_mean, product(g, {nl, r.nheads}), "[layer, head]");
-  r.fitted_std = g.f64("fitted_std");
-  g.size_is("fitted_std", r.fitted_std, product(g, {nl, r.nheads}), "[layer, head]");
+  r.histogram = g.f64("histogram", product(g, {nl, np, r.nheads, bins}), "[layer, position, head, bins]");
+  r.mean = g.f64("mean", product(g, {nl, np, r.nheads}), "[layer, position, head]");
+  r.std = g.f64("std", product(g, {nl, np, r.nheads}), "[layer, position, head]");
+  r.fitted_mean = g.f64("fitted_mean", product(g, {nl, r.nheads}), "[layer, head]");
+  r.fitted_std = g.f64("fitted_std", product(g, {nl, r.nheads}), "[layer, head]");
   std::vector<int64_t> d;
   r.delta_norm = g.f64("delta_norm", &d);
   if (d.size() != 2) g.fail("dataset state_stats/delta_norm is not [n_layer, length]");
@@ -153,10 +151,8 @@ PasskeyResult read_passkey(const H5File& f, const std::string& run) {
   r.lengths = g.i64("length");
   r.depths = g.f64("depth");
   const int64_t n = product(g, {static_cast<int64_t>(r.lengths.size()), static_cast<int64_t>(r.depths.size())});
-  r.accuracy = g.f64("accuracy");
-  g.size_is("accuracy", r.accuracy, n, "[length, depth]");
-  r.digit_accuracy = g.f64("digit_accuracy");
-  g.size_is("digit_accuracy", r.digit_accuracy, n, "[length, depth]");
+  r.accuracy = g.f64("accuracy", n, "[length, depth]");
+  r.digit_accuracy = g.f64("digit_accuracy", n, "[length, depth]");
   r.samples = g.attr_int("samples");
   return r;
 }
@@ -167,10 +163,8 @@ CopyResult read_copying(const H5File& f, const std::string& run) {
   CopyResult r;
   r.lengths = g.i64("length");
   const int64_t n = static_cast<int64_t>(r.lengths.size());
-  r.exact = g.f64("exact");
-  g.size_is("exact", r.exact, n, "[length]");
-  r.token_accuracy = g.f64("token_accuracy");
-  g.size_is("token_accuracy", r.token_accuracy, n, "[length]");
+  r.exact = g.f64("exact", n, "[length]");
+  r.token_accuracy = g.f64("token_accuracy", n, "[length]");
   r.L = g.attr_int("L");
   r.alphabet = g.attr_int("alphabet");
   r.T = g.attr_int("T");
@@ -184,12 +178,9 @@ BabiResult read_babi(const H5File& f, const std::string& run) {
   BabiResult r;
   r.lengths = g.i64("length");
   const int64_t n = static_cast<int64_t>(r.lengths.size());
-  r.accuracy = g.f64("accuracy");
-  g.size_is("accuracy", r.accuracy, n, "[length]");
-  r.choice_accuracy = g.f64("choice_accuracy");
-  g.size_is("choice_accuracy", r.choice_accuracy, n, "[length]");
-  r.mean_distance = g.f64("mean_distance");
-  g.size_is("mean_distance", r.mean_distance, n, "[length]");
+  r.accuracy = g.f64("accuracy", n, "[length]");
+  r.choice_accuracy = g.f64("choice_accuracy", n, "[length]");
+  r.mean_distance = g.f64("mean_distance", n, "[length]");
   r.samples = g.attr_int("samples");
   r.candidates = g.attr_int("candidates");
   return r;
