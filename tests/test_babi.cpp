@@ -50,11 +50,17 @@ TEST(Babi, PromptLengthQuestionAnswerAndDistance) {
   EXPECT_THROW(make_babi(100, text, 4, rng), Error);          // too short for 4 facts and the question
   EXPECT_THROW(make_babi(200, "Short.", 1, rng), Error);      // not enough prose
   EXPECT_THROW(make_babi(200, text, 0, rng), Error);
-  auto docs = babi_training_docs(5, 256, text, 3, 1);
-  for (auto& d : docs) {
+  auto docs = babi_training_docs(5, 256, 1, text, 3, 1);
+  for (auto& d : docs) {  // one example of T tokens and a pad; only the answer word is scored
     ASSERT_EQ(d.tokens.size(), 257u);
-    std::string t(d.tokens.begin(), d.tokens.end());
-    EXPECT_TRUE(std::regex_search(t, std::regex(" is in the [a-z]+\\.$"))) << t.substr(200);
+    std::string t(d.tokens.begin(), d.tokens.end() - 1);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(t, m, std::regex(" is in the ([a-z]+)\\.$"))) << t.substr(200);
+    std::string scored;
+    for (size_t i = 0; i < t.size(); ++i)
+      if (d.loss_mask[i]) scored += t[i];
+    EXPECT_EQ(scored, m[1].str());
+    EXPECT_EQ(d.loss_mask[256], 0);
   }
 }
 
@@ -121,10 +127,10 @@ TEST(Babi, BpePromptsCountTokens) {
       EXPECT_LT(s.distance, L);
     }
   EXPECT_THROW(make_babi_prompt(*tok, 20, text, 3, rng), Error);
-  auto docs = babi_training_docs(4, 120, text, 2, 1, tok.get());
+  auto docs = babi_training_docs(4, 120, 1, text, 2, 1, tok.get());
   for (auto& d : docs) {
     ASSERT_EQ(d.tokens.size(), 121u);
-    const std::string t = tok->decode(std::vector<int32_t>(d.tokens.begin(), d.tokens.end()));
+    const std::string t = tok->decode(std::vector<int32_t>(d.tokens.begin(), d.tokens.end() - 1));
     EXPECT_TRUE(std::regex_search(t, std::regex(" is in the [a-z]+\\.$"))) << t;
   }
   Mamba2Config c;
@@ -136,5 +142,83 @@ TEST(Babi, BpePromptsCountTokens) {
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_TRUE(r.accuracy[i] >= 0 && r.accuracy[i] <= 1 && r.choice_accuracy[i] >= 0 && r.choice_accuracy[i] <= 1);
     EXPECT_GT(r.mean_distance[i], 0);
+  }
+}
+
+// Oracles: one that finds the person's last fact in the decoded prompt scores 1 greedy and 1 choice;
+// one that answers another location scores 0 on both; one that answers the last-mentioned location
+// scores exactly the reported recency baseline, which lies near 0.5 with 4 facts.
+namespace {
+struct BabiOracle : Answerer {
+  const Tokenizer& tok;
+  int mode = 0;  // 0: right, 1: a wrong location, 2: the last-mentioned location
+  explicit BabiOracle(const Tokenizer& t) : tok(t) {}
+  std::string answer(const std::vector<int32_t>& prompt) const {
+    const std::string t = tok.decode(prompt);
+    std::smatch q;
+    EXPECT_TRUE(std::regex_search(t, q, std::regex("Where is ([A-Za-z]+)\\? [A-Za-z]+ is in the ?$")));
+    const std::regex fact(" (Sandra|Daniel|Gertrude|Winston) (went to|moved to|journeyed to|travelled to) the ([a-z]+)\\.");
+    std::string right, last;
+    for (auto it = std::sregex_iterator(t.begin(), t.end(), fact); it != std::sregex_iterator(); ++it) {
+      if ((*it)[1] == q[1].str()) right = (*it)[3];
+      last = (*it)[3];
+    }
+    if (mode == 2) return last;
+    if (mode == 1) {
+      const auto& locs = babi_locations();
+      return locs[(std::find(locs.begin(), locs.end(), right) - locs.begin() + 1) % locs.size()];
+    }
+    return right;
+  }
+  std::vector<int32_t> ids(const std::string& loc) const {
+    return tok.kind() == "bytes" ? encode_bytes(loc) : tok.encode(" " + loc);
+  }
+  TokenRows greedy(const TokenRows& prompts, int64_t n) override {
+    TokenRows out;
+    for (const auto& p : prompts) {
+      auto a = ids(answer(p));
+      const auto dot = tok.kind() == "bytes" ? encode_bytes(".") : tok.encode(".");
+      while (static_cast<int64_t>(a.size()) < n) a.push_back(dot[0]);
+      a.resize(static_cast<size_t>(n));
+      out.push_back(a);
+    }
+    return out;
+  }
+  std::vector<std::vector<double>> loglik(const TokenRows& prompts, const TokenRows& candidates) override {
+    std::vector<std::vector<double>> out;
+    for (const auto& p : prompts) {
+      const auto a = ids(answer(p));
+      std::vector<double> row;
+      for (const auto& c : candidates) row.push_back(c == a ? 0.0 : -1.0);
+      out.push_back(row);
+    }
+    return out;
+  }
+};
+}  // namespace
+
+TEST(Babi, OracleScoresOneWrongAnswersZeroAndRecencyIsTheBaseline) {
+  const std::string text = prose() + prose() + prose() + prose();
+  const ByteTokenizer bytes{};
+  auto bpe = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
+  for (const Tokenizer* tok : {static_cast<const Tokenizer*>(&bytes), static_cast<const Tokenizer*>(bpe.get())}) {
+    SCOPED_TRACE(tok->kind());
+    BabiOracle o(*tok);
+    const std::vector<int64_t> lengths{300, 900};
+    auto right = score_babi(o, lengths, text, 4, 200, 5, tok);
+    o.mode = 1;
+    auto wrong = score_babi(o, lengths, text, 4, 200, 5, tok);
+    o.mode = 2;
+    auto recent = score_babi(o, lengths, text, 4, 200, 5, tok);
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      EXPECT_EQ(right.accuracy[i], 1.0);
+      EXPECT_EQ(right.choice_accuracy[i], 1.0);
+      EXPECT_EQ(wrong.accuracy[i], 0.0);
+      EXPECT_EQ(wrong.choice_accuracy[i], 0.0);
+      EXPECT_DOUBLE_EQ(recent.accuracy[i], right.last_mentioned_accuracy[i]);
+      EXPECT_DOUBLE_EQ(recent.choice_accuracy[i], right.last_mentioned_accuracy[i]);
+      EXPECT_GT(right.last_mentioned_accuracy[i], 0.3);  // 4 facts about 4 people: about 0.5
+      EXPECT_LT(right.last_mentioned_accuracy[i], 0.7);
+    }
   }
 }

@@ -312,8 +312,8 @@ TEST(Cli, PasskeyAndBabiRunInBpeTokens) {
   test::write_tiny_bpe_model(dir.string(), 2, 5);
   const std::string out = tmp("bpe_passkey.h5");
   fs::remove(out);
-  auto r = cli("passkey --model " + dir.string() + " --lengths 60,150 --depths 0,1 --samples 2 --finetune-steps 2 "
-               "--batch 2 --T 60 -o " + out);
+  auto r = cli("passkey --model " + dir.string() + " --lengths 100,150 --depths 0,1 --samples 2 --finetune-steps 2 "
+               "--batch 2 --T 100 -o " + out);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("passkey accuracy"), std::string::npos) << r.output;
   EXPECT_EQ(read(out, "/passkey/passkey/accuracy").numel(), 4);
@@ -322,7 +322,7 @@ TEST(Cli, PasskeyAndBabiRunInBpeTokens) {
   EXPECT_NE(bad.output.find("passkey: length 10 is shorter than the fixed text"), std::string::npos) << bad.output;
   const std::string bout = tmp("bpe_babi.h5");
   fs::remove(bout);
-  auto b = cli("babi --model " + dir.string() + " --lengths 100,200 --samples 3 --facts 2 --finetune-steps 2 --batch 2 "
+  auto b = cli("babi --model " + dir.string() + " --lengths 100,200 --samples 3 --facts 2 --finetune-steps 2 --batch 2 --policy tbtt "
                "--T 100 -o " + bout);
   ASSERT_EQ(b.code, 0) << b.output;
   EXPECT_NE(b.output.find("bAbI single supporting fact"), std::string::npos) << b.output;

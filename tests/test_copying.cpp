@@ -1,6 +1,7 @@
-// test_copying.cpp — copying samples and packed windows have the promised format, scores are
-// exact on hand-made answers, evaluation agrees with an independent greedy loop over full
-// forwards, and training runs with and without state passing.
+// test_copying.cpp — copying examples (BOS s SEP s EOS, masked to the copy) and their padded
+// documents have the promised format, an oracle scores 1 and wrong answers 0, evaluation from zero
+// and passed states agrees with an independent greedy loop over full forwards, and training runs
+// with every kind of state handover.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -9,45 +10,97 @@
 
 using namespace statescope;
 
-TEST(Copying, SampleFormat) {
+TEST(Copying, ExampleFormatAndMask) {
   std::mt19937_64 rng(5);
   for (int64_t n : {1, 7, 40}) {
-    auto s = make_copy_sample(n, 4, rng);
-    ASSERT_EQ(static_cast<int64_t>(s.size()), 2 * n + 2);
-    EXPECT_EQ(s[n], '|');
-    EXPECT_EQ(s.back(), '\n');
-    EXPECT_EQ(s.substr(0, n), s.substr(n + 1, n));
-    for (int64_t i = 0; i < n; ++i) EXPECT_TRUE(s[i] >= 'a' && s[i] < 'a' + 4) << s;
+    auto e = make_copy_example(n, 4, rng);
+    ASSERT_EQ(static_cast<int64_t>(e.ids.size()), 2 * n + 3);
+    ASSERT_EQ(e.mask.size(), e.ids.size());
+    EXPECT_EQ(e.ids[0], kCopyBos);
+    EXPECT_EQ(e.ids[n + 1], kCopySep);
+    EXPECT_EQ(e.ids.back(), kCopyEos);
+    for (int64_t i = 0; i < n; ++i) {
+      EXPECT_TRUE(e.ids[1 + i] >= 'a' && e.ids[1 + i] < 'a' + 4);
+      EXPECT_EQ(e.ids[1 + i], e.ids[n + 2 + i]);  // the copy
+    }
+    for (int64_t i = 0; i < 2 * n + 3; ++i) EXPECT_EQ(e.mask[i], i >= n + 2 ? 1 : 0) << "token " << i;  // copy + EOS only
   }
-  EXPECT_THROW(make_copy_sample(3, 1, rng), Error);
-  EXPECT_THROW(make_copy_sample(3, 27, rng), Error);
-  EXPECT_THROW(make_copy_sample(0, 5, rng), Error);
+  EXPECT_THROW(make_copy_example(3, 1, rng), Error);
+  EXPECT_THROW(make_copy_example(3, 27, rng), Error);
+  EXPECT_THROW(make_copy_example(0, 5, rng), Error);
 }
 
-TEST(Copying, TrainingWindowsArePackedWholeSamples) {
-  const int64_t L = 6, window = 24;
-  auto docs = copy_training_docs(20, window, L, 5, 3);
-  ASSERT_EQ(docs.size(), 20u);
-  for (auto& d : docs) {
-    ASSERT_EQ(static_cast<int64_t>(d.tokens.size()), window + 1);
-    std::string t(d.tokens.begin(), d.tokens.end());
-    size_t at = 0;
-    int complete = 0;
-    while (true) {  // every complete line is "s|s" with 1 <= |s| <= L
-      const size_t nl = t.find('\n', at);
-      if (nl == std::string::npos) break;
-      const std::string line = t.substr(at, nl - at);
-      const size_t bar = line.find('|');
-      ASSERT_NE(bar, std::string::npos) << line;
-      EXPECT_GE(bar, 1u);
-      EXPECT_LE(static_cast<int64_t>(bar), L);
-      EXPECT_EQ(line.substr(0, bar), line.substr(bar + 1)) << line;
-      ++complete;
-      at = nl + 1;
+// Each training document is one example, padded (and masked) to the window, never cut: a window of
+// T + 1 tokens starts at its BOS. TBTT documents stream examples at a stride of T.
+TEST(Copying, TrainingDocumentsAreWholePaddedExamples) {
+  const int64_t L = 6, T = copy_window(L);
+  EXPECT_EQ(T, 15);
+  for (int64_t per_doc : {int64_t{1}, int64_t{3}}) {
+    auto docs = copy_training_docs(12, T, per_doc, L, 5, 3);
+    ASSERT_EQ(static_cast<int64_t>(docs.size()), 12 / per_doc);
+    for (auto& d : docs) {
+      ASSERT_EQ(static_cast<int64_t>(d.tokens.size()), per_doc * T + 1);
+      ASSERT_EQ(d.loss_mask.size(), static_cast<size_t>(d.tokens.size()));
+      for (int64_t k = 0; k < per_doc; ++k) {
+        const int64_t at = k * T;
+        ASSERT_EQ(d.tokens[at], kCopyBos);
+        int64_t sep = at + 1;
+        while (d.tokens[sep] != kCopySep) ++sep;
+        const int64_t n = sep - at - 1;
+        EXPECT_GE(n, 1);
+        EXPECT_LE(n, L);
+        for (int64_t i = 0; i < n; ++i) EXPECT_EQ(d.tokens[at + 1 + i], d.tokens[sep + 1 + i]);
+        EXPECT_EQ(d.tokens[sep + 1 + n], kCopyEos);
+        int64_t scored = 0;
+        for (int64_t i = at; i < at + T; ++i) {
+          scored += d.loss_mask[i];
+          if (i > sep + 1 + n) EXPECT_EQ(d.tokens[i], kCopyPad);
+        }
+        EXPECT_EQ(scored, n + 1);  // the copy and EOS
+      }
+      EXPECT_EQ(d.tokens[per_doc * T], kCopyPad);
+      EXPECT_EQ(d.loss_mask[per_doc * T], 0);
     }
-    EXPECT_GE(complete, 1);
   }
-  EXPECT_THROW(copy_training_docs(1, 2 * L + 1, L, 5, 3), Error);  // the longest sample would not fit
+  EXPECT_THROW(copy_training_docs(1, 2 * L + 2, 1, L, 5, 3), Error);  // the longest example would not fit
+}
+
+// An oracle that reads s out of "BOS s SEP" scores exactly 1; one that shifts every letter scores 0;
+// one wrong in the last letter gets exact 0 and token accuracy (n-1)/n.
+struct CopyOracle : Answerer {
+  int mode = 0;  // 0: right, 1: every letter wrong, 2: the last letter wrong
+  TokenRows greedy(const TokenRows& prompts, int64_t n) override {
+    TokenRows out;
+    for (const auto& p : prompts) {
+      EXPECT_EQ(p.front(), kCopyBos);
+      EXPECT_EQ(p.back(), kCopySep);
+      std::vector<int32_t> s(p.begin() + 1, p.end() - 1);
+      EXPECT_EQ(static_cast<int64_t>(s.size()), n);
+      if (mode == 1) for (auto& c : s) c = c + 1;
+      if (mode == 2) s.back() = s.back() + 1;
+      out.push_back(s);
+    }
+    return out;
+  }
+  std::vector<std::vector<double>> loglik(const TokenRows&, const TokenRows&) override { return {}; }
+};
+
+TEST(Copying, OracleScoresOneAndAWrongAnswerZero) {
+  CopyOracle o;
+  const std::vector<int64_t> lengths{1, 5, 40};
+  auto [e1, t1] = score_copying(o, lengths, 4, 20, 9);
+  o.mode = 1;
+  auto [e0, t0] = score_copying(o, lengths, 4, 20, 9);
+  o.mode = 2;
+  auto [el, tl] = score_copying(o, lengths, 4, 20, 9);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    EXPECT_EQ(e1[i], 1.0);
+    EXPECT_EQ(t1[i], 1.0);
+    EXPECT_EQ(e0[i], 0.0);
+    EXPECT_EQ(t0[i], 0.0);
+    EXPECT_EQ(el[i], 0.0);
+    EXPECT_DOUBLE_EQ(tl[i], static_cast<double>(lengths[i] - 1) / lengths[i]);
+  }
 }
 
 TEST(Copying, ScoresOnHandMadeAnswers) {
@@ -73,28 +126,40 @@ TEST(Copying, EvaluationAgreesWithIndependentGreedyLoop) {
     torch::NoGradGuard ng;
     m->output_weight()[static_cast<int>('b')].mul_(0).add_(m->output_weight()[static_cast<int>('|')]).mul_(5);
   }
-  auto r = evaluate_copying(m, {3, 5}, alphabet, samples, 42);
+  const int64_t L = 3, T = copy_window(L);
+  auto r = evaluate_copying(m, {3, 5}, alphabet, samples, 42, L, T, /*conv_passed=*/false);
   ASSERT_EQ(r.exact.size(), 2u);
-  std::mt19937_64 rng(42);
+  ASSERT_EQ(r.exact_passed.size(), 2u);
+  const ModelState passed = copy_passed_state(m, samples, L, T, alphabet, false, 42 + 7);
+  for (auto& l : passed) EXPECT_FALSE(l.conv.defined());  // SSM state only
+  EXPECT_GT(passed[0].ssm.abs().sum().item<double>(), 0);
   torch::NoGradGuard ng;
-  for (int li = 0; li < 2; ++li) {
-    const int64_t n = r.lengths[li];
-    double right = 0, exact = 0;
-    for (int64_t i = 0; i < samples; ++i) {
-      const std::string s = make_copy_sample(n, alphabet, rng);
-      auto seq = torch::empty({1, n + 1}, torch::kInt64);
-      for (int64_t k = 0; k <= n; ++k) seq[0][k] = static_cast<unsigned char>(s[k]);
-      int64_t ok = 0;
-      for (int64_t k = 0; k < n; ++k) {
-        auto next = m->forward(seq).logits.select(1, seq.size(1) - 1).argmax(-1, true);  // [1, 1]
-        ok += next.item<int64_t>() == static_cast<unsigned char>(s[k]);
-        seq = torch::cat({seq, next}, 1);
+  for (bool from_passed : {false, true}) {
+    std::mt19937_64 rng(42);
+    for (int li = 0; li < 2; ++li) {
+      const int64_t n = r.lengths[li];
+      double right = 0, exact = 0;
+      for (int64_t i = 0; i < samples; ++i) {
+        auto e = make_copy_example(n, alphabet, rng);
+        auto seq = torch::empty({1, n + 2}, torch::kInt64);  // BOS s SEP
+        for (int64_t k = 0; k < n + 2; ++k) seq[0][k] = e.ids[k];
+        ModelState init;  // row i of the passed state
+        for (auto& l : passed) init.push_back({l.ssm.narrow(0, i, 1), torch::Tensor()});
+        int64_t ok = 0;
+        for (int64_t k = 0; k < n; ++k) {  // full forwards over the growing sequence, no carried state
+          auto out = m->forward(seq, from_passed ? &init : nullptr);
+          auto next = out.logits.select(1, seq.size(1) - 1).argmax(-1, true);  // [1, 1]
+          ok += next.item<int64_t>() == e.ids[1 + k];
+          seq = torch::cat({seq, next}, 1);
+        }
+        right += static_cast<double>(ok) / n;
+        exact += ok == n;
       }
-      right += static_cast<double>(ok) / n;
-      exact += ok == n;
+      const auto& tok = from_passed ? r.token_accuracy_passed : r.token_accuracy;
+      const auto& ex = from_passed ? r.exact_passed : r.exact;
+      EXPECT_DOUBLE_EQ(tok[li], right / samples) << "length " << n << (from_passed ? " passed" : " zero");
+      EXPECT_DOUBLE_EQ(ex[li], exact / samples) << "length " << n << (from_passed ? " passed" : " zero");
     }
-    EXPECT_DOUBLE_EQ(r.token_accuracy[li], right / samples) << "length " << n;
-    EXPECT_DOUBLE_EQ(r.exact[li], exact / samples) << "length " << n;
   }
 }
 
@@ -116,9 +181,9 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
     ASSERT_EQ(r.train.history.size(), 12u);
     EXPECT_LT(r.train.history.back().loss, r.train.history.front().loss) << kind;
     EXPECT_EQ(r.result.lengths, (std::vector<int64_t>{2, 4, 6, 8, 12, 16}));
-    EXPECT_EQ(r.result.T, 16);
-    for (size_t i = 0; i < r.result.lengths.size(); ++i)
-      EXPECT_TRUE(r.result.exact[i] >= 0 && r.result.exact[i] <= r.result.token_accuracy[i] && r.result.token_accuracy[i] <= 1);
+    EXPECT_EQ(r.result.T, 11);  // 2L + 3
+    EXPECT_FALSE(r.result.conv_passed);  // the SSM state only, by default
+    ASSERT_EQ(r.result.exact_passed.size(), r.result.lengths.size());
   }
   // Post-training setting: zero-state pre-training, then the policy; steps count on.
   o.pretrain_steps = 5;
@@ -130,6 +195,13 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
   EXPECT_EQ(pt.train.history[5].step, 6);
   EXPECT_EQ(pt.train.history.back().step, 17);
   o.pretrain_steps = 0;
+  // TBTT streams examples: it trains (and its label says so), as does passing with the conv state.
+  PolicySpec tbtt;
+  tbtt.kind = "tbtt";
+  auto tb = run_copying(o, tbtt, t);
+  ASSERT_EQ(tb.train.status, "finished");
+  passing.pass_conv = 1;
+  EXPECT_TRUE(run_copying(o, passing, t).result.conv_passed);
   // Cancelling stops before evaluation.
   PolicySpec zero;
   auto c = run_copying(o, zero, t, [](const StepInfo& s) { return s.step < 3; });

@@ -345,14 +345,14 @@ TEST(Experiment, BpeModelsRunPasskeyAndBabiInTheirTokens) {
     "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}, )";
   const auto out = statescope::test::scratch("statescope_exp_bpe.h5");
   fs::remove(out);
-  auto runs = run_experiment(head + R"("analyses": {"passkey": {"lengths": [70, 140], "depths": [0, 1], "samples": 2},
+  auto runs = run_experiment(head + R"("analyses": {"passkey": {"lengths": [100, 140], "depths": [0, 1], "samples": 2},
                                                     "babi": {"lengths": [100, 200], "samples": 2, "facts": 2}}})",
                              "bpe.json", out);
   ASSERT_EQ(runs.size(), 2u);
   H5File f(out, H5File::Mode::Read);
   for (const std::string run : {"baseline", "passing"}) {
     EXPECT_EQ(f.attr(run, "status"), "finished");
-    EXPECT_EQ(read_passkey(f, run).lengths, (std::vector<int64_t>{70, 140}));
+    EXPECT_EQ(read_passkey(f, run).lengths, (std::vector<int64_t>{100, 140}));
     EXPECT_EQ(read_babi(f, run).lengths, (std::vector<int64_t>{100, 200}));
   }
   unsetenv("STATESCOPE_CACHE");

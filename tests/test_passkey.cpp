@@ -26,9 +26,15 @@ TEST(Passkey, GeneratorLengthDepthAndKey) {
     }
   EXPECT_THROW(make_passkey(50, 0.5, rng), Error);
   EXPECT_THROW(make_passkey(500, 1.5, rng), Error);
-  auto docs = passkey_training_docs(3, 205, 2);
+  auto docs = passkey_training_docs(3, 205, 1, 2);
   ASSERT_EQ(docs.size(), 3u);
-  EXPECT_EQ(docs[0].tokens.size(), 205u);
+  for (auto& d : docs) {  // one example of T tokens (answer last, the only scored tokens) + a pad
+    ASSERT_EQ(d.tokens.size(), 206u);
+    std::string t(d.tokens.begin(), d.tokens.end() - 1);
+    EXPECT_EQ(t.substr(200 - 38, 38), "What is the pass key? The pass key is ");
+    EXPECT_EQ(t.substr(200), t.substr(t.find("The pass key is ") + 16, 5));  // the answer is the key
+    for (size_t i = 0; i < 206; ++i) EXPECT_EQ(d.loss_mask[i], i >= 200 && i < 205 ? 1 : 0) << i;
+  }
   // Byte-level prompts through the tokenizer interface are the byte prompts, draw for draw.
   std::mt19937_64 a(9), b(9);
   auto s = make_passkey(300, 0.3, a);
@@ -41,7 +47,10 @@ TEST(Passkey, BpePromptsCountTokensAndHoldTheKey) {
   auto tok = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
   ASSERT_EQ(tok->kind(), "bpe");
   std::mt19937_64 rng(4);
-  for (int64_t L : {60, 333, 5000})
+  const auto header = tok->encode(
+      "There is an important info hidden inside a lot of irrelevant text. Find it and memorize them. I will quiz "
+      "you about the important information there.");
+  for (int64_t L : {90, 333, 5000})
     for (double d : {0.0, 0.5, 1.0}) {
       SCOPED_TRACE("L=" + std::to_string(L) + " depth=" + std::to_string(d));
       auto p = make_passkey_prompt(*tok, L, d, rng);
@@ -52,17 +61,23 @@ TEST(Passkey, BpePromptsCountTokensAndHoldTheKey) {
       const std::vector<int32_t> from_key(p.ids.begin() + p.key_at, p.ids.end());
       const std::string fact = " The pass key is " + p.key + ". Remember it. " + p.key + " is the pass key.";
       EXPECT_EQ(tok->decode(from_key).rfind(fact, 0), 0u);
-      if (d == 0.0) EXPECT_EQ(p.key_at, 0);
+      EXPECT_TRUE(std::equal(header.begin(), header.end(), p.ids.begin()));  // the standard prompt's opening
+      if (d == 0.0) EXPECT_EQ(p.key_at, static_cast<int64_t>(header.size()));
       if (d == 1.0) EXPECT_EQ(tok->decode(from_key), fact + " What is the pass key? The pass key is");
     }
   EXPECT_THROW(make_passkey_prompt(*tok, 20, 0.5, rng), Error);
-  auto docs = passkey_training_docs(4, 90, 1, tok.get());
+  auto docs = passkey_training_docs(4, 90, 1, 1, tok.get());
   for (auto& doc : docs) {
-    ASSERT_EQ(doc.tokens.size(), 90u);
-    std::vector<int32_t> ids(doc.tokens.begin(), doc.tokens.end());
+    ASSERT_EQ(doc.tokens.size(), 91u);
+    std::vector<int32_t> ids(doc.tokens.begin(), doc.tokens.end() - 1);
     const std::string text = tok->decode(ids);
     EXPECT_NE(text.find(" The pass key is "), std::string::npos) << text;
     EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(text.back()))) << text;  // ends with the answer
+    std::vector<int32_t> scored;
+    for (size_t i = 0; i < ids.size(); ++i)
+      if (doc.loss_mask[i]) scored.push_back(ids[i]);
+    const std::string key = text.substr(text.find(" The pass key is ") + 17, 5);
+    EXPECT_EQ(tok->decode(scored), " " + key);  // the answer, and nothing else, is scored
   }
 }
 
@@ -72,7 +87,7 @@ TEST(Passkey, BpeGridRunsOnABpeModel) {
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
   Mamba2LM m(c);
   m->reset_parameters(3);
-  auto g = evaluate_passkey(m, {70, 140}, {0.0, 1.0}, 2, 4, tok.get());
+  auto g = evaluate_passkey(m, {100, 170}, {0.0, 1.0}, 2, 4, tok.get());
   ASSERT_EQ(g.accuracy.size(), 4u);
   for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(g.accuracy[i] >= 0 && g.digit_accuracy[i] <= 1 && g.accuracy[i] <= g.digit_accuracy[i]);
 }
@@ -95,4 +110,60 @@ TEST(Passkey, StepDecodingEqualsFullForwardArgmax) {
   auto g = evaluate_passkey(m, {150, 300}, {0.0, 0.5, 1.0}, 3, 4);
   ASSERT_EQ(g.accuracy.size(), 6u);
   for (size_t i = 0; i < 6; ++i) EXPECT_TRUE(g.accuracy[i] >= 0 && g.digit_accuracy[i] <= 1 && g.accuracy[i] <= g.digit_accuracy[i]);
+}
+
+// An oracle reading the key out of the decoded prompt scores 1 on every cell; one answering every
+// digit wrong scores 0; one wrong in the last digit scores exact 0 and digit accuracy 0.8.
+namespace {
+struct PasskeyOracle : Answerer {
+  const Tokenizer& tok;
+  int mode = 0;  // 0: right, 1: every digit wrong, 2: the last digit wrong
+  explicit PasskeyOracle(const Tokenizer& t) : tok(t) {}
+  TokenRows greedy(const TokenRows& prompts, int64_t n) override {
+    TokenRows out;
+    for (const auto& p : prompts) {
+      const std::string text = tok.decode(p);
+      const size_t at = text.find("The pass key is ");
+      EXPECT_NE(at, std::string::npos);
+      std::string key = text.substr(at + 16, 5);
+      for (size_t j = 0; j < key.size(); ++j)
+        if (mode == 1 || (mode == 2 && j == 4)) key[j] = static_cast<char>('0' + (key[j] - '0' + 1) % 10);
+      auto ids = tok.kind() == "bytes" ? encode_bytes(key) : tok.encode(" " + key);
+      const auto dot = tok.kind() == "bytes" ? encode_bytes(".") : tok.encode(".");
+      while (static_cast<int64_t>(ids.size()) < n) ids.push_back(dot[0]);
+      ids.resize(static_cast<size_t>(n));
+      out.push_back(ids);
+    }
+    return out;
+  }
+  std::vector<std::vector<double>> loglik(const TokenRows&, const TokenRows&) override { return {}; }
+};
+}  // namespace
+
+TEST(Passkey, OracleScoresOneAndWrongAnswersZero) {
+  const ByteTokenizer bytes{};
+  auto bpe = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
+  for (const Tokenizer* tok : {static_cast<const Tokenizer*>(&bytes), static_cast<const Tokenizer*>(bpe.get())}) {
+    SCOPED_TRACE(tok->kind());
+    PasskeyOracle o(*tok);
+    const std::vector<int64_t> lengths{200, 700};
+    const std::vector<double> depths{0.0, 0.5, 1.0};
+    auto right = score_passkey(o, lengths, depths, 12, 3, tok);
+    o.mode = 1;
+    auto wrong = score_passkey(o, lengths, depths, 12, 3, tok);
+    o.mode = 2;
+    auto last = score_passkey(o, lengths, depths, 12, 3, tok);
+    ASSERT_EQ(right.accuracy.size(), 6u);
+    for (size_t k = 0; k < 6; ++k) {
+      EXPECT_EQ(right.accuracy[k], 1.0);
+      EXPECT_EQ(right.digit_accuracy[k], 1.0);
+      EXPECT_EQ(wrong.accuracy[k], 0.0);
+      EXPECT_EQ(wrong.digit_accuracy[k], 0.0);
+      EXPECT_EQ(last.accuracy[k], 0.0);
+      EXPECT_DOUBLE_EQ(last.digit_accuracy[k], 0.8);
+    }
+  }
+  EXPECT_EQ(passkey_digits_right("12345", "12345"), 5);
+  EXPECT_EQ(passkey_digits_right(" 12345", " 1234"), 4);  // a short answer
+  EXPECT_EQ(passkey_digits_right("12345", ""), 0);
 }

@@ -178,6 +178,55 @@ TEST(Policies, UnknownKindIsRefused) {
   }
 }
 
+// The loss a step reports (and descends) is the mean cross-entropy over the targets the documents'
+// loss_mask marks, computed here by hand from one full forward; loss_mask = false scores every
+// target; a mask of the wrong size is refused by the document's name; samplers carry the mask.
+TEST(Trainer, LossMaskScoresOnlyTheMarkedTargets) {
+  const int64_t T = 12;
+  auto docs = synthetic_docs(1, T + 1, 4);  // one document = one window: the batch is known
+  docs[0].loss_mask.assign(T + 1, 0);
+  for (int64_t i : {3, 4, 9, 12}) docs[0].loss_mask[i] = 1;
+  Mamba2LM m(tiny_byte());
+  m->reset_parameters(2);
+  auto x = torch::empty({1, T + 1}, torch::kInt64);  // [1, T+1]
+  docs[0].tokens.copy(0, T + 1, x.data_ptr<int64_t>());
+  double masked = 0, all = 0;
+  {
+    torch::NoGradGuard ng;
+    auto lp = torch::log_softmax(m->forward(x.narrow(1, 0, T)).logits.to(torch::kFloat64), -1);  // [1, T, V]
+    for (int64_t t = 0; t < T; ++t) {
+      const double ce = -lp[0][t][x[0][t + 1].item<int64_t>()].item<double>();
+      all += ce / T;
+      if (docs[0].loss_mask[t + 1]) masked += ce / 4;
+    }
+  }
+  TrainOptions o;
+  o.steps = 1; o.batch = 2; o.T = T;
+  for (bool use : {true, false}) {
+    Mamba2LM c(tiny_byte());
+    c->reset_parameters(2);
+    o.loss_mask = use;
+    auto zero = make_policy(PolicySpec{}, 1);
+    auto r = train(c, docs, *zero, o);
+    ASSERT_EQ(r.status, "finished");
+    EXPECT_NEAR(r.history[0].loss, use ? masked : all, 1e-5) << (use ? "masked" : "all targets");
+  }
+  EXPECT_GT(std::abs(masked - all), 1e-3);  // the two differ, so the test tells them apart
+  WindowSampler w(docs, T, 1);
+  torch::Tensor mask;
+  w.next(2, &mask);
+  ASSERT_TRUE(mask.defined());
+  EXPECT_EQ(mask.sum().item<double>(), 8.0);
+  auto bad = docs;
+  bad[0].loss_mask.pop_back();
+  try {
+    WindowSampler(bad, T, 1);
+    FAIL() << "a short mask was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("doc0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Trainer, ScheduleWarmupThenCosine) {
   TrainOptions o;
   o.steps = 100; o.warmup = 10; o.lr = 1.0; o.min_lr_ratio = 0.1;

@@ -108,11 +108,11 @@ TablesView::TablesView(QWidget* parent) : QWidget(parent) {
   auto* tables = new QWidget(split);
   auto* h = new QHBoxLayout(tables);
   auto* c = new QVBoxLayout;
-  c->addWidget(new QLabel(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length"), tables));
+  c->addWidget(new QLabel(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length, from a zero state | a passed state"), tables));
   copy_ = new QTableWidget(tables);
   c->addWidget(copy_);
   auto* b = new QVBoxLayout;
-  b->addWidget(new QLabel(tr("<b>bAbI-style questions</b>: greedy / choice accuracy by context length"), tables));
+  b->addWidget(new QLabel(tr("<b>bAbI-style questions</b>: greedy / choice accuracy [last-mentioned baseline] by context length"), tables));
   babi_ = new QTableWidget(tables);
   b->addWidget(babi_);
   h->addLayout(c);
@@ -152,8 +152,17 @@ void TablesView::set_runs(const Runs& runs) {
       const auto& ls = copying ? cols[j]->copying->lengths : cols[j]->babi->lengths;
       for (size_t k = 0; k < ls.size(); ++k) {
         const int row = static_cast<int>(std::find(lengths.begin(), lengths.end(), ls[k]) - lengths.begin());
-        const QString cell = copying ? QString("%1 (%2)").arg(cols[j]->copying->exact[k], 0, 'f', 2).arg(cols[j]->copying->token_accuracy[k], 0, 'f', 2)
-                                     : QString("%1 / %2").arg(cols[j]->babi->accuracy[k], 0, 'f', 2).arg(cols[j]->babi->choice_accuracy[k], 0, 'f', 2);
+        QString cell;
+        if (copying) {  // exact (token accuracy) from a zero state | from a passed state
+          const auto& c = *cols[j]->copying;
+          cell = QString("%1 (%2)").arg(c.exact[k], 0, 'f', 2).arg(c.token_accuracy[k], 0, 'f', 2);
+          if (!c.exact_passed.empty())
+            cell += QString(" | %1 (%2)").arg(c.exact_passed[k], 0, 'f', 2).arg(c.token_accuracy_passed[k], 0, 'f', 2);
+        } else {  // greedy / choice [last-mentioned baseline]
+          const auto& b = *cols[j]->babi;
+          cell = QString("%1 / %2").arg(b.accuracy[k], 0, 'f', 2).arg(b.choice_accuracy[k], 0, 'f', 2);
+          if (!b.last_mentioned_accuracy.empty()) cell += QString(" [%1]").arg(b.last_mentioned_accuracy[k], 0, 'f', 2);
+        }
         auto* item = new QTableWidgetItem(cell);
         if (copying && ls[k] > cols[j]->copying->L) item->setToolTip(QObject::tr("longer than any training string (L = %1)").arg(cols[j]->copying->L));
         t->setItem(row, static_cast<int>(j), item);

@@ -41,13 +41,13 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
-                        {"facts", o->facts}};
+                        {"facts", o->facts}, {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
     auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, o->data);
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
-      auto docs = babi_training_docs(o->examples, o->t.T, prose_of(corpus.train, size_t{16} << 20, tok.get()), o->facts,
-                                     o->seed + 1, tok.get());
+      auto docs = babi_training_docs(o->examples, o->t.T, examples_per_doc(o->ps),
+                                     prose_of(corpus.train, size_t{16} << 20, tok.get()), o->facts, o->seed + 1, tok.get());
       finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "bAbI fine-tune");
       if (!o->save.empty()) save_model_dir(model, o->save);
     }
@@ -55,12 +55,13 @@ Runner add_babi(CLI::App& app, const std::string& command) {
                            o->samples, o->seed + 3, tok.get());
     file->write_babi(o->run, r);
     file->set_status(o->run, "finished");
-    std::printf("bAbI single supporting fact, %lld facts, %lld questions per length (choice chance %.2f)\n%8s %10s %10s %14s\n",
+    std::printf("bAbI single supporting fact, %lld facts, %lld questions per length (choice chance %.2f; "
+                "last-mentioned: the baseline answering the last fact's location)\n%8s %10s %10s %15s %14s\n",
                 (long long)o->facts, (long long)r.samples, 1.0 / r.candidates, "length", "greedy", "choice",
-                "fact distance");
+                "last-mentioned", "fact distance");
     for (size_t i = 0; i < r.lengths.size(); ++i)
-      std::printf("%8lld %10.2f %10.2f %14.0f\n", (long long)r.lengths[i], r.accuracy[i], r.choice_accuracy[i],
-                  r.mean_distance[i]);
+      std::printf("%8lld %10.2f %10.2f %15.2f %14.0f\n", (long long)r.lengths[i], r.accuracy[i], r.choice_accuracy[i],
+                  r.last_mentioned_accuracy[i], r.mean_distance[i]);
     return 0;
   };
 }

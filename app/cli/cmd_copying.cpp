@@ -21,6 +21,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     bool append = false, overwrite = false, replace_run = false;
     CopyOptions c;
     TrainOptions t;
+    int pass_conv = 0;
   };
   auto o = std::make_shared<O>();
   o->c.model = default_copy_model();
@@ -33,7 +34,10 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       ->delimiter(',')->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
   app.add_option("--L", o->c.L, "longest training string")->capture_default_str();
   app.add_option("--alphabet", o->c.alphabet, "letters in the alphabet (2..26)")->capture_default_str();
-  app.add_option("--T", o->c.T, "training window in tokens (0: 4L)")->capture_default_str();
+  app.add_option("--T", o->c.T, "training window in tokens (0: 2L + 3, the longest example BOS s SEP s EOS)")->capture_default_str();
+  app.add_option("--pass-conv", o->pass_conv, "state passing / TBTT hand over the conv state too (1) or the SSM state only (0)")
+      ->check(CLI::Range(0, 1))->capture_default_str();
+  app.add_option("--examples", o->c.train_docs, "distinct training examples")->capture_default_str();
   app.add_option("--eval-lengths", o->c.eval_lengths, "string lengths to evaluate (default L/2 .. 4L)")->delimiter(',');
   app.add_option("--samples", o->c.eval_samples, "evaluation strings per length")->capture_default_str();
   app.add_option("--seed", o->c.seed)->capture_default_str();
@@ -56,6 +60,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     for (const auto& kind : o->policies) {
       PolicySpec ps;
       ps.kind = kind;
+      if (kind == "passing" || kind == "tbtt") ps.pass_conv = o->pass_conv;
       const std::string run = "copying_" + kind;
       nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps}, {"pretrain_steps", o->c.pretrain_steps},
                           {"policy", ps.label()}};
@@ -81,14 +86,17 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       table.emplace_back(kind, r.result);
     }
     const auto& first = table.front().second;
-    std::printf("copying: trained on strings of 1..%lld letters (alphabet %lld, windows of %lld tokens); exact match "
-                "(per-token accuracy), %lld strings per length\n%8s", (long long)first.L, (long long)first.alphabet,
-                (long long)first.T, (long long)first.samples, "length");
-    for (auto& [k, r] : table) std::printf("%20s", k.c_str());
+    std::printf("copying: trained on BOS s SEP s EOS with strings of 1..%lld letters (alphabet %lld, windows of %lld "
+                "tokens); exact match (per-token accuracy), %lld strings per length, greedy from a zero state | from a "
+                "passed state\n%8s", (long long)first.L, (long long)first.alphabet, (long long)first.T,
+                (long long)first.samples, "length");
+    for (auto& [k, r] : table) std::printf("%40s", (k + " zero | passed").c_str());
     std::printf("\n");
     for (size_t i = 0; i < first.lengths.size(); ++i) {
       std::printf("%8lld", (long long)first.lengths[i]);
-      for (auto& [k, r] : table) std::printf("%11.2f (%5.2f)", r.exact[i], r.token_accuracy[i]);
+      for (auto& [k, r] : table)
+        std::printf("%13.2f (%4.2f) | %5.2f (%4.2f)", r.exact[i], r.token_accuracy[i], r.exact_passed[i],
+                    r.token_accuracy_passed[i]);
       std::printf("%s\n", first.lengths[i] > first.L ? "   > L" : "");
     }
     return 0;

@@ -120,16 +120,24 @@ void inspect_file(const std::string& path, const std::string& prefix, bool tree,
     }
     if (f.has(run + "/copying/exact")) {
       auto c = read_copying(f, run);
-      std::cout << "  copying: L = " << c.L << ", alphabet " << c.alphabet << "; exact (token accuracy) by length:";
-      for (size_t i = 0; i < c.lengths.size(); ++i)
+      std::cout << "  copying: L = " << c.L << ", alphabet " << c.alphabet << ", T = " << c.T
+                << "; exact (token accuracy) by length, from a zero state";
+      if (!c.exact_passed.empty()) std::cout << " | from a passed state (conv " << (c.conv_passed ? "passed" : "zero") << ")";
+      std::cout << ":";
+      for (size_t i = 0; i < c.lengths.size(); ++i) {
         std::cout << " " << c.lengths[i] << ": " << c.exact[i] << " (" << c.token_accuracy[i] << ")";
+        if (!c.exact_passed.empty()) std::cout << " | " << c.exact_passed[i] << " (" << c.token_accuracy_passed[i] << ")";
+      }
       std::cout << "\n";
     }
     if (f.has(run + "/babi/accuracy")) {
       auto b = read_babi(f, run);
-      std::cout << "  babi: greedy / choice accuracy by length (chance " << 1.0 / std::max<int64_t>(1, b.candidates) << "):";
-      for (size_t i = 0; i < b.lengths.size(); ++i)
+      std::cout << "  babi: greedy / choice accuracy by length (chance " << 1.0 / std::max<int64_t>(1, b.candidates)
+                << (b.last_mentioned_accuracy.empty() ? "" : "; last-mentioned baseline in brackets") << "):";
+      for (size_t i = 0; i < b.lengths.size(); ++i) {
         std::cout << " " << b.lengths[i] << ": " << b.accuracy[i] << " / " << b.choice_accuracy[i];
+        if (!b.last_mentioned_accuracy.empty()) std::cout << " [" << b.last_mentioned_accuracy[i] << "]";
+      }
       std::cout << "\n";
     }
     if (tree) walk(f, run, 1);

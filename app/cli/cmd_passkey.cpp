@@ -38,7 +38,7 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
   add_finetune_options(app, o->t, o->ps, o->save, 128, "passkey samples",
-                       "fine-tuning prompt length (the answer's 5 bytes come on top)");
+                       "fine-tuning window: prompt + answer tokens, one example per window");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
@@ -46,14 +46,13 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
     if (tok->vocab_size() > model->config().vocab_size)
       throw Error("passkey: " + dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
                   " ids but the model's vocab_size is " + std::to_string(model->config().vocab_size));
-    nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()}};
+    nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
+                        {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
     auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, "");
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
-      auto docs = passkey_training_docs(o->examples, o->t.T + 5, o->seed + 1, tok.get());
-      const int64_t prompt_len = o->t.T;
-      o->t.T = prompt_len + 4;  // windows of T+1 = prompt + 5 answer bytes: whole samples
+      auto docs = passkey_training_docs(o->examples, o->t.T, examples_per_doc(o->ps), o->seed + 1, tok.get());
       finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "passkey fine-tune");
       if (!o->save.empty()) save_model_dir(model, o->save);
     }

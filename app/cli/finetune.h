@@ -8,6 +8,7 @@
 #include "app/cli/progress.h"
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
+#include "core/analyses/task_docs.h"
 #include "core/train/trainer.h"
 
 namespace statescope::cli {
@@ -26,8 +27,16 @@ inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps,
   app.add_option("--policy", ps.kind, "initial-state policy while fine-tuning (the paper used fitted noise)")
       ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
   app.add_option("--sigma", ps.sigma)->capture_default_str();
+  app.add_option_function<std::string>(
+         "--loss-on", [&t](const std::string& v) { t.loss_mask = v == "answer"; },
+         "fine-tuning loss on the answer's tokens only (answer, default) or on every token (all)")
+      ->check(CLI::IsMember({"answer", "all"}))->default_str("answer");
   app.add_option("--save", save, "write the fine-tuned model to this directory");
 }
+
+// Examples per training document for a policy: several in a stream for TBTT (so the carried state
+// crosses examples), one per window otherwise (task_docs.h).
+inline int64_t examples_per_doc(const PolicySpec& ps) { return ps.kind == "tbtt" ? kTaskExamplesPerStream : 1; }
 
 // Trains `model` in place; throws Error (after marking the run) unless training finished.
 inline void finetune(Mamba2LM& model, const std::vector<Document>& docs, const PolicySpec& ps, const TrainOptions& t,

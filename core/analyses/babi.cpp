@@ -7,7 +7,6 @@
 #include <cctype>
 
 #include "core/base/error.h"
-#include "core/analyses/passkey.h"  // greedy_decode
 
 namespace statescope {
 namespace {
@@ -19,7 +18,7 @@ const std::vector<std::string> kVerbs{"went to", "moved to", "journeyed to", "tr
 
 struct Facts {
   std::vector<std::string> sentences;
-  std::string person, answer, question;
+  std::string person, answer, question, last_location;
   size_t support = 0;  // index of the supporting sentence
 };
 
@@ -37,6 +36,7 @@ Facts draw_facts(int64_t n, std::mt19937_64& rng) {
   for (size_t i = f.support + 1; i < who_where.size(); ++i)  // the person's last fact answers
     if (who_where[i].first == f.person) f.support = i;
   f.answer = who_where[f.support].second;
+  f.last_location = who_where.back().second;  // facts appear in the prompt in this order
   f.question = " Where is " + f.person + "? " + f.person + " is in the ";
   return f;
 }
@@ -75,6 +75,7 @@ BabiSample compose(const Facts& f, int64_t length, const std::string& prose, std
   s.prompt += text.substr(prev) + f.question;
   s.distance = static_cast<int64_t>(s.prompt.size()) - s.distance;
   s.answer = f.answer;
+  s.last_location = f.last_location;
   return s;
 }
 
@@ -93,15 +94,25 @@ BabiPrompt compose_tokens(const Facts& f, const Tokenizer& tok, int64_t length, 
     throw Error("babi: length " + std::to_string(length) + " is shorter than the facts and question (" +
                 std::to_string(fixed) + " tokens)");
   if (prose.empty()) throw Error("babi: the distractor prose is empty");
-  // Prose tokens from a random start; the first token is dropped (the start may cut a word).
-  const size_t start = std::uniform_int_distribution<size_t>(0, prose.size() - 1)(rng);
+  // Prose tokens from a random start; the first token is dropped (the start may cut a word). A
+  // start too near the end for `fill` tokens is drawn again from the text before it (each token
+  // spans at least one byte, so only starts before size - fill can ever hold them).
+  if (static_cast<int64_t>(prose.size()) < fill + 2)
+    throw Error("babi: the distractor prose (" + std::to_string(prose.size()) + " bytes) is shorter than " +
+                std::to_string(fill + 1) + " tokens");
+  size_t hi = prose.size() - static_cast<size_t>(fill) - 1;
   std::vector<int32_t> text;
-  for (size_t bytes = 4 * static_cast<size_t>(fill) + 64;; bytes *= 2) {
-    text = tok.encode(prose.substr(start, bytes));
+  for (;;) {
+    const size_t start = std::uniform_int_distribution<size_t>(0, hi)(rng);
+    for (size_t bytes = 4 * static_cast<size_t>(fill) + 64;; bytes *= 2) {
+      text = tok.encode(prose.substr(start, bytes));
+      if (static_cast<int64_t>(text.size()) >= fill + 1 || start + bytes >= prose.size()) break;
+    }
     if (static_cast<int64_t>(text.size()) >= fill + 1) break;
-    if (start + bytes >= prose.size())
-      throw Error("babi: the distractor prose after byte " + std::to_string(start) + " holds fewer than " +
-                  std::to_string(fill) + " tokens");
+    if (start == 0)
+      throw Error("babi: the distractor prose (" + std::to_string(prose.size()) + " bytes) holds fewer than " +
+                  std::to_string(fill + 1) + " tokens");
+    hi = start - 1;
   }
   text.erase(text.begin());
   text.resize(static_cast<size_t>(fill));
@@ -130,6 +141,7 @@ BabiPrompt compose_tokens(const Facts& f, const Tokenizer& tok, int64_t length, 
   s.ids.insert(s.ids.end(), question.begin(), question.end());
   s.distance = static_cast<int64_t>(s.ids.size()) - support_end;
   s.answer = f.answer;
+  s.last_location = f.last_location;
   return s;
 }
 
@@ -145,7 +157,7 @@ BabiPrompt make_babi_prompt(const Tokenizer& tok, int64_t length, const std::str
                             std::mt19937_64& rng) {
   if (tok.kind() == "bytes") {
     auto s = make_babi(length, prose, facts, rng);
-    return {encode_bytes(s.prompt), s.answer, s.distance};
+    return {encode_bytes(s.prompt), s.answer, s.distance, s.last_location};
   }
   return compose_tokens(draw_facts(facts, rng), tok, length, prose, rng);
 }
@@ -157,26 +169,32 @@ BabiSample make_babi(int64_t length, const std::string& prose, int64_t facts, st
   return compose(draw_facts(facts, rng), length, prose, rng);
 }
 
-std::vector<Document> babi_training_docs(int64_t n, int64_t window, const std::string& prose, int64_t facts,
-                                         uint64_t seed, const Tokenizer* tok) {
+std::vector<TaskExample> babi_training_examples(int64_t n, int64_t T, const std::string& prose, int64_t facts,
+                                                uint64_t seed, const Tokenizer* tok) {
+  const ByteTokenizer bytes{};
+  const Tokenizer& tk = tok ? *tok : bytes;
   std::mt19937_64 rng(seed);
-  std::vector<Document> docs;
+  const auto dot = tk.kind() == "bytes" ? encode_bytes(".") : tk.encode(".");
+  std::vector<TaskExample> out;
   for (int64_t i = 0; i < n; ++i) {
     Facts f = draw_facts(facts, rng);
-    if (!tok || tok->kind() == "bytes") {
-      const int64_t len = window + 1 - static_cast<int64_t>(f.answer.size()) - 1;
-      auto s = compose(f, len, prose, rng);
-      docs.push_back({"babi" + std::to_string(i), encode_bytes(s.prompt + s.answer + ".")});
-      continue;
-    }
-    auto tail = candidate_ids(*tok, f.answer);
-    const auto dot = tok->encode(".");
-    tail.insert(tail.end(), dot.begin(), dot.end());
-    auto s = compose_tokens(f, *tok, window + 1 - static_cast<int64_t>(tail.size()), prose, rng);
-    s.ids.insert(s.ids.end(), tail.begin(), tail.end());
-    docs.push_back({"babi" + std::to_string(i), std::move(s.ids)});
+    const auto answer = candidate_ids(tk, f.answer);
+    const int64_t len = T - static_cast<int64_t>(answer.size() + dot.size());
+    TaskExample e;
+    e.ids = tk.kind() == "bytes" ? encode_bytes(compose(f, len, prose, rng).prompt) : compose_tokens(f, tk, len, prose, rng).ids;
+    e.mask.assign(e.ids.size(), 0);
+    e.ids.insert(e.ids.end(), answer.begin(), answer.end());
+    e.mask.resize(e.ids.size(), 1);
+    e.ids.insert(e.ids.end(), dot.begin(), dot.end());
+    e.mask.resize(e.ids.size(), 0);
+    out.push_back(std::move(e));
   }
-  return docs;
+  return out;
+}
+
+std::vector<Document> babi_training_docs(int64_t n, int64_t T, int64_t per_doc, const std::string& prose,
+                                         int64_t facts, uint64_t seed, const Tokenizer* tok) {
+  return task_documents(babi_training_examples(n, T, prose, facts, seed, tok), T, per_doc, 0, "babi");
 }
 
 std::string prose_of(const std::vector<Document>& docs, size_t max_bytes, const Tokenizer* tok) {
@@ -196,61 +214,48 @@ std::string prose_of(const std::vector<Document>& docs, size_t max_bytes, const 
 
 BabiResult evaluate_babi(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
                          int64_t samples, uint64_t seed, const Tokenizer* tok) {
+  return score_babi(*model_answerer(model), lengths, prose, facts, samples, seed, tok);
+}
+
+BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
+                      int64_t samples, uint64_t seed, const Tokenizer* tok) {
+  if (samples < 1) throw Error("babi: need at least one question per length, got " + std::to_string(samples));
   const ByteTokenizer bytes{};
   const Tokenizer& tk = tok ? *tok : bytes;
-  torch::NoGradGuard ng;
-  model->eval();
   BabiResult r;
   r.lengths = lengths;
   r.samples = samples;
   r.candidates = static_cast<int64_t>(kLocations.size());
   std::mt19937_64 rng(seed);
-  const auto dev = model->output_weight().device();
-  std::vector<std::vector<int32_t>> cand;  // each location's ids
+  TokenRows cand;  // each location's ids
   size_t longest = 0;
   for (auto& c : kLocations) cand.push_back(candidate_ids(tk, c)), longest = std::max(longest, cand.back().size());
   for (int64_t L : lengths) {
     std::vector<BabiPrompt> batch;
-    for (int64_t i = 0; i < samples; ++i) batch.push_back(make_babi_prompt(tk, L, prose, facts, rng));
-    auto prompt = torch::empty({samples, L}, torch::kInt64);  // [samples, L]
-    auto pa = prompt.accessor<int64_t, 2>();
+    TokenRows prompts;
     double dist = 0;
     for (int64_t i = 0; i < samples; ++i) {
-      for (int64_t t = 0; t < L; ++t) pa[i][t] = batch[i].ids[t];
-      dist += static_cast<double>(batch[i].distance);
+      batch.push_back(make_babi_prompt(tk, L, prose, facts, rng));
+      prompts.push_back(batch.back().ids);
+      dist += static_cast<double>(batch.back().distance);
     }
-    auto out = model->forward(prompt.to(dev));
-    auto last = torch::log_softmax(out.logits.select(1, L - 1).to(torch::kFloat64), -1).cpu();  // [samples, V]
-    // Log-likelihood of each candidate from the carried state: [samples, candidates].
-    auto score = torch::zeros({samples, r.candidates}, torch::kFloat64);
-    for (int64_t c = 0; c < r.candidates; ++c) {
-      const std::vector<int32_t>& w = cand[c];
-      auto toks = torch::empty({samples, static_cast<int64_t>(w.size())}, torch::kInt64);
-      for (size_t k = 0; k < w.size(); ++k) toks.select(1, k).fill_(w[k]);
-      auto sc = last.select(1, w[0]).clone();  // [samples]
-      if (w.size() > 1) {
-        auto o = model->forward(toks.to(dev), &out.final_state);
-        auto lp = torch::log_softmax(o.logits.to(torch::kFloat64), -1).cpu();  // [samples, |w|, V]
-        for (size_t k = 1; k < w.size(); ++k) sc += lp.select(1, k - 1).select(1, w[k]);
-      }
-      score.select(1, c).copy_(sc);
-    }
-    auto best = score.argmax(1);  // [samples]
-    auto greedy = greedy_decode(model, prompt.to(dev), static_cast<int64_t>(longest) + 1).cpu();  // [samples, longest+1]
-    double acc = 0, choice = 0;
+    const auto score = answerer.loglik(prompts, cand);                                   // [samples][candidates]
+    const auto greedy = answerer.greedy(prompts, static_cast<int64_t>(longest) + 1);     // [samples][longest+1]
+    double acc = 0, choice = 0, recency = 0;
     for (int64_t i = 0; i < samples; ++i) {
       const auto truth = std::find(kLocations.begin(), kLocations.end(), batch[i].answer) - kLocations.begin();
-      choice += best[i].item<int64_t>() == truth;
+      const auto& sc = score.at(i);
+      choice += std::max_element(sc.begin(), sc.end()) - sc.begin() == truth;
+      recency += batch[i].last_location == batch[i].answer;
       // Greedy: the decoded continuation starts with the answer's text, and no letter follows it.
       const std::string target = tk.decode(cand[truth]);
-      std::vector<int32_t> got_ids;
-      for (int64_t k = 0; k < greedy.size(1); ++k) got_ids.push_back(static_cast<int32_t>(greedy[i][k].item<int64_t>()));
-      const std::string got = tk.decode(got_ids);
+      const std::string got = tk.decode(greedy.at(i));
       const bool ok = got.compare(0, target.size(), target) == 0;
       acc += ok && (got.size() == target.size() || !std::isalpha(static_cast<unsigned char>(got[target.size()])));
     }
     r.accuracy.push_back(acc / samples);
     r.choice_accuracy.push_back(choice / samples);
+    r.last_mentioned_accuracy.push_back(recency / samples);
     r.mean_distance.push_back(dist / samples);
   }
   return r;

@@ -58,8 +58,8 @@ inline Mamba2Config default_copy_model() {
 struct CopyOptions {
   int64_t L = 10;                 // longest training string
   int64_t alphabet = 10;          // letters 'a' .. 'a' + alphabet - 1 (2..26)
-  int64_t T = 0;                  // training window (0: 4L)
-  int64_t train_docs = 4000;      // distinct training windows
+  int64_t T = 0;                  // training window (0: 2L + 3, the longest example)
+  int64_t train_docs = 4000;      // distinct training examples
   std::vector<int64_t> eval_lengths;  // empty: L/2, L, 3L/2, 2L, 3L, 4L
   int64_t eval_samples = 100;
   int64_t pretrain_steps = 0;     // > 0: first train this many steps with zero states, then the

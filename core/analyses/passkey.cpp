@@ -15,6 +15,9 @@ namespace {
 
 const std::string kFiller = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. ";
 const std::string kQuestion = "What is the pass key? The pass key is ";
+const std::string kHeader =  // Mohtashami & Jaggi (2023), the standard prompt's task statement
+    "There is an important info hidden inside a lot of irrelevant text. Find it and memorize them. I will quiz you "
+    "about the important information there.";
 
 std::string filler(int64_t n) {
   std::string s;
@@ -70,18 +73,21 @@ PasskeyPrompt token_prompt(const Tokenizer& tok, int64_t length, double depth, c
     p.key_at = s.key_offset;
     return p;
   }
+  const auto header = tok.encode(kHeader);
   const auto fact = tok.encode(" The pass key is " + key + ". Remember it. " + key + " is the pass key.");
   const auto question = tok.encode(" What is the pass key? The pass key is");
   p.answer = answer_ids(tok, key);
-  const int64_t fill = length - static_cast<int64_t>(fact.size() + question.size());
+  const int64_t fill = length - static_cast<int64_t>(header.size() + fact.size() + question.size());
   if (fill < 0)
     throw Error("passkey: length " + std::to_string(length) + " is shorter than the fixed text (" +
-                std::to_string(fact.size() + question.size()) + " tokens)");
+                std::to_string(header.size() + fact.size() + question.size()) + " tokens)");
   const auto f = filler_tokens(tok, fill);
-  p.key_at = static_cast<int64_t>(std::llround(depth * static_cast<double>(fill)));
-  p.ids.assign(f.begin(), f.begin() + p.key_at);
+  const int64_t at = static_cast<int64_t>(std::llround(depth * static_cast<double>(fill)));
+  p.key_at = static_cast<int64_t>(header.size()) + at;
+  p.ids = header;
+  p.ids.insert(p.ids.end(), f.begin(), f.begin() + at);
   p.ids.insert(p.ids.end(), fact.begin(), fact.end());
-  p.ids.insert(p.ids.end(), f.begin() + p.key_at, f.end());
+  p.ids.insert(p.ids.end(), f.begin() + at, f.end());
   p.ids.insert(p.ids.end(), question.begin(), question.end());
   return p;
 }
@@ -98,27 +104,21 @@ PasskeyPrompt make_passkey_prompt(const Tokenizer& tok, int64_t length, double d
   return token_prompt(tok, length, depth, draw_key(rng));
 }
 
-torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n) {
-  torch::NoGradGuard ng;
-  ForwardOptions fo;  // with --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token
-  fo.scan = model->scan_impl();
-  auto out = model->forward(prompt, nullptr, fo);
-  std::vector<torch::Tensor> toks;
-  auto next = out.logits.select(1, prompt.size(1) - 1).argmax(-1, /*keepdim=*/true);  // [b, 1]
-  ModelState st = out.final_state;
-  for (int64_t i = 0; i < n; ++i) {
-    toks.push_back(next);
-    if (i + 1 == n) break;
-    auto o = model->forward(next, &st, fo);
-    st = o.final_state;
-    next = o.logits.select(1, 0).argmax(-1, true);
-  }
-  return torch::cat(toks, 1);  // [b, n]
+int passkey_digits_right(const std::string& target, const std::string& got) {
+  int correct = 0;
+  for (size_t j = 0; j < target.size(); ++j)
+    if (std::isdigit(static_cast<unsigned char>(target[j]))) correct += j < got.size() && got[j] == target[j];
+  return correct;
 }
 
 PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
                              int64_t samples, uint64_t seed, const Tokenizer* tok) {
-  model->eval();
+  return score_passkey(*model_answerer(model), lengths, depths, samples, seed, tok);
+}
+
+PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
+                          int64_t samples, uint64_t seed, const Tokenizer* tok) {
+  if (samples < 1) throw Error("passkey: need at least one sample per cell, got " + std::to_string(samples));
   const ByteTokenizer bytes{};
   const Tokenizer& t = tok ? *tok : bytes;
   PasskeyGrid g;
@@ -126,29 +126,21 @@ PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& length
   g.depths = depths;
   g.samples = samples;
   std::mt19937_64 rng(seed);
-  const auto dev = model->output_weight().device();
   for (auto L : lengths) {
     for (auto d : depths) {
       std::vector<PasskeyPrompt> batch;
+      TokenRows prompts;
       int64_t n = 0;
       for (int64_t i = 0; i < samples; ++i) {
         batch.push_back(make_passkey_prompt(t, L, d, rng));
+        prompts.push_back(batch.back().ids);
         n = std::max<int64_t>(n, static_cast<int64_t>(batch.back().answer.size()));
       }
-      auto prompt = torch::empty({samples, L}, torch::kInt64);  // [samples, L]
-      auto pa = prompt.accessor<int64_t, 2>();
-      for (int64_t i = 0; i < samples; ++i)
-        for (int64_t k = 0; k < L; ++k) pa[i][k] = batch[i].ids[k];
-      auto ans = greedy_decode(model, prompt.to(dev), n).cpu();  // [samples, n]
+      const TokenRows got = answerer.greedy(prompts, n);  // [samples][n]
       double exact = 0, digits = 0;
       for (int64_t i = 0; i < samples; ++i) {
         const std::string target = t.decode(batch[i].answer);  // "NNNNN" (bytes) or " NNNNN" (BPE)
-        std::vector<int32_t> got_ids(static_cast<size_t>(n));
-        for (int64_t k = 0; k < n; ++k) got_ids[k] = static_cast<int32_t>(ans[i][k].item<int64_t>());
-        const std::string got = t.decode(got_ids);
-        int correct = 0;
-        for (size_t j = 0; j < target.size(); ++j)
-          if (std::isdigit(static_cast<unsigned char>(target[j]))) correct += j < got.size() && got[j] == target[j];
+        const int correct = passkey_digits_right(target, t.decode(got.at(i)));
         digits += correct / 5.0;
         exact += correct == 5;
       }
@@ -159,20 +151,29 @@ PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& length
   return g;
 }
 
-std::vector<Document> passkey_training_docs(int64_t n, int64_t window, uint64_t seed, const Tokenizer* tok) {
+std::vector<TaskExample> passkey_training_examples(int64_t n, int64_t T, uint64_t seed, const Tokenizer* tok) {
   const ByteTokenizer bytes{};
   const Tokenizer& t = tok ? *tok : bytes;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> depth(0.0, 1.0);
-  std::vector<Document> docs;
+  std::vector<TaskExample> out;
   for (int64_t i = 0; i < n; ++i) {
     const double d = depth(rng);
     const std::string key = draw_key(rng);
-    auto p = token_prompt(t, window - static_cast<int64_t>(answer_ids(t, key).size()), d, key);
-    p.ids.insert(p.ids.end(), p.answer.begin(), p.answer.end());
-    docs.push_back({"passkey" + std::to_string(i), std::move(p.ids)});
+    const int64_t answer = static_cast<int64_t>(answer_ids(t, key).size());
+    auto p = token_prompt(t, T - answer, d, key);
+    TaskExample e;
+    e.ids = p.ids;
+    e.ids.insert(e.ids.end(), p.answer.begin(), p.answer.end());
+    e.mask.assign(p.ids.size(), 0);
+    e.mask.resize(e.ids.size(), 1);
+    out.push_back(std::move(e));
   }
-  return docs;
+  return out;
+}
+
+std::vector<Document> passkey_training_docs(int64_t n, int64_t T, int64_t per_doc, uint64_t seed, const Tokenizer* tok) {
+  return task_documents(passkey_training_examples(n, T, seed, tok), T, per_doc, 0, "passkey");
 }
 
 }  // namespace statescope

@@ -3,7 +3,12 @@
 // with "What is the pass key? The pass key is"; the 5-digit answer is decoded greedily, one token at
 // a time from the carried state. Lengths count the model's tokens: bytes for byte-level models,
 // BPE tokens for checkpoints with a tokenizer.json (the prompt is assembled from separately encoded
-// filler, fact and question, so its length is exact; the answer is the encoding of " NNNNN").
+// header, filler, fact and question, so its length is exact; the answer is the encoding of " NNNNN").
+//
+// BPE models get the standard prompt: it opens with the task statement "There is an important info
+// hidden inside a lot of irrelevant text. Find it and memorize them. I will quiz you about the
+// important information there." Byte-level models (trained here on short windows) get the filler,
+// fact and question only, so that short training prompts are mostly the part that matters.
 #pragma once
 #include <random>
 #include <string>
@@ -13,6 +18,8 @@
 #include "core/model/mamba2_model.h"
 #include "core/base/results.h"
 #include "core/data/tokenizer.h"
+#include "core/analyses/answerer.h"  // Answerer, greedy_decode
+#include "core/analyses/task_docs.h"
 
 namespace statescope {
 
@@ -35,19 +42,24 @@ struct PasskeyPrompt {
 };
 PasskeyPrompt make_passkey_prompt(const Tokenizer& tok, int64_t length, double depth, std::mt19937_64& rng);
 
-// Greedy decoding of `n` tokens after `prompt` tokens: one forward over the prompt, then single-token
-// steps from the carried state. prompt [b, L] -> [b, n].
-torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n);
-
 using PasskeyGrid = PasskeyResult;  // results.h
 
 // Greedy answers are scored on decoded text: a digit counts when the decoded continuation has it at
 // its place in the decoded answer; exact = all five. tok: the model's tokenizer (null: bytes).
 PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
                              int64_t samples, uint64_t seed, const Tokenizer* tok = nullptr);
+// The same grid, answered by any Answerer (the model, or a test's oracle).
+PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
+                          int64_t samples, uint64_t seed, const Tokenizer* tok = nullptr);
 
-// Training documents for passkey fine-tuning: each exactly `window` tokens (prompt + answer), so a
-// training window of T+1 = window tokens is a whole sample. tok null: bytes.
-std::vector<Document> passkey_training_docs(int64_t n, int64_t window, uint64_t seed, const Tokenizer* tok = nullptr);
+// Digits of `target` (decoded answer text) that `got` (decoded continuation) has at the same place.
+int passkey_digits_right(const std::string& target, const std::string& got);
+
+// Fine-tuning examples: each exactly T tokens, a prompt of T - |answer| tokens then the answer,
+// the loss mask on the answer only. tok null: bytes.
+std::vector<TaskExample> passkey_training_examples(int64_t n, int64_t T, uint64_t seed, const Tokenizer* tok = nullptr);
+// Those examples as documents for windows of T + 1 (task_documents; per_doc > 1 for TBTT).
+std::vector<Document> passkey_training_docs(int64_t n, int64_t T, int64_t per_doc, uint64_t seed,
+                                            const Tokenizer* tok = nullptr);
 
 }  // namespace statescope

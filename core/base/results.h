@@ -55,9 +55,12 @@ namespace statescope {
 // Synthetic copying: accuracy per evaluated string length.
 struct CopyResult {
   std::vector<int64_t> lengths;        // [n] string lengths evaluated
-  std::vector<double> exact;           // [n] fraction of samples copied without error
-  std::vector<double> token_accuracy;  // [n] fraction of correct tokens
+  std::vector<double> exact;           // [n] fraction of samples copied without error (from a zero state)
+  std::vector<double> token_accuracy;  // [n] fraction of correct tokens (from a zero state)
+  std::vector<double> exact_passed;    // [n] the same, each prompt starting from a passed state:
+  std::vector<double> token_accuracy_passed;  // the final state of a training-format example
   int64_t samples = 0, L = 0, alphabet = 0, T = 0;  // T: training window
+  bool conv_passed = false;            // whether the passed state included the conv state
 };
 
 // bAbI-style single-supporting-fact questions in long prose: accuracy per context length.
@@ -65,6 +68,7 @@ struct BabiResult {
   std::vector<int64_t> lengths;        // [n] prompt lengths (tokens)
   std::vector<double> accuracy;        // [n] greedy answer equals the location word
   std::vector<double> choice_accuracy; // [n] the location with the highest likelihood is right
+  std::vector<double> last_mentioned_accuracy;  // [n] baseline: the last fact's location is right
   std::vector<double> mean_distance;   // [n] mean tokens between the supporting fact and the question
   int64_t samples = 0, candidates = 0; // candidates: number of locations (chance = 1/candidates)
 };

@@ -15,6 +15,9 @@ namespace statescope {
 struct Document {
   std::string name;   // e.g. "EMMA/CHAPTER I", a file name, or "train docs 0..811" for a packed span
   TokenSpan tokens;   // ids; a span of a mapped file or owned memory
+  // Which tokens count as training targets: empty = all; else one byte per token (1: token i is
+  // scored when predicted from tokens < i). Task data masks prompts and padding (answer-only loss).
+  std::vector<uint8_t> loss_mask;
 };
 
 struct Corpus {

@@ -165,6 +165,11 @@ CopyResult read_copying(const H5File& f, const std::string& run) {
   const int64_t n = static_cast<int64_t>(r.lengths.size());
   r.exact = g.f64("exact", n, "[length]");
   r.token_accuracy = g.f64("token_accuracy", n, "[length]");
+  if (f.has(g.ds("exact_passed"))) {  // files before the passed-state evaluation have none
+    r.exact_passed = g.f64("exact_passed", n, "[length]");
+    r.token_accuracy_passed = g.f64("token_accuracy_passed", n, "[length]");
+  }
+  r.conv_passed = g.attr_int("conv_passed") == 1;
   r.L = g.attr_int("L");
   r.alphabet = g.attr_int("alphabet");
   r.T = g.attr_int("T");
@@ -180,6 +185,8 @@ BabiResult read_babi(const H5File& f, const std::string& run) {
   const int64_t n = static_cast<int64_t>(r.lengths.size());
   r.accuracy = g.f64("accuracy", n, "[length]");
   r.choice_accuracy = g.f64("choice_accuracy", n, "[length]");
+  if (f.has(g.ds("last_mentioned_accuracy")))  // files before the recency baseline have none
+    r.last_mentioned_accuracy = g.f64("last_mentioned_accuracy", n, "[length]");
   r.mean_distance = g.f64("mean_distance", n, "[length]");
   r.samples = g.attr_int("samples");
   r.candidates = g.attr_int("candidates");

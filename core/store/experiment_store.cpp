@@ -272,6 +272,11 @@ void ExperimentFile::write_copying(const std::string& run, const CopyResult& r) 
   f_->write(g + "/length", r.lengths.data(), {n});
   f_->write(g + "/exact", r.exact.data(), {n});
   f_->write(g + "/token_accuracy", r.token_accuracy.data(), {n});
+  if (!r.exact_passed.empty()) {
+    f_->write(g + "/exact_passed", r.exact_passed.data(), {n});
+    f_->write(g + "/token_accuracy_passed", r.token_accuracy_passed.data(), {n});
+  }
+  f_->set_attr(g, "conv_passed", r.conv_passed ? "1" : "0");
   f_->set_attr(g, "NX_class", "NXdata");
   f_->set_attr(g, "signal", "exact");
   f_->set_attr(g, "axes", "[\"length\"]");
@@ -280,8 +285,10 @@ void ExperimentFile::write_copying(const std::string& run, const CopyResult& r) 
   f_->set_attr(g, "T", std::to_string(r.T));
   f_->set_attr(g, "samples", std::to_string(r.samples));
   f_->set_attr(g, "definition",
-               "fresh model trained to copy strings of 1..L letters after '|' (windows of T tokens); exact = whole "
-               "string right, token_accuracy = fraction of right letters; greedy from a zero state");
+               "fresh model trained on examples BOS s SEP s EOS (strings of 1..L letters, one example per window of "
+               "T tokens, padded, loss on the copy and EOS only); evaluated on 'BOS s SEP', decoding |s| tokens "
+               "greedily; exact = whole string right, token_accuracy = fraction of right letters; *_passed: each "
+               "prompt starts from the final state of a training-format example (conv state too iff conv_passed)");
   f_->flush();
 }
 
@@ -291,6 +298,7 @@ void ExperimentFile::write_babi(const std::string& run, const BabiResult& r) {
   f_->write(g + "/length", r.lengths.data(), {n});
   f_->write(g + "/accuracy", r.accuracy.data(), {n});
   f_->write(g + "/choice_accuracy", r.choice_accuracy.data(), {n});
+  if (!r.last_mentioned_accuracy.empty()) f_->write(g + "/last_mentioned_accuracy", r.last_mentioned_accuracy.data(), {n});
   f_->write(g + "/mean_distance", r.mean_distance.data(), {n});
   f_->set_attr(g, "NX_class", "NXdata");
   f_->set_attr(g, "signal", "accuracy");
@@ -300,6 +308,7 @@ void ExperimentFile::write_babi(const std::string& run, const BabiResult& r) {
   f_->set_attr(g, "definition",
                "single-supporting-fact 'where is X?' in distractor prose; accuracy = greedy answer is the location; "
                "choice_accuracy = most likely of the candidate locations is right (chance 1/candidates); "
+               "last_mentioned_accuracy = baseline answering the location of the prompt's last fact; "
                "mean_distance = tokens from the supporting fact to the end of the prompt");
   f_->flush();
 }

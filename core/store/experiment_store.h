@@ -59,9 +59,11 @@ class ExperimentFile {
   void write_state_stats(const std::string& run, const StateStatsResult& r);
   // passkey/{length, depth, accuracy [length, depth], digit_accuracy [length, depth]}
   void write_passkey(const std::string& run, const PasskeyResult& r);
-  // copying/{length, exact, token_accuracy}; attrs L, alphabet, T, samples
+  // copying/{length, exact, token_accuracy, exact_passed, token_accuracy_passed}; attrs L, alphabet, T,
+  // samples, conv_passed
   void write_copying(const std::string& run, const CopyResult& r);
-  // babi/{length, accuracy, choice_accuracy, mean_distance}; attrs samples, candidates
+  // babi/{length, accuracy, choice_accuracy, last_mentioned_accuracy, mean_distance}; attrs samples,
+  // candidates
   void write_babi(const std::string& run, const BabiResult& r);
   void set_status(const std::string& run, const std::string& status, const std::string& message = "");
   H5File& file() { return *f_; }

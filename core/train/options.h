@@ -18,6 +18,8 @@ struct TrainOptions {
   double grad_clip = 1.0;       // <= 0: no clipping
   uint64_t seed = 0;
   bool freeze_A_log = false;    // keep A fixed (e.g. A = 1 via A_log = 0)
+  bool loss_mask = true;        // score only the targets the documents' loss_mask marks (task data:
+                                // the answers); false: every target counts
 };
 
 // Throws Error naming the knob ("grad_clip must be a finite number >= 0 (0: no clipping), got nan")

@@ -4,7 +4,8 @@
 // StreamSampler: TBTT — each batch row walks one document in consecutive windows; a row that runs
 // out of text starts a new document and is flagged `fresh` (its carried state must be reset).
 // Both return tokens [B, T+1] int64: inputs are [:, :T], targets [:, 1:]; consecutive stream
-// windows overlap by one token so no target is skipped.
+// windows overlap by one token so no target is skipped. When any document has a loss_mask, they
+// also return mask [B, T+1] float (1: the token counts as a target; documents without one: all 1).
 #pragma once
 #include <torch/types.h>
 
@@ -15,10 +16,16 @@
 
 namespace statescope {
 
+// Throws Error naming the document when a loss_mask's size differs from its tokens'; returns
+// whether any document has one.
+bool check_loss_masks(const std::vector<Document>& docs);
+
 class WindowSampler {
  public:
   WindowSampler(const std::vector<Document>& docs, int64_t T, uint64_t seed);
-  torch::Tensor next(int64_t batch);  // [batch, T+1] int64
+  // [batch, T+1] int64; *mask (when given) = [batch, T+1] float, or undefined when no document masks.
+  torch::Tensor next(int64_t batch, torch::Tensor* mask = nullptr);
+  bool masked() const { return masked_; }
   std::string rng_state() const;
   void set_rng_state(const std::string& s);
 
@@ -28,6 +35,7 @@ class WindowSampler {
   std::vector<int64_t> eligible_;  // documents longer than T
   std::vector<double> weights_;    // proportional to the number of windows in each
   std::mt19937_64 rng_;
+  bool masked_ = false;            // some document has a loss_mask
 };
 
 class StreamSampler {
@@ -36,6 +44,7 @@ class StreamSampler {
   struct Batch {
     torch::Tensor tokens;  // [batch, T+1] int64
     torch::Tensor fresh;   // [batch] bool: the row starts a new document this step
+    torch::Tensor mask;    // [batch, T+1] float, undefined when no document masks
   };
   Batch next();
   // Row r's (document, offset) — for tests and resume.
@@ -49,6 +58,7 @@ class StreamSampler {
   int64_t T_, B_;
   std::vector<int64_t> eligible_, doc_, pos_;
   std::mt19937_64 rng_;
+  bool masked_ = false;
 };
 
 }  // namespace statescope

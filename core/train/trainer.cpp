@@ -130,22 +130,33 @@ class TrainLoop {
     const double lr = learning_rate(opt_, step);
     for (auto& g : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
     PolicyStep ps{step, {}};
-    torch::Tensor tokens;  // [B, T+1]
+    torch::Tensor tokens, mask;  // [B, T+1] int64, [B, T+1] float (undefined: every target counts)
     if (streams_) {
       auto b = streams_->next();
       tokens = b.tokens;
+      mask = b.mask;
       ps.fresh = b.fresh;
     } else {
-      tokens = windows_.next(opt_.batch);
+      tokens = windows_.next(opt_.batch, &mask);
     }
+    if (!opt_.loss_mask) mask = torch::Tensor();
     tokens = tokens.to(model_->output_weight().device());  // [B, T+1] on the model's device
     ModelState init = policy_.initial(model_, opt_.batch, ps);
     ForwardOptions fo;
     fo.scan = model_->scan_impl();  // the run's Compute, set by place_model
     auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init, fo);  // logits [B, T, V]
     const int64_t V = model_->config().vocab_size;
-    auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
-                                                     tokens.narrow(1, 1, opt_.T).reshape({-1}));
+    auto logits = out.logits.reshape({-1, V}).to(torch::kFloat32);  // [B*T, V]
+    auto targets = tokens.narrow(1, 1, opt_.T).reshape({-1});        // [B*T]
+    torch::Tensor loss;
+    if (mask.defined()) {  // mean over the marked targets only (a batch with none: loss 0, no update)
+      auto m = mask.narrow(1, 1, opt_.T).reshape({-1}).to(logits.device());  // [B*T]
+      auto ce = torch::nn::functional::cross_entropy(
+          logits, targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));  // [B*T]
+      loss = (ce * m).sum() / m.sum().clamp_min(1.0);
+    } else {
+      loss = torch::nn::functional::cross_entropy(logits, targets);
+    }
     const double loss_v = loss.item<double>();
     if (!std::isfinite(loss_v)) return "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
     optimizer_->zero_grad();

@@ -39,9 +39,13 @@ void check(const StateStatsResult& r) {
 void check(const PasskeyResult& r) {
   sized(r.accuracy, r.lengths.size() * r.depths.size()), sized(r.digit_accuracy, r.lengths.size() * r.depths.size());
 }
-void check(const CopyResult& r) { sized(r.exact, r.lengths.size()), sized(r.token_accuracy, r.lengths.size()); }
+void check(const CopyResult& r) {
+  sized(r.exact, r.lengths.size()), sized(r.token_accuracy, r.lengths.size());
+  if (!r.exact_passed.empty()) sized(r.exact_passed, r.lengths.size()), sized(r.token_accuracy_passed, r.lengths.size());
+}
 void check(const BabiResult& r) {
   sized(r.accuracy, r.lengths.size()), sized(r.choice_accuracy, r.lengths.size()), sized(r.mean_distance, r.lengths.size());
+  if (!r.last_mentioned_accuracy.empty()) sized(r.last_mentioned_accuracy, r.lengths.size());
 }
 
 }  // namespace
