@@ -223,7 +223,8 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   EXPECT_NE(again.code, 0);
   EXPECT_NE(again.output.find(a + ": already exists"), std::string::npos) << again.output;
   EXPECT_EQ(H5File(a, H5File::Mode::Read).attr("/", "created"), before);
-  ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a + " --overwrite").code, 0);
+  ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a + " --overwrite --seed 7").code, 0);
+  EXPECT_NE(H5File(a, H5File::Mode::Read).attr("/", "spec").find("\"seed\": 7"), std::string::npos);  // --seed replaced it
   auto r = cli("inspect " + a + " " + b);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("statescope_cli_cmp_a/baseline "), std::string::npos) << r.output;
@@ -261,6 +262,22 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   auto bad = cli("inspect " + a + " /no/such/file.h5");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("/no/such/file.h5"), std::string::npos) << bad.output;
+}
+
+// copying --seeds: one run per policy and seed, each with zero- and passed-state scores, and a
+// table of means and ranges over the seeds.
+TEST(Cli, CopyingRunsEveryPolicyAndSeed) {
+  const auto out = tmp("copy_seeds.h5");
+  auto r = cli("copying -o " + out + " --overwrite --policies zero,tbtt --seeds 1,2 --L 2 --alphabet 3 --steps 3 "
+               "--batch 4 --samples 2 --examples 40 --d-model 16 --d-state 8 --headdim 8");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("mean [min-max] over 2 seeds"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tbtt: zero | passed"), std::string::npos) << r.output;
+  H5File f(out, H5File::Mode::Read);
+  for (const char* run : {"copying_zero_s1", "copying_zero_s2", "copying_tbtt_s1", "copying_tbtt_s2"}) {
+    EXPECT_EQ(f.attr(run, "status"), "finished") << run;
+    EXPECT_TRUE(f.has(std::string(run) + "/copying/exact_passed")) << run;
+  }
 }
 
 TEST(Cli, DataVerbListsAndClearsTheTokenCache) {

@@ -30,7 +30,8 @@ void LossView::set_runs(const Runs& runs) {
 
 PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) {
   what_ = new QComboBox(this);
-  what_->addItems({tr("loss (bits/token)"), tr("excess over state-reset reference"), tr("perplexity")});
+  what_->addItems({tr("loss (bits/token)"), tr("excess over state-reset reference"), tr("perplexity"),
+                   tr("state-reset reference loss (bits/token)")});
   toolbar()->insertWidget(0, what_);
   connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { set_runs(runs_); });
   set_log_x(true);
@@ -47,17 +48,21 @@ void PositionLossView::set_runs(const Runs& runs) {
     if (!r.checked || !r.eval) continue;
     const auto& e = *r.eval;
     Ts.insert(e.T);
+    if (mode == 3 && e.windowed_nll.empty()) continue;  // evaluated without the reference: nothing to show
     std::vector<double> x, y, err;
     const int64_t L = e.length, n = e.sequences;
     for (int64_t i = 0; i < L; ++i) {
       x.push_back(static_cast<double>(i + 1));  // 1-based so position 0 shows on a log axis
       double v = e.nll[i];
       if (mode == 1 && !e.windowed_nll.empty()) v = e.nll[i] - e.windowed_nll[i];
+      if (mode == 3) v = e.windowed_nll[i];
       y.push_back(mode == 2 ? std::exp(v) : v * kBits);
-      if (n > 1 && mode != 2 && static_cast<int64_t>(e.nll_seq.size()) == n * L) {
+      if (n > 1 && mode != 2 && static_cast<int64_t>(e.nll_seq.size()) == n * L &&
+          (mode != 3 || static_cast<int64_t>(e.windowed_seq.size()) == n * L)) {
         double m = 0, s = 0;
         for (int64_t q = 0; q < n; ++q) {
-          double d = e.nll_seq[q * L + i] - (mode == 1 && !e.windowed_seq.empty() ? e.windowed_seq[q * L + i] : 0.f);
+          double d = mode == 3 ? e.windowed_seq[q * L + i]
+                               : e.nll_seq[q * L + i] - (mode == 1 && !e.windowed_seq.empty() ? e.windowed_seq[q * L + i] : 0.f);
           m += d;
           s += d * d;
         }

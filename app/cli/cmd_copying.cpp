@@ -18,6 +18,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   struct O {
     std::string output;
     std::vector<std::string> policies{"zero", "passing"};
+    std::vector<uint64_t> seeds;
     bool append = false, overwrite = false, replace_run = false;
     CopyOptions c;
     TrainOptions t;
@@ -41,6 +42,8 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   app.add_option("--eval-lengths", o->c.eval_lengths, "string lengths to evaluate (default L/2 .. 4L)")->delimiter(',');
   app.add_option("--samples", o->c.eval_samples, "evaluation strings per length")->capture_default_str();
   app.add_option("--seed", o->c.seed)->capture_default_str();
+  app.add_option("--seeds", o->seeds, "several seeds: one run per policy and seed (copying_<policy>_s<seed>); the table "
+                                      "shows the mean and the range over seeds")->delimiter(',');
   app.add_option("--steps", o->t.steps, "training steps with the policy")->capture_default_str();
   app.add_option("--pretrain-steps", o->c.pretrain_steps,
                  "zero-state steps before the policy's steps (post-training setting; 0: policy from the start)")
@@ -53,50 +56,70 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   app.add_option("--d-state", o->c.model.d_state)->capture_default_str();
   app.add_option("--headdim", o->c.model.headdim)->capture_default_str();
   return [o, command]() {
-    std::vector<std::pair<std::string, CopyResult>> table;
+    if (o->seeds.empty()) o->seeds.push_back(o->c.seed);
+    const bool many = o->seeds.size() > 1;
+    std::vector<std::vector<CopyResult>> table(o->policies.size());  // [policy][seed]
     WriteOptions w;
     w.overwrite = o->overwrite;
     std::unique_ptr<ExperimentFile> file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output, w);
-    for (const auto& kind : o->policies) {
-      PolicySpec ps;
-      ps.kind = kind;
-      if (kind == "passing" || kind == "tbtt") ps.pass_conv = o->pass_conv;
-      const std::string run = "copying_" + kind;
-      nlohmann::json spec{{"command", command}, {"L", o->c.L}, {"alphabet", o->c.alphabet}, {"steps", o->t.steps}, {"pretrain_steps", o->c.pretrain_steps},
-                          {"policy", ps.label()}};
-      file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), o->c.seed,
-                       std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
-                      o->replace_run);
-      ProgressLine line;
-      auto r = run_copying(o->c, ps, o->t, [&](const StepInfo& s) {
-        file->append_train(run, s);
-        char buf[200];
-        std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s", run.c_str(),
-                      (long long)s.step, (long long)s.steps, s.loss, s.tokens_per_s, fmt_eta(s.eta_s).c_str());
-        line.update(buf, s.step == s.steps);
-        return true;
-      });
-      line.done();
-      if (r.train.status != "finished") {
-        file->set_status(run, r.train.status, r.train.message);
-        throw Error(run + " " + r.train.status + ": " + r.train.message);
+    for (uint64_t seed : o->seeds) {
+      for (size_t p = 0; p < o->policies.size(); ++p) {
+        const std::string& kind = o->policies[p];
+        PolicySpec ps;
+        ps.kind = kind;
+        if (kind == "passing" || kind == "tbtt") ps.pass_conv = o->pass_conv;
+        CopyOptions c = o->c;
+        c.seed = seed;
+        const std::string run = "copying_" + kind + (many ? "_s" + std::to_string(seed) : "");
+        nlohmann::json spec{{"command", command}, {"L", c.L}, {"alphabet", c.alphabet}, {"T", c.T},
+                            {"steps", o->t.steps}, {"pretrain_steps", c.pretrain_steps}, {"batch", o->t.batch},
+                            {"lr", o->t.lr}, {"warmup", o->t.warmup}, {"policy", ps.label()}, {"seed", seed}};
+        file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), seed,
+                         std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
+                        o->replace_run);
+        ProgressLine line;
+        auto r = run_copying(c, ps, o->t, [&](const StepInfo& s) {
+          file->append_train(run, s);
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s", run.c_str(),
+                        (long long)s.step, (long long)s.steps, s.loss, s.tokens_per_s, fmt_eta(s.eta_s).c_str());
+          line.update(buf, s.step == s.steps);
+          return true;
+        });
+        line.done();
+        if (r.train.status != "finished") {
+          file->set_status(run, r.train.status, r.train.message);
+          throw Error(run + " " + r.train.status + ": " + r.train.message);
+        }
+        file->write_copying(run, r.result);
+        file->set_status(run, "finished");
+        table[p].push_back(r.result);
       }
-      file->write_copying(run, r.result);
-      file->set_status(run, "finished");
-      table.emplace_back(kind, r.result);
     }
-    const auto& first = table.front().second;
+    const auto& first = table.front().front();
     std::printf("copying: trained on BOS s SEP s EOS with strings of 1..%lld letters (alphabet %lld, windows of %lld "
-                "tokens); exact match (per-token accuracy), %lld strings per length, greedy from a zero state | from a "
-                "passed state\n%8s", (long long)first.L, (long long)first.alphabet, (long long)first.T,
-                (long long)first.samples, "length");
-    for (auto& [k, r] : table) std::printf("%40s", (k + " zero | passed").c_str());
+                "tokens); exact match, %lld strings per length, greedy from a zero state | from a passed state%s\n%8s",
+                (long long)first.L, (long long)first.alphabet, (long long)first.T, (long long)first.samples,
+                many ? (", mean [min-max] over " + std::to_string(o->seeds.size()) + " seeds").c_str()
+                     : " (per-token accuracy in brackets)",
+                "length");
+    const int w_col = many ? 40 : 30;
+    for (auto& kind : o->policies) std::printf("%*s", w_col, (kind + ": zero | passed").c_str());
     std::printf("\n");
+    auto cell = [&](const std::vector<CopyResult>& rs, size_t i, bool passed) {
+      double m = 0, lo = 1, hi = 0;
+      for (auto& r : rs) {
+        const double v = passed ? r.exact_passed[i] : r.exact[i];
+        m += v / rs.size(), lo = std::min(lo, v), hi = std::max(hi, v);
+      }
+      char buf[64];
+      if (many) std::snprintf(buf, sizeof buf, "%.2f [%.2f-%.2f]", m, lo, hi);
+      else std::snprintf(buf, sizeof buf, "%.2f (%.2f)", m, passed ? rs[0].token_accuracy_passed[i] : rs[0].token_accuracy[i]);
+      return std::string(buf);
+    };
     for (size_t i = 0; i < first.lengths.size(); ++i) {
       std::printf("%8lld", (long long)first.lengths[i]);
-      for (auto& [k, r] : table)
-        std::printf("%13.2f (%4.2f) | %5.2f (%4.2f)", r.exact[i], r.token_accuracy[i], r.exact_passed[i],
-                    r.token_accuracy_passed[i]);
+      for (auto& rs : table) std::printf("%*s", w_col, (cell(rs, i, false) + " | " + cell(rs, i, true)).c_str());
       std::printf("%s\n", first.lengths[i] > first.L ? "   > L" : "");
     }
     return 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -74,9 +75,11 @@ Runner add_run(CLI::App& app, const std::string&) {
   struct O {
     std::string spec, output;
     bool overwrite = false;
+    std::optional<uint64_t> seed;
   };
   auto o = std::make_shared<O>();
   app.add_option("spec", o->spec, "experiment spec (JSON), e.g. data/experiments/demo.json")->required();
+  app.add_option("--seed", o->seed, "replace the spec's seed (the file records the spec as run)");
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write (a new file; see --overwrite)")->required();
   app.add_flag("--overwrite", o->overwrite,
                "replace an existing output file (written beside it and renamed when the experiment ends)");
@@ -85,6 +88,16 @@ Runner add_run(CLI::App& app, const std::string&) {
     if (!in) throw Error(o->spec + ": cannot open experiment spec");
     std::stringstream ss;
     ss << in.rdbuf();
+    if (o->seed) {  // the spec as run, with the seed replaced; a spec that is not JSON is left to the parser's message
+      try {
+        auto j = nlohmann::json::parse(ss.str());
+        if (j.is_object()) {
+          j["seed"] = *o->seed;
+          ss.str(j.dump(2));
+        }
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
     ProgressLine line;
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();

@@ -53,10 +53,15 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
     s.bins.emplace_back(a, b);
     if (r.windowed_seq.empty()) continue;
     std::vector<double> per(n, 0.0);  // bin-mean excess of each sequence
+    double ref = 0;
     for (int64_t q = 0; q < n; ++q) {
-      for (int64_t i = a; i < b; ++i) per[q] += r.nll_seq[q * L + i] - r.windowed_seq[q * L + i];
+      for (int64_t i = a; i < b; ++i) {
+        per[q] += static_cast<double>(r.nll_seq[q * L + i]) - r.windowed_seq[q * L + i];  // in double, not float
+        ref += r.windowed_seq[q * L + i];
+      }
       per[q] /= static_cast<double>(b - a);
     }
+    s.reference.push_back(k * ref / static_cast<double>(n * (b - a)));
     double m = 0, v = 0;
     for (double x : per) m += x;
     m /= n;
@@ -91,8 +96,8 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
       << std::setw(10) << "loss@T..2T" << std::setw(10) << "loss far";
     for (auto& [a, b] : bins) {
       std::ostringstream h;
-      h << "exc " << a << "-" << b;
-      o << std::setw(18) << h.str();
+      h << "exc " << a << "-" << b << " (ref)";
+      o << std::setw(26) << h.str();
     }
     o << std::setw(11) << "norm far/T" << "\n";
     for (size_t k = g; k < runs.size(); ++k) {
@@ -105,14 +110,15 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
         std::ostringstream c;
         c << std::showpos << std::fixed << std::setprecision(3) << r.excess[i] << std::noshowpos << "±"
           << std::setprecision(3) << r.excess_se[i];
-        o << std::setw(19) << c.str();  // "±" is two bytes
+        if (i < r.reference.size()) c << " (" << std::setprecision(3) << r.reference[i] << ")";
+        o << std::setw(27) << c.str();  // "±" is two bytes
       }
       o << std::setw(11) << std::setprecision(2) << r.norm_ratio
         << (r.status.empty() || r.status == "finished" ? "" : "  [" + r.status + "]") << "\n";
     }
   }
   o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus the state-reset windowed loss, "
-       "mean ± standard error over sequences; bins are positions)\n";
+       "mean ± standard error over sequences; (ref) = that windowed reference loss itself; bins are positions)\n";
   return o.str();
 }
 

@@ -34,6 +34,9 @@ struct RunSummary {
   std::vector<std::pair<int64_t, int64_t>> bins;  // log-spaced position bins [T,2T), [2T,4T), ...
   std::vector<double> excess;            // mean excess per bin, bits/token (= bits/byte for byte-level models)
   std::vector<double> excess_se;         // its standard error (over sequences)
+  std::vector<double> reference;         // mean state-reset (windowed) loss per bin, bits/token: what
+                                         // the excess is measured against, so a negative excess
+                                         // can be told from a reference that got worse
   double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
 };
 

@@ -1,0 +1,99 @@
+// test_summary.cpp — the experiment summary (loss@T..2T, loss far, excess per bin with its standard
+// error and state-reset reference, norm far/T) against numbers worked out by hand and against an
+// independent computation on random per-sequence losses.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/experiment/experiment.h"
+
+using namespace statescope;
+
+namespace {
+
+// Fills the per-position means from the per-sequence values, as the evaluator writes them.
+void means(EvalResult& r) {
+  const int64_t L = r.length, n = r.sequences;
+  r.nll.assign(L, 0);
+  r.windowed_nll.assign(L, 0);
+  for (int64_t q = 0; q < n; ++q)
+    for (int64_t i = 0; i < L; ++i)
+      r.nll[i] += static_cast<double>(r.nll_seq[q * L + i]) / n, r.windowed_nll[i] += static_cast<double>(r.windowed_seq[q * L + i]) / n;
+}
+
+}  // namespace
+
+TEST(Summary, HandWorkedNumbers) {
+  // T = 2, 8 positions, 2 sequences: losses 1 and 3 nats everywhere, the reference 1 nat; one layer
+  // whose norm is 2 at position T-1 and 6 over the last half.
+  EvalResult r;
+  r.T = 2; r.length = 8; r.sequences = 2; r.n_layer = 1;
+  r.nll_seq.assign(16, 1.f);
+  for (int i = 8; i < 16; ++i) r.nll_seq[i] = 3.f;
+  r.windowed_seq.assign(16, 1.f);
+  r.norm = {1, 2, 9, 9, 6, 6, 6, 6};
+  means(r);
+  const auto s = summarize(r, "run", "zero");
+  const double bits = 1 / std::log(2.0);
+  ASSERT_EQ(s.bins, (std::vector<std::pair<int64_t, int64_t>>{{2, 4}, {4, 8}}));
+  EXPECT_NEAR(s.loss_near, 2 * bits, 1e-12);   // mean of 1 and 3
+  EXPECT_NEAR(s.loss_far, 2 * bits, 1e-12);
+  ASSERT_EQ(s.excess.size(), 2u);
+  ASSERT_EQ(s.reference.size(), 2u);
+  for (int b = 0; b < 2; ++b) {
+    EXPECT_NEAR(s.excess[b], 1 * bits, 1e-12);     // excesses 0 and 2: mean 1
+    EXPECT_NEAR(s.excess_se[b], 1 * bits, 1e-12);  // sample std sqrt(2), over sqrt(2 sequences)
+    EXPECT_NEAR(s.reference[b], 1 * bits, 1e-12);
+  }
+  EXPECT_NEAR(s.norm_ratio, 3.0, 1e-12);
+  const std::string table = format_summary_table({s});
+  EXPECT_NE(table.find("exc 2-4 (ref)"), std::string::npos) << table;
+  EXPECT_NE(table.find("+1.443±1.443 (1.443)"), std::string::npos) << table;
+}
+
+TEST(Summary, AgreesWithAnIndependentComputation) {
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(0.5f, 4.f);
+  EvalResult r;
+  r.T = 5; r.length = 53; r.sequences = 7; r.n_layer = 3;
+  const int64_t L = r.length, n = r.sequences, T = r.T;
+  for (int64_t i = 0; i < n * L; ++i) r.nll_seq.push_back(u(rng)), r.windowed_seq.push_back(u(rng));
+  for (int64_t i = 0; i < r.n_layer * L; ++i) r.norm.push_back(u(rng));
+  means(r);
+  const auto s = summarize(r, "run", "zero");
+  const double bits = 1 / std::log(2.0);
+  // Bins by hand: [5,10) [10,20) [20,40) [40,53).
+  const std::vector<std::pair<int64_t, int64_t>> want{{5, 10}, {10, 20}, {20, 40}, {40, 53}};
+  ASSERT_EQ(s.bins, want);
+  for (size_t b = 0; b < want.size(); ++b) {
+    const auto [lo, hi] = want[b];
+    // Per-sequence mean excess in the bin, then mean and standard error over sequences.
+    std::vector<double> x;
+    double ref = 0;
+    for (int64_t q = 0; q < n; ++q) {
+      double d = 0;
+      for (int64_t i = lo; i < hi; ++i) d += static_cast<double>(r.nll_seq[q * L + i]) - r.windowed_seq[q * L + i];
+      x.push_back(d / (hi - lo));
+    }
+    for (int64_t i = lo; i < hi; ++i) ref += r.windowed_nll[i] / (hi - lo);  // via the position means
+    double m = 0;
+    for (double v : x) m += v / n;
+    double ss = 0;
+    for (double v : x) ss += (v - m) * (v - m);
+    EXPECT_NEAR(s.excess[b], m * bits, 1e-9) << "bin " << b;
+    EXPECT_NEAR(s.excess_se[b], std::sqrt(ss / (n - 1)) / std::sqrt(double(n)) * bits, 1e-9) << "bin " << b;
+    EXPECT_NEAR(s.reference[b], ref * bits, 1e-9) << "bin " << b;
+  }
+  double near = 0, far = 0;
+  for (int64_t i = T; i < 2 * T; ++i) near += r.nll[i] / T;
+  for (int64_t i = L / 2; i < L; ++i) far += r.nll[i] / (L - L / 2);
+  EXPECT_NEAR(s.loss_near, near * bits, 1e-9);
+  EXPECT_NEAR(s.loss_far, far * bits, 1e-9);
+  double at = 0, fr = 0;  // summed over layers: mean far norm / norm at T-1
+  for (int64_t l = 0; l < r.n_layer; ++l) {
+    at += r.norm[l * L + T - 1];
+    for (int64_t i = L / 2; i < L; ++i) fr += r.norm[l * L + i] / (L - L / 2);
+  }
+  EXPECT_NEAR(s.norm_ratio, fr / at, 1e-12);
+}
