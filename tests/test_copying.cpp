@@ -7,6 +7,7 @@
 
 #include "core/analyses/copying.h"
 #include "core/base/error.h"
+#include "core/train/samplers.h"
 
 using namespace statescope;
 
@@ -63,6 +64,25 @@ TEST(Copying, TrainingDocumentsAreWholePaddedExamples) {
     }
   }
   EXPECT_THROW(copy_training_docs(1, 2 * L + 2, 1, L, 5, 3), Error);  // the longest example would not fit
+  // TBTT's stream windows are the examples in order: every window starts at a BOS, the fresh flag
+  // comes once per document, and the mask travels with the window.
+  auto docs = copy_training_docs(6, T, 3, L, 5, 4);
+  StreamSampler s(docs, T, 2, 1);
+  for (int step = 0; step < 6; ++step) {
+    auto b = s.next();
+    ASSERT_TRUE(b.mask.defined());
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_EQ(b.tokens[r][0].item<int64_t>(), kCopyBos) << "step " << step;
+      EXPECT_EQ(b.fresh[r].item<bool>(), step % 3 == 0) << "step " << step;
+      EXPECT_EQ(b.mask[r][T].item<float>(), 0.f);  // the next example's BOS is never a target
+    }
+  }
+  try {
+    task_documents({TaskExample{std::vector<int32_t>(T + 1, 5), std::vector<uint8_t>(T + 1, 1)}}, T, 1, 0, "copy");
+    FAIL() << "an example longer than T was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("copy example 0"), std::string::npos) << e.what();
+  }
 }
 
 // An oracle that reads s out of "BOS s SEP" scores exactly 1; one that shifts every letter scores 0;
