@@ -51,7 +51,7 @@ TEST(Babi, PromptLengthQuestionAnswerAndDistance) {
   EXPECT_THROW(make_babi(200, "Short.", 1, rng), Error);      // not enough prose
   EXPECT_THROW(make_babi(200, text, 0, rng), Error);
   auto docs = babi_training_docs(5, 256, 1, text, 3, 1);
-  for (auto& d : docs) {  // one example of T tokens and a pad; only the answer word is scored
+  for (auto& d : docs) {  // one example of T tokens and a pad; only the answer word and "." are scored
     ASSERT_EQ(d.tokens.size(), 257u);
     std::string t(d.tokens.begin(), d.tokens.end() - 1);
     std::smatch m;
@@ -59,7 +59,7 @@ TEST(Babi, PromptLengthQuestionAnswerAndDistance) {
     std::string scored;
     for (size_t i = 0; i < t.size(); ++i)
       if (d.loss_mask[i]) scored += t[i];
-    EXPECT_EQ(scored, m[1].str());
+    EXPECT_EQ(scored, m[1].str() + ".");  // the answer and its full stop
     EXPECT_EQ(d.loss_mask[256], 0);
   }
 }

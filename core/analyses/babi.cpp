@@ -184,9 +184,8 @@ std::vector<TaskExample> babi_training_examples(int64_t n, int64_t T, const std:
     e.ids = tk.kind() == "bytes" ? encode_bytes(compose(f, len, prose, rng).prompt) : compose_tokens(f, tk, len, prose, rng).ids;
     e.mask.assign(e.ids.size(), 0);
     e.ids.insert(e.ids.end(), answer.begin(), answer.end());
-    e.mask.resize(e.ids.size(), 1);
     e.ids.insert(e.ids.end(), dot.begin(), dot.end());
-    e.mask.resize(e.ids.size(), 0);
+    e.mask.resize(e.ids.size(), 1);  // the answer and its full stop: greedy scoring needs the word to end
     out.push_back(std::move(e));
   }
   return out;

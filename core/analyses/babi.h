@@ -49,7 +49,8 @@ BabiPrompt make_babi_prompt(const Tokenizer& tok, int64_t length, const std::str
                             std::mt19937_64& rng);
 
 // Fine-tuning examples: each exactly T tokens, a prompt followed by its answer and "."; the loss
-// mask on the answer's tokens only. Documents: task_documents (per_doc > 1 for TBTT).
+// mask on the answer and its full stop only (a model must learn where the word ends to be scored
+// right greedily). Documents: task_documents (per_doc > 1 for TBTT).
 std::vector<TaskExample> babi_training_examples(int64_t n, int64_t T, const std::string& prose, int64_t facts,
                                                 uint64_t seed, const Tokenizer* tok = nullptr);
 std::vector<Document> babi_training_docs(int64_t n, int64_t T, int64_t per_doc, const std::string& prose,

@@ -14,10 +14,12 @@ namespace statescope {
 namespace fs = std::filesystem;
 
 std::string resolve_model(const std::string& name) {
-  const std::string dir = name == "embedded" ? data_dir() + "/models/embedded" : name;
+  // "embedded": the language model the demo uses; "retrieval": the second one, fine-tuned for passkey retrieval.
+  const bool named = name == "embedded" || name == "retrieval";
+  const std::string dir = named ? data_dir() + "/models/" + name : name;
   if (!fs::is_directory(dir))
     throw Error(dir + ": model directory not found" +
-                (name == "embedded" ? std::string(" (the embedded model; set STATESCOPE_DATA to the data/ folder)") : ""));
+                (named ? " (the " + name + " model; set STATESCOPE_DATA to the data/ folder)" : std::string()));
   return dir;
 }
 

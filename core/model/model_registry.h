@@ -20,7 +20,8 @@ struct ModelRecord {
   std::string notes;
 };
 
-// "embedded" -> the committed demo model; anything else must be an existing directory.
+// "embedded" -> the committed demo model, "retrieval" -> the committed passkey-retrieval model
+// (data/models/retrieval); anything else must be an existing directory.
 std::string resolve_model(const std::string& name_or_dir);
 
 ModelRecord read_model_record(const std::string& dir);  // defaults when statescope.json is absent
