@@ -347,6 +347,13 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   QTest::qWait(100);
   EXPECT_EQ(ppl->series_count(), 1);
   EXPECT_EQ(ppl->series_names(), QStringList{"passing"});
+  // The state-reset reference the excess is measured against can be plotted itself.
+  auto* what = ppl->findChild<QComboBox*>();
+  ASSERT_NE(what, nullptr);
+  ASSERT_EQ(what->count(), 4);
+  what->setCurrentIndex(3);
+  EXPECT_EQ(ppl->series_count(), 1);
+  EXPECT_EQ(ppl->series_names(), QStringList{"passing"});
 }
 
 TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
