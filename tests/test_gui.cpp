@@ -168,7 +168,7 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
     return j;
   };
   gui::ExperimentPanel p;
-  for (const char* name : {"demo.json", "showcase.json", "sigma_sweep.json", "fitted_length.json"}) {
+  for (const char* name : {"demo.json", "showcase.json", "sigma_sweep.json", "fitted_length.json", "effrem_embedded.json"}) {
     const QString text = read(name);
     p.load_spec(text);
     const auto in = nlohmann::json::parse(text.toStdString());
