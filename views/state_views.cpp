@@ -117,7 +117,7 @@ TablesView::TablesView(QWidget* parent) : QWidget(parent) {
   b->addWidget(babi_);
   h->addLayout(c);
   h->addLayout(b);
-  plot_ = new PlotWidget(tr("Accuracy by length (solid: copying exact; dashed: bAbI choice)"), split);
+  plot_ = new PlotWidget(tr("Accuracy by length (solid: copying exact from a zero state; dotted: from a passed state; dashed: bAbI choice)"), split);
   plot_->set_labels(tr("length (tokens)"), tr("accuracy"));
   plot_->set_log_x(true);
   split->addWidget(tables);
@@ -177,6 +177,10 @@ void TablesView::set_runs(const Runs& runs) {
     if (r.copying) {
       std::vector<double> x(r.copying->lengths.begin(), r.copying->lengths.end());
       plot_->add_series(r.name + tr(" copying"), r.color, x, r.copying->exact);
+      if (!r.copying->exact_passed.empty()) {  // the same strings, each from a passed state
+        auto* g = plot_->add_series(r.name + tr(" copying, passed state"), r.color, x, r.copying->exact_passed);
+        g->setPen(QPen(r.color, 1.5, Qt::DotLine));
+      }
     }
     if (r.babi) {
       std::vector<double> x(r.babi->lengths.begin(), r.babi->lengths.end());
