@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "core/model/checkpoint.h"
+#include "core/model/model_registry.h"
 #include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
@@ -278,6 +279,57 @@ TEST(Cli, CopyingRunsEveryPolicyAndSeed) {
     EXPECT_EQ(f.attr(run, "status"), "finished") << run;
     EXPECT_TRUE(f.has(std::string(run) + "/copying/exact_passed")) << run;
   }
+}
+
+// A task study in a spec (posttrain.steps 0, task fine-tuning per policy run) gives the same numbers
+// as the CLI verb with the same seed and knobs, and its baseline run is the model as loaded.
+TEST(Cli, TaskStudySpecMatchesTheVerbs) {
+  const fs::path dir = tmp("task_model");
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
+  Mamba2LM m(c);
+  m->reset_parameters(2);
+  save_model_dir(m, dir.string());
+  ModelRecord rec;
+  rec.T = 16;
+  write_model_record(dir.string(), rec);
+  const std::string spec_path = tmp("task_spec.json"), out = tmp("task_spec.h5");
+  std::ofstream(spec_path) << R"({"model": ")" + dir.string() + R"(", "seed": 4, "baseline": true,
+    "posttrain": {"steps": 0}, "policies": [{"kind": "tbtt"}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2},
+    "analyses": {"passkey": {"lengths": [130, 200], "depths": [0, 1], "samples": 2,
+                             "finetune": {"steps": 2, "T": 130, "batch": 2, "lr": 2e-3, "examples": 20}},
+                 "babi": {"lengths": [200, 300], "samples": 3, "facts": 2,
+                          "finetune": {"steps": 2, "T": 150, "batch": 2, "examples": 20}}}})";
+  auto r = cli("run " + spec_path + " -o " + out + " --overwrite");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("tbtt (tasks only)"), std::string::npos) << r.output;
+  const std::string common = "--model " + dir.string() + " --seed 4 --overwrite ";
+  const std::string pk = tmp("task_pk.h5"), pk0 = tmp("task_pk0.h5"), bb = tmp("task_babi.h5");
+  auto a = cli("passkey " + common + "--lengths 130,200 --depths 0,1 --samples 2 --finetune-steps 2 --T 130 --batch 2 "
+               "--lr 2e-3 --policy tbtt --examples 20 -o " + pk);
+  ASSERT_EQ(a.code, 0) << a.output;
+  auto a0 = cli("passkey " + common + "--lengths 130,200 --depths 0,1 --samples 2 -o " + pk0);
+  ASSERT_EQ(a0.code, 0) << a0.output;
+  auto b = cli("babi " + common + "--lengths 200,300 --samples 3 --facts 2 --finetune-steps 2 --T 150 --batch 2 "
+               "--policy tbtt --examples 20 -o " + bb);
+  ASSERT_EQ(b.code, 0) << b.output;
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_FALSE(f.has("baseline/passkey/train")) << "the baseline run is measured as loaded";
+  EXPECT_EQ(f.attr("tbtt", "intervention"), "tbtt (tasks only)");
+  auto same = [&](const std::string& file, const std::string& a_name, const std::string& b_name) {
+    auto x = read(file, a_name), y = read(out, b_name);
+    ASSERT_EQ(x.sizes(), y.sizes()) << b_name;
+    EXPECT_TRUE(torch::equal(x, y)) << b_name << ": verb " << x << " spec " << y;
+  };
+  same(pk, "/passkey/train/loss", "/tbtt/passkey/train/loss");
+  same(pk, "/passkey/passkey/digit_accuracy", "/tbtt/passkey/digit_accuracy");
+  same(pk0, "/passkey/passkey/digit_accuracy", "/baseline/passkey/digit_accuracy");
+  same(bb, "/babi/train/loss", "/tbtt/babi/train/loss");
+  same(bb, "/babi/babi/choice_accuracy", "/tbtt/babi/choice_accuracy");
+  // No language-model post-training: the policy run's evaluation is the untouched model's.
+  EXPECT_TRUE(torch::equal(read(out, "/baseline/ppl/nll"), read(out, "/tbtt/ppl/nll")));
+  fs::remove_all(dir);
 }
 
 TEST(Cli, DataVerbListsAndClearsTheTokenCache) {

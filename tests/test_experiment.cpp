@@ -172,7 +172,9 @@ TEST(Experiment, SpecReadsEveryFieldWithItsDefaultsFromOnePlace) {
                   "calibration_batches": 2, "pass_conv": true}, {"kind": "random"}, {"kind": "random"}],
     "eval": {"length": 100, "sequences": 3, "segment": 50, "batch": 2},
     "analyses": {"effrem": {"T": [8], "points": 3, "log": false, "sequences": 2}, "states": {"bins": 11},
-                 "passkey": {"samples": 2}, "babi": {"facts": 2}, "copying": {"L": 4, "steps": 9, "warmup": 1}}})",
+                 "passkey": {"samples": 2, "finetune": {"steps": 5, "lr": 2e-4, "loss_on": "all"}},
+                 "babi": {"facts": 2, "finetune": {"T": 300, "examples": 7}},
+                 "copying": {"L": 4, "steps": 9, "warmup": 1, "pretrain_steps": 11}}})",
                                       "full");
   EXPECT_EQ(s.comment, "c");
   EXPECT_EQ(s.model, "m");
@@ -206,6 +208,22 @@ TEST(Experiment, SpecReadsEveryFieldWithItsDefaultsFromOnePlace) {
   EXPECT_EQ(s.analyses.copying->train.steps, 9);
   EXPECT_EQ(s.analyses.copying->train.batch, AnalysesSpec::Copying::default_train().batch);
   EXPECT_EQ(s.analyses.copying->options.model.d_model, default_copy_model().d_model);
+  EXPECT_EQ(s.analyses.copying->options.pretrain_steps, 11);
+  // Task fine-tuning: the given knobs over the verb's defaults (one place: AnalysesSpec::default_finetune).
+  ASSERT_TRUE(s.analyses.passkey->finetune && s.analyses.babi->finetune);
+  const auto& pf = *s.analyses.passkey->finetune;
+  EXPECT_EQ(pf.train.steps, 5);
+  EXPECT_DOUBLE_EQ(pf.train.lr, 2e-4);
+  EXPECT_FALSE(pf.train.loss_mask);
+  EXPECT_EQ(pf.train.T, AnalysesSpec::Passkey::default_finetune().train.T);
+  EXPECT_EQ(pf.examples, AnalysesSpec::Passkey::default_finetune().examples);
+  const auto& bf = *s.analyses.babi->finetune;
+  EXPECT_EQ(bf.train.T, 300);
+  EXPECT_EQ(bf.examples, 7);
+  EXPECT_TRUE(bf.train.loss_mask);
+  EXPECT_EQ(bf.train.steps, AnalysesSpec::Babi::default_finetune().train.steps);
+  EXPECT_FALSE(parse_spec(R"({"analyses": {"passkey": {}}})", "p").analyses.passkey->finetune) << "absent: zero-shot";
+  EXPECT_EQ(parse_spec(R"({"posttrain": {"steps": 0}})", "p").posttrain.steps, 0) << "a task study";
 }
 
 TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {
@@ -221,6 +239,14 @@ TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {
   EXPECT_EQ(why(R"({"policies": [{"kind": "random", "sigmaa": 0.1}]})"), "typo.json: unknown field 'policies[].sigmaa'");
   EXPECT_EQ(why(R"({"eval": {"lenght": 4096}})"), "typo.json: unknown field 'eval.lenght'");
   EXPECT_EQ(why(R"({"analyses": {"states": {"bin": 3}}})"), "typo.json: unknown field 'analyses.states.bin'");
+  EXPECT_EQ(why(R"({"analyses": {"passkey": {"finetune": {"stpes": 3}}}})"),
+            "typo.json: unknown field 'analyses.passkey.finetune.stpes'");
+  EXPECT_NE(why(R"({"analyses": {"babi": {"finetune": {"loss_on": "none"}}}})").find("analyses.babi.finetune.loss_on"),
+            std::string::npos);
+  EXPECT_NE(why(R"({"analyses": {"babi": {"finetune": {"steps": 0}}}})").find("analyses.babi.finetune.steps"),
+            std::string::npos);
+  EXPECT_NE(why(R"({"analyses": {"copying": {"pretrain_steps": -1}}})").find("analyses.copying.pretrain_steps"),
+            std::string::npos);
   EXPECT_EQ(why(R"({"posttrain": 5})"), "typo.json: field 'posttrain' must be an object");
   EXPECT_EQ(why(R"({"policies": {"kind": "zero"}})"), "typo.json: field 'policies' must be a list");
   EXPECT_EQ(why(R"({"policies": [{"kind": "zero"}], "posttrain": {"steps": 1}, "eval": {"length": 64}})"), "valid");

@@ -9,8 +9,9 @@ mean over the files (seeds) with the range [min-max] in brackets. Reads the file
 """
 import sys
 
-import h5py
 import numpy as np
+
+from seed_files import cell, read_runs
 
 
 def main(args):
@@ -18,26 +19,16 @@ def main(args):
         print(__doc__)
         return 2
     for arg in args:
-        label, _, files = arg.partition("=")
-        files = files.split(",")
+        label, runs = read_runs(arg, "effrem", lambda g: (g["T"][:], g["t"][:], g["value"][:]))
         data = {}  # (run, T) -> list of (t, value) per file
-        for f in files:
-            with h5py.File(f, "r") as h:
-                for run in h:
-                    if "effrem" not in h[run]:
-                        continue
-                    g = h[run]["effrem"]
-                    Ts, t, v = g["T"][:], g["t"][:], g["value"][:]
-                    for i, T in enumerate(Ts):
-                        data.setdefault((run, int(T)), []).append((t, v[i]))
+        for run, per in runs.items():
+            for Ts, t, v in per:
+                for i, T in enumerate(Ts):
+                    data.setdefault((run, int(T)), []).append((t, v[i]))
         for (run, T), per in sorted(data.items()):
             t = per[0][0]
             vals = np.array([p[1] for p in per])
-            keep = t < T
-            cells = []
-            for j in np.nonzero(keep)[0]:
-                col = vals[:, j]
-                cells.append(f"t={t[j]}: {col.mean():.3f} [{col.min():.3f}-{col.max():.3f}]")
+            cells = [f"t={t[j]}: {cell(vals[:, j], 3)}" for j in np.nonzero(t < T)[0]]
             print(f"{label} {run} T={T} ({len(per)} seeds): " + ", ".join(cells))
     return 0
 

@@ -1,20 +1,57 @@
 #!/usr/bin/env python3
-"""task_tables.py — passkey and bAbI tables over seeds from statescope experiment files.
+"""task_tables.py — copying, passkey and bAbI tables over seeds from statescope experiment files.
 
 Usage: task_tables.py LABEL=FILE[,FILE...] [LABEL=FILE,...]   (one FILE per seed)
 
-passkey: exact match per (length, depth), mean over the files with [min-max], and the mean over
-depths per length. bAbI: greedy, choice and the last-mentioned baseline per length, mean [min-max].
-Reads with h5py only (run/passkey/{length, depth, accuracy}, run/babi/{length, ...}).
+For every run found in the files (a spec's runs: baseline, zero, fitted, ...), mean [min-max] over
+the files: copying exact match per string length from a zero | a passed state, and per-token
+accuracy; passkey exact match per (length, depth) and the mean over depths; bAbI greedy, choice and
+the last-mentioned baseline per length. Reads with h5py only (run/copying, run/passkey, run/babi).
 """
 import sys
 
-import h5py
 import numpy as np
 
+from seed_files import cell, read_runs
 
-def cell(col):
-    return f"{col.mean():.2f} [{col.min():.2f}-{col.max():.2f}]"
+
+def copying(label, runs):
+    for run, per in runs.items():
+        L = int(per[0]["L"])
+        print(f"{label} {run}: copying exact match (zero state | passed state), {len(per)} seeds, mean [min-max]; L = {L}")
+        for i, n in enumerate(per[0]["length"]):
+            z = [p["exact"][i] for p in per]
+            q = [p["exact_passed"][i] for p in per]
+            print(f"  {n:6d}  {cell(z):>18} | {cell(q):<18}{'   > L' if n > L else ''}")
+        tz = np.mean([p["token_accuracy"] for p in per], axis=0)
+        tq = np.mean([p["token_accuracy_passed"] for p in per], axis=0)
+        print("  per-token accuracy, mean: " + " ".join(f"{x:.2f}" for x in tz) + " / " + " ".join(f"{x:.2f}" for x in tq))
+
+
+def passkey(label, runs):
+    for run, per in runs.items():
+        L, D = per[0]["length"], per[0]["depth"]
+        acc = np.array([p["accuracy"].reshape(len(L), -1) for p in per])  # [seeds, L, D]
+        print(f"{label} {run}: passkey exact match, {len(per)} seeds, mean [min-max]")
+        print("  length  " + "".join(f"{'depth ' + str(d):>20}" for d in D) + f"{'mean over depths':>20}")
+        for i, n in enumerate(L):
+            row = "".join(f"{cell(acc[:, i, j]):>20}" for j in range(len(D)))
+            print(f"  {n:6d}  {row}{cell(acc[:, i, :].mean(axis=1)):>20}")
+
+
+def babi(label, runs):
+    for run, per in runs.items():
+        print(f"{label} {run}: bAbI, {len(per)} seeds, mean [min-max]")
+        print(f"  length  {'greedy':>20}{'choice':>20}{'last-mentioned':>20}")
+        for i, n in enumerate(per[0]["length"]):
+            cols = [[p[k][i] for p in per] for k in ("accuracy", "choice_accuracy", "last_mentioned_accuracy")]
+            print(f"  {n:6d}  " + "".join(f"{cell(c):>20}" for c in cols))
+
+
+def read_group(g):
+    out = {k: g[k][:] for k in g if not hasattr(g[k], "keys")}  # datasets only (not train/)
+    out.update({k: g.attrs[k] for k in g.attrs})
+    return out
 
 
 def main(args):
@@ -22,31 +59,9 @@ def main(args):
         print(__doc__)
         return 2
     for arg in args:
-        label, _, files = arg.partition("=")
-        pk, babi = [], []
-        for f in files.split(","):
-            with h5py.File(f, "r") as h:
-                for run in h:
-                    if "passkey" in h[run]:
-                        g = h[run]["passkey"]
-                        pk.append((g["length"][:], g["depth"][:], g["accuracy"][:].reshape(len(g["length"]), -1)))
-                    if "babi" in h[run]:
-                        g = h[run]["babi"]
-                        babi.append({k: g[k][:] for k in g})
-        if pk:
-            L, D = pk[0][0], pk[0][1]
-            acc = np.array([p[2] for p in pk])  # [seeds, L, D]
-            print(f"{label}: passkey exact match, {len(pk)} seeds, mean [min-max]")
-            print("  length  " + "".join(f"{'depth ' + str(d):>20}" for d in D) + f"{'mean over depths':>20}")
-            for i, l in enumerate(L):
-                row = "".join(f"{cell(acc[:, i, j]):>20}" for j in range(len(D)))
-                print(f"  {l:6d}  {row}{cell(acc[:, i, :].mean(axis=1)):>20}")
-        if babi:
-            print(f"{label}: bAbI, {len(babi)} seeds, mean [min-max]")
-            print(f"  length  {'greedy':>20}{'choice':>20}{'last-mentioned':>20}")
-            for i, l in enumerate(babi[0]["length"]):
-                cols = [np.array([b[k][i] for b in babi]) for k in ("accuracy", "choice_accuracy", "last_mentioned_accuracy")]
-                print(f"  {l:6d}  " + "".join(f"{cell(c):>20}" for c in cols))
+        for group, show in (("copying", copying), ("passkey", passkey), ("babi", babi)):
+            label, runs = read_runs(arg, group, read_group)
+            show(label, runs)
     return 0
 
 

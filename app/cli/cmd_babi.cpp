@@ -22,7 +22,8 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   struct O : RunArgs {
     std::string data = "embedded", save;
     std::vector<int64_t> lengths{256, 512, 1024, 2048, 4096};  // the spec's, plus 4096
-    int64_t samples = AnalysesSpec::Babi{}.samples, facts = AnalysesSpec::Babi{}.facts, examples = 4000;
+    int64_t samples = AnalysesSpec::Babi{}.samples, facts = AnalysesSpec::Babi{}.facts,
+            examples = AnalysesSpec::Babi::default_finetune().examples;
     uint64_t seed = 0;
     TrainOptions t;
     PolicySpec ps;
@@ -34,7 +35,8 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   app.add_option("--samples", o->samples, "questions per length")->capture_default_str();
   app.add_option("--facts", o->facts, "fact sentences per prompt (4 people, 6 places)")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
-  add_finetune_options(app, o->t, o->ps, o->save, 256, "questions", "fine-tuning window (prompt + answer)");
+  app.add_option("--examples", o->examples, "distinct fine-tuning examples")->capture_default_str();
+  add_finetune_options(app, o->t, o->ps, o->save, AnalysesSpec::Babi::default_finetune(), "questions", "fine-tuning window (prompt + answer)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)

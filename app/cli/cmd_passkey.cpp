@@ -26,7 +26,7 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
     std::string save;
     std::vector<int64_t> lengths{128, 256, 512, 1024, 2048};  // the spec's default is relative to T (4T..64T)
     std::vector<double> depths = AnalysesSpec::Passkey{}.depths;
-    int64_t samples = AnalysesSpec::Passkey{}.samples, examples = 2000;
+    int64_t samples = AnalysesSpec::Passkey{}.samples, examples = AnalysesSpec::Passkey::default_finetune().examples;
     uint64_t seed = 0;
     TrainOptions t;
     PolicySpec ps;
@@ -37,7 +37,8 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   app.add_option("--depths", o->depths, "key depths of the grid, 0..1")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
-  add_finetune_options(app, o->t, o->ps, o->save, 128, "passkey samples",
+  app.add_option("--examples", o->examples, "distinct fine-tuning examples")->capture_default_str();
+  add_finetune_options(app, o->t, o->ps, o->save, AnalysesSpec::Passkey::default_finetune(), "passkey samples",
                        "fine-tuning window: prompt + answer tokens, one example per window");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);

@@ -9,6 +9,7 @@
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 #include "core/analyses/task_docs.h"
+#include "core/experiment/spec.h"  // AnalysesSpec::TaskFinetune: the defaults
 #include "core/train/trainer.h"
 
 namespace statescope::cli {
@@ -16,9 +17,12 @@ namespace statescope::cli {
 // The options shared by verbs that optionally fine-tune on task data before measuring (passkey,
 // babi): steps (default 0: none), window T, batch, lr, policy (default fitted noise, as the paper)
 // with sigma, and where to save the fine-tuned model.
-inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps, std::string& save, int64_t T,
-                                 const std::string& on_what, const std::string& T_help) {
-  t.steps = 0; t.T = T; t.batch = 16; t.lr = 1e-3; t.warmup = 10;
+// The defaults are the spec's (AnalysesSpec::default_finetune), steps apart.
+inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps, std::string& save,
+                                 const AnalysesSpec::TaskFinetune& dflt, const std::string& on_what,
+                                 const std::string& T_help) {
+  t = dflt.train;
+  t.steps = 0;
   ps.kind = "fitted";
   app.add_option("--finetune-steps", t.steps, "fine-tuning steps on " + on_what + " first (0: none)")->capture_default_str();
   app.add_option("--T", t.T, T_help)->capture_default_str();
@@ -33,10 +37,6 @@ inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps,
       ->check(CLI::IsMember({"answer", "all"}))->default_str("answer");
   app.add_option("--save", save, "write the fine-tuned model to this directory");
 }
-
-// Examples per training document for a policy: several in a stream for TBTT (so the carried state
-// crosses examples), one per window otherwise (task_docs.h).
-inline int64_t examples_per_doc(const PolicySpec& ps) { return ps.kind == "tbtt" ? kTaskExamplesPerStream : 1; }
 
 // Trains `model` in place; throws Error (after marking the run) unless training finished.
 inline void finetune(Mamba2LM& model, const std::vector<Document>& docs, const PolicySpec& ps, const TrainOptions& t,

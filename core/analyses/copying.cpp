@@ -137,8 +137,9 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
     TrainOptions pre = t;
     pre.steps = opt.pretrain_steps;
     auto zero = make_policy(PolicySpec{}, opt.seed + 4);
-    auto pre_docs = per_doc == 1 ? std::vector<Document>{} : copy_training_docs(opt.train_docs, window, 1, opt.L, opt.alphabet, opt.seed + 1);
-    out.train = train(model, per_doc == 1 ? docs : pre_docs, *zero, pre, progress);
+    // One example per window (the same examples as `docs`, not streamed, even when the policy is TBTT).
+    const auto& pre_docs = per_doc == 1 ? docs : copy_training_docs(opt.train_docs, window, 1, opt.L, opt.alphabet, opt.seed + 1);
+    out.train = train(model, pre_docs, *zero, pre, progress);
     if (out.train.status != "finished") return out;
     t.seed = opt.seed + 5;  // a fresh data order for the second phase
   }

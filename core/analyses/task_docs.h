@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/data/corpus.h"
+#include "core/train/options.h"  // PolicySpec
 
 namespace statescope {
 
@@ -27,5 +28,9 @@ std::vector<Document> task_documents(const std::vector<TaskExample>& examples, i
 
 // Examples per TBTT document (the stream length in examples before a row starts afresh).
 constexpr int64_t kTaskExamplesPerStream = 8;
+
+// Examples per training document under a policy: a stream of them for TBTT (so the carried state
+// crosses examples), one per window otherwise.
+inline int64_t examples_per_doc(const PolicySpec& ps) { return ps.kind == "tbtt" ? kTaskExamplesPerStream : 1; }
 
 }  // namespace statescope

@@ -5,14 +5,39 @@
 
 #include "core/base/error.h"
 #include "core/analyses/passkey.h"
+#include "core/analyses/task_docs.h"
+#include "core/model/checkpoint.h"
+#include "core/train/trainer.h"
 
 namespace statescope {
+
+namespace {
+
+// A copy of `model` fine-tuned on `docs` with the run's policy (seeds as the CLI verbs': the
+// trainer's ctx.seed, the policy's ctx.seed + 2), each step recorded in `group`/train.
+Mamba2LM finetuned(Mamba2LM& model, const std::vector<Document>& docs, const AnalysesSpec::TaskFinetune& ft,
+                   const AnalysisContext& ctx, ExperimentFile& file, const std::string& group, const std::string& phase) {
+  Mamba2LM tuned = copy_model(model);
+  TrainOptions t = ft.train;
+  t.seed = ctx.seed;
+  t.freeze_A_log = ctx.freeze_A_log;
+  auto policy = make_policy(ctx.policy, ctx.seed + 2);
+  auto r = train(tuned, docs, *policy, t, [&](const StepInfo& s) {
+    file.append_train(group, s);
+    return !ctx.progress || ctx.progress(phase, s.step, s.steps, s.loss);
+  });
+  if (r.status != "finished") throw Error(phase + " " + r.status + (r.message.empty() ? "" : ": " + r.message));
+  return tuned;
+}
+
+}  // namespace
 
 void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisContext& ctx, ExperimentFile& file,
                   const std::string& run) {
   auto tick = [&](const std::string& phase, int64_t done, int64_t total, double loss) {
     if (ctx.progress && !ctx.progress(phase, done, total, loss)) throw Error(phase + " cancelled");
   };
+  const int64_t per_doc = examples_per_doc(ctx.policy);
   if (spec.effrem) {
     auto r = effective_remembrance(model, *ctx.validation, *spec.effrem,
                                    [&](int64_t d, int64_t t) { tick("effrem", d, t, 0); return true; });
@@ -28,14 +53,30 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
     auto lengths = spec.passkey->lengths;
     if (lengths.empty())
       for (int64_t m : {4, 8, 16, 32, 64}) lengths.push_back(std::max<int64_t>(128, m * ctx.T));
+    Mamba2LM tuned{nullptr};
+    if (spec.passkey->finetune && !ctx.baseline) {
+      const auto& ft = *spec.passkey->finetune;
+      tuned = finetuned(model, passkey_training_docs(ft.examples, ft.train.T, per_doc, ctx.seed + 1, ctx.tokenizer), ft,
+                        ctx, file, run + "/passkey", "passkey fine-tune");
+    }
     tick("passkey", 0, 1, 0);
-    file.write_passkey(run, evaluate_passkey(model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3,
+    file.write_passkey(run, evaluate_passkey(tuned ? tuned : model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3,
                                                     ctx.tokenizer));
   }
   if (spec.babi) {
-    tick("babi", 0, 1, 0);
-    file.write_babi(run, evaluate_babi(model, spec.babi->lengths, prose_of(*ctx.validation, size_t{16} << 20, ctx.tokenizer),
-                                       spec.babi->facts, spec.babi->samples, ctx.seed + 4, ctx.tokenizer));
+    Mamba2LM tuned{nullptr};
+    if (spec.babi->finetune && !ctx.baseline) {
+      const auto& ft = *spec.babi->finetune;
+      if (!ctx.train) throw Error("babi fine-tune: no training prose");
+      tuned = finetuned(model,
+                        babi_training_docs(ft.examples, ft.train.T, per_doc, prose_of(*ctx.train, size_t{16} << 20, ctx.tokenizer),
+                                           spec.babi->facts, ctx.seed + 1, ctx.tokenizer),
+                        ft, ctx, file, run + "/babi", "bAbI fine-tune");
+    }
+    tick("babi", 0, 1, 0);  // questions seeded as the CLI verb's (seed + 3)
+    file.write_babi(run, evaluate_babi(tuned ? tuned : model, spec.babi->lengths,
+                                       prose_of(*ctx.validation, size_t{16} << 20, ctx.tokenizer), spec.babi->facts,
+                                       spec.babi->samples, ctx.seed + 3, ctx.tokenizer));
   }
   if (spec.copying) {
     auto o = spec.copying->options;

@@ -1,7 +1,9 @@
 // analyses.h — runs the analyses of a spec's "analyses" section (AnalysesSpec, spec.h) on a run's
 // model and writes each into the run's groups. passkey and babi evaluate the run's model as it is
-// (zero-shot); copying trains a fresh model with the run's initial-state policy (the baseline run:
-// zero), so one spec gives the copying table with and without state passing.
+// (zero-shot), or, with a "finetune" entry, a copy of it fine-tuned on the task with the run's policy
+// (the baseline run: not fine-tuned), its steps in run/passkey/train and run/babi/train; copying
+// trains a fresh model with the run's initial-state policy (the baseline run: zero), so one spec
+// gives each task's table per policy.
 #pragma once
 #include <functional>
 #include <string>
@@ -18,9 +20,12 @@ namespace statescope {
 
 struct AnalysisContext {
   const std::vector<Document>* validation = nullptr;
+  const std::vector<Document>* train = nullptr;  // bAbI fine-tuning's prose
   int64_t T = 0;             // the model's training context
   uint64_t seed = 0;
-  PolicySpec policy;         // the run's policy (copying trains with it)
+  bool baseline = false;     // the model as loaded: no task fine-tuning
+  bool freeze_A_log = false; // task fine-tuning keeps A fixed (the model's record)
+  PolicySpec policy;         // the run's policy (copying and task fine-tuning train with it)
   const Tokenizer* tokenizer = nullptr;  // the model's (passkey and bAbI prompts); null: bytes
   Compute compute;           // the run's (copying trains its fresh model with it)
   // (phase, done, total, loss) -> false cancels (throws Error "cancelled").

@@ -206,18 +206,20 @@ class ExperimentRunner {
 
   // Post-trains a copy of the model with `ps` (not the baseline), evaluates it, runs the analyses.
   RunSummary run_one(const std::string& name, const PolicySpec& ps, bool is_baseline, size_t index) {
-    const std::string label = is_baseline ? "none (baseline)" : ps.label();
+    // posttrain.steps 0 (a task study): the policy acts only in the analyses that train, and says so.
+    const std::string label = is_baseline ? "none (baseline)" : ps.label() + (spec_.posttrain.steps > 0 ? "" : " (tasks only)");
     file_->begin_run(info_for(name, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}));
     try {
       auto model = load_model_dir(model_dir_, compute_);
-      if (!is_baseline) {
+      if (!is_baseline && spec_.posttrain.steps > 0) {
         const TrainResult tr = posttrain(model, name, ps, index);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
       }
       RunSummary summary = evaluate(model, name, label);
       if (spec_.analyses.any() && !cancelled_) {
-        AnalysisContext ctx{&corpus_.validation, spec_.T, spec_.seed, is_baseline ? PolicySpec{} : ps, tokenizer_.get(),
-                            compute_, [&](const std::string& phase, int64_t done, int64_t total, double loss) {
+        AnalysisContext ctx{&corpus_.validation, &corpus_.train, spec_.T, spec_.seed, is_baseline,
+                            spec_.posttrain.freeze_A_log, is_baseline ? PolicySpec{} : ps, tokenizer_.get(), compute_,
+                            [&](const std::string& phase, int64_t done, int64_t total, double loss) {
                               return report(ExperimentProgress{name, phase, done, total, 0, 0, loss});
                             }};
         run_analyses(model, spec_.analyses, ctx, *file_, name);

@@ -1,6 +1,7 @@
 // spec.cpp — experiment spec defaults, parsing and validation (see spec.h). No LibTorch.
 #include "core/experiment/spec.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -46,9 +47,31 @@ StateStatsOptions parse_states(const JsonFields& f) {
   return o;
 }
 
+// "finetune": {"steps", "T", "batch", "lr", "warmup", "examples", "loss_on": "answer" | "all"}.
+AnalysesSpec::TaskFinetune parse_finetune(const JsonFields& f, AnalysesSpec::TaskFinetune o) {
+  f.only({"steps", "T", "batch", "lr", "warmup", "examples", "loss_on"});
+  f.read("steps", o.train.steps);
+  f.read("T", o.train.T);
+  f.read("batch", o.train.batch);
+  f.read("lr", o.train.lr);
+  f.read("warmup", o.train.warmup);
+  f.read("examples", o.examples);
+  const std::string on = f.get("loss_on", std::string(o.train.loss_mask ? "answer" : "all"));
+  if (on != "answer" && on != "all") f.fail("loss_on", "must be \"answer\" or \"all\", got \"" + on + "\"");
+  o.train.loss_mask = on == "answer";
+  positive(f, "steps", o.train.steps);
+  positive(f, "batch", o.train.batch);
+  positive(f, "examples", o.examples);
+  if (o.train.T < 2) f.fail("T", "must be >= 2, got " + std::to_string(o.train.T));
+  if (!(o.train.lr > 0) || !std::isfinite(o.train.lr)) f.fail("lr", "must be a finite number > 0");
+  if (o.train.warmup < 0) f.fail("warmup", "must be >= 0, got " + std::to_string(o.train.warmup));
+  return o;
+}
+
 AnalysesSpec::Passkey parse_passkey(const JsonFields& f) {
-  f.only({"lengths", "depths", "samples"});
+  f.only({"lengths", "depths", "samples", "finetune"});
   AnalysesSpec::Passkey o;
+  if (f.has("finetune")) o.finetune = parse_finetune(f.child("finetune"), AnalysesSpec::Passkey::default_finetune());
   f.read("lengths", o.lengths);
   f.read("depths", o.depths);
   f.read("samples", o.samples);
@@ -59,8 +82,9 @@ AnalysesSpec::Passkey parse_passkey(const JsonFields& f) {
 }
 
 AnalysesSpec::Babi parse_babi(const JsonFields& f) {
-  f.only({"lengths", "samples", "facts"});
+  f.only({"lengths", "samples", "facts", "finetune"});
   AnalysesSpec::Babi o;
+  if (f.has("finetune")) o.finetune = parse_finetune(f.child("finetune"), AnalysesSpec::Babi::default_finetune());
   f.read("lengths", o.lengths);
   f.read("samples", o.samples);
   f.read("facts", o.facts);
@@ -70,7 +94,8 @@ AnalysesSpec::Babi parse_babi(const JsonFields& f) {
 }
 
 AnalysesSpec::Copying parse_copying(const JsonFields& f) {
-  f.only({"L", "alphabet", "T", "steps", "batch", "lr", "warmup", "samples", "eval_lengths", "train_docs"});
+  f.only({"L", "alphabet", "T", "steps", "pretrain_steps", "batch", "lr", "warmup", "samples", "eval_lengths",
+          "train_docs"});
   AnalysesSpec::Copying o;
   f.read("L", o.options.L);
   f.read("alphabet", o.options.alphabet);
@@ -79,10 +104,12 @@ AnalysesSpec::Copying parse_copying(const JsonFields& f) {
   f.read("eval_lengths", o.options.eval_lengths);
   f.read("train_docs", o.options.train_docs);
   f.read("steps", o.train.steps);
+  f.read("pretrain_steps", o.options.pretrain_steps);
   f.read("batch", o.train.batch);
   f.read("lr", o.train.lr);
   f.read("warmup", o.train.warmup);
   positive(f, "L", o.options.L);
+  if (o.options.pretrain_steps < 0) f.fail("pretrain_steps", "must be >= 0, got " + std::to_string(o.options.pretrain_steps));
   if (o.options.alphabet < 2 || o.options.alphabet > 26)
     f.fail("alphabet", "must be 2..26, got " + std::to_string(o.options.alphabet));
   positive(f, "steps", o.train.steps);
@@ -149,6 +176,17 @@ EvalOptions parse_eval(const JsonFields& f) {
 }
 
 }  // namespace
+
+AnalysesSpec::TaskFinetune AnalysesSpec::default_finetune(int64_t T, int64_t examples) {
+  TaskFinetune o;
+  o.train.steps = 300;
+  o.train.T = T;
+  o.train.batch = 16;
+  o.train.lr = 1e-3;
+  o.train.warmup = 10;
+  o.examples = examples;
+  return o;
+}
 
 TrainOptions AnalysesSpec::Copying::default_train() {
   TrainOptions t;

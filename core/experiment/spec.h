@@ -17,17 +17,32 @@ namespace statescope {
 // The "analyses" section: which long-context measurements run on each run's model after its
 // evaluation, with their knobs. An absent key means that analysis is skipped.
 struct AnalysesSpec {
+  // Fine-tuning on a task's own examples before it is measured (passkey, bAbI): each policy run
+  // fine-tunes a copy of its model with its own initial-state policy; the baseline run is measured
+  // as loaded. One example per window (TBTT: streams of kTaskExamplesPerStream), loss on the answer
+  // unless train.loss_mask is off.
+  struct TaskFinetune {
+    TrainOptions train;    // steps, T (the window), batch, lr, warmup, loss_mask
+    int64_t examples = 0;  // distinct training examples
+  };
+  // The CLI verbs' and the spec's defaults: 300 steps, batch 16, lr 1e-3, warmup 10, the given
+  // window and example count (passkey: 128 and 2000, bAbI: 256 and 4000).
+  static TaskFinetune default_finetune(int64_t T, int64_t examples);
   std::optional<EffRemOptions> effrem;
   std::optional<StateStatsOptions> states;
   struct Passkey {
     std::vector<int64_t> lengths;  // empty: 4T .. 64T
     std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
     int64_t samples = 10;
+    std::optional<TaskFinetune> finetune;  // absent: every run measured as it is (zero-shot)
+    static TaskFinetune default_finetune() { return AnalysesSpec::default_finetune(128, 2000); }
   };
   std::optional<Passkey> passkey;
   struct Babi {
     std::vector<int64_t> lengths{256, 512, 1024, 2048};
     int64_t samples = 50, facts = 4;
+    std::optional<TaskFinetune> finetune;  // absent: zero-shot
+    static TaskFinetune default_finetune() { return AnalysesSpec::default_finetune(256, 4000); }
   };
   std::optional<Babi> babi;
   struct Copying {
@@ -48,7 +63,8 @@ struct ExperimentSpec {
   int64_t T = 0;                    // training context; 0 = the model directory's record
   uint64_t seed = 0;
   bool baseline = true;             // a run of the model as loaded, no post-training
-  TrainOptions posttrain = default_posttrain();
+  TrainOptions posttrain = default_posttrain();  // steps 0: no language-model post-training (a
+                                                // task study: the policies act in the analyses only)
   bool freeze_set = false;          // posttrain.freeze_A_log given (else the model's record decides)
   std::vector<std::pair<std::string, PolicySpec>> policies;  // (run name, policy), names unique
   EvalOptions eval = default_eval();

@@ -159,6 +159,20 @@ void place_model(Mamba2LM& model, const Compute& compute) {
   model->fused_scan = compute.fused();
 }
 
+Mamba2LM copy_model(Mamba2LM& model) {
+  Mamba2LM out(model->config());
+  torch::NoGradGuard no_grad;
+  // set_data keeps each tensor's own device and dtype (a model may mix them).
+  auto src = model->named_parameters(), dst = out->named_parameters();
+  for (const auto& kv : src) dst[kv.key()].set_data(kv.value().detach().clone());
+  auto bsrc = model->named_buffers(), bdst = out->named_buffers();
+  for (const auto& kv : bsrc) bdst[kv.key()].set_data(kv.value().detach().clone());
+  out->mixed_bf16 = model->mixed_bf16;
+  out->fused_scan = model->fused_scan;
+  out->train(model->is_training());
+  return out;
+}
+
 Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
   if (!fs::is_directory(dir)) throw Error(dir + ": not a directory");
   const auto cfg_path = (fs::path(dir) / "config.json").string();

@@ -28,6 +28,10 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd, c
 // training and the analyses read them from it). Default: the process default (runtime.h).
 void place_model(Mamba2LM& model, const Compute& compute = default_compute());
 
+// A deep copy of `model`: same config, weights and buffers (copied, not shared), device, precision
+// and scan. Fine-tuning the copy leaves `model` as it was.
+Mamba2LM copy_model(Mamba2LM& model);
+
 // Loads a model directory, placed with place_model. Throws Error naming the file and the field or
 // tensor at fault.
 Mamba2LM load_model_dir(const std::string& dir, const Compute& compute = default_compute());
