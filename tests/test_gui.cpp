@@ -24,6 +24,7 @@
 #include <QTableWidget>
 #include <QTabWidget>
 #include <QTest>
+#include <QThread>
 #include <QTimer>
 #include <filesystem>
 #include <fstream>
@@ -354,6 +355,28 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   what->setCurrentIndex(3);
   EXPECT_EQ(ppl->series_count(), 1);
   EXPECT_EQ(ppl->series_names(), QStringList{"passing"});
+}
+
+// Jobs > 1: the runs go at once; the list keeps the spec's order whichever ends first, and every
+// run arrives with the serial run's numbers (the file's equality is Experiment.ParallelJobs...).
+TEST(Gui, SeveralJobsListRunsInSpecOrder) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  make_short(w.panel(), 20);
+  field<QCheckBox>(w.panel(), "p_zero")->setChecked(true);
+  auto* jobs = field<QSpinBox>(w.panel(), "jobs");
+  EXPECT_EQ(jobs->value(), std::max(1, QThread::idealThreadCount() - 1)) << "one core left to the window";
+  jobs->setValue(jobs->maximum());
+  QSignalSpy done(&w, &gui::MainWindow::run_finished);
+  w.start_run(QString::fromStdString(tmp("statescope_gui_jobs.h5")));
+  ASSERT_TRUE(done.wait(180000)) << "run did not finish";
+  EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
+  ASSERT_EQ(w.runs().size(), 3u);
+  EXPECT_EQ(w.runs()[0].name, "baseline");
+  EXPECT_EQ(w.runs()[1].name, "zero");
+  EXPECT_EQ(w.runs()[2].name, "passing");
+  for (auto& r : w.runs()) EXPECT_EQ(r.status.toStdString(), "finished") << r.name.toStdString();
+  EXPECT_EQ(w.runs()[2].train.size(), 20u);
 }
 
 TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {

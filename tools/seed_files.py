@@ -12,7 +12,8 @@ def read_runs(arg, group, read):
     runs = {}
     for f in files.split(","):
         with h5py.File(f, "r") as h:
-            for run in h:
+            # in the order the runs started (the spec's order), not h5py's alphabetical one
+            for run in sorted(h, key=lambda r: str(h[r].attrs.get("started", ""))):
                 if isinstance(h[run], h5py.Group) and group in h[run]:
                     runs.setdefault(run, []).append(read(h[run][group]))
     return label, runs

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -76,9 +77,14 @@ Runner add_run(CLI::App& app, const std::string&) {
     std::string spec, output;
     bool overwrite = false;
     std::optional<uint64_t> seed;
+    int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   };
   auto o = std::make_shared<O>();
   app.add_option("spec", o->spec, "experiment spec (JSON), e.g. data/experiments/demo.json")->required();
+  app.add_option("--jobs,-j", o->jobs,
+                 "runs at once, each on its own thread with --threads intra-op threads (default: the number of cores; "
+                 "more jobs than runs: one per run). Each run's numbers are the serial run's")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--seed", o->seed, "replace the spec's seed (the file records the spec as run)");
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write (a new file; see --overwrite)")->required();
   app.add_flag("--overwrite", o->overwrite,
@@ -98,23 +104,23 @@ Runner add_run(CLI::App& app, const std::string&) {
       } catch (const nlohmann::json::exception&) {
       }
     }
-    ProgressLine line;
-    using clk = std::chrono::steady_clock;
-    const auto t0 = clk::now();
-    auto runs = run_experiment(ss.str(), o->spec, o->output, [&](const ExperimentProgress& p) {
-      char buf[200];
-      const double el = std::chrono::duration<double>(clk::now() - t0).count();
-      if (p.phase == "train")
-        std::snprintf(buf, sizeof buf, "[%s] %-9s train step %lld/%lld  loss %.3f bits/token  %.0f tok/s  ETA %s",
-                      fmt_eta(el).c_str(), p.run.c_str(), (long long)p.done, (long long)p.total, p.loss / std::log(2.0),
-                      p.rate, fmt_eta(p.eta_s).c_str());
-      else
-        std::snprintf(buf, sizeof buf, "[%s] %-9s eval batch %lld/%lld  ETA %s", fmt_eta(el).c_str(), p.run.c_str(),
-                      (long long)p.done, (long long)p.total, fmt_eta(p.eta_s).c_str());
-      line.update(buf, p.done == p.total);
-      return true;
-    }, {}, o->overwrite);
-    line.done();
+    ProgressBoard board;  // one entry per running job
+    auto runs = run_experiment(
+        ss.str(), o->spec, o->output,
+        [&](const ExperimentProgress& p) {
+          if (p.phase == "queued") return true;
+          char buf[200];
+          if (p.phase == "train")
+            std::snprintf(buf, sizeof buf, "%s train %lld/%lld  %.3f bits/token  %.0f tok/s  ETA %s", p.run.c_str(),
+                          (long long)p.done, (long long)p.total, p.loss / std::log(2.0), p.rate, fmt_eta(p.eta_s).c_str());
+          else
+            std::snprintf(buf, sizeof buf, "%s %s %lld/%lld  ETA %s", p.run.c_str(), p.phase.c_str(), (long long)p.done,
+                          (long long)p.total, fmt_eta(p.eta_s).c_str());
+          board.update(p.run, buf);
+          return true;
+        },
+        [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs);
+    board.done();
     std::cout << format_summary_table(runs);
     std::cout << "wrote " << o->output << "\n";
     std::string failed;

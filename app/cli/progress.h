@@ -1,6 +1,7 @@
 // progress.h — one-line progress for long CLI work: step, rate, ETA; redrawn in place on a terminal,
 // printed every few seconds otherwise (logs stay readable).
 #pragma once
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace statescope::cli {
 
@@ -34,6 +37,44 @@ class ProgressLine {
   bool tty_ = isatty(2);
   bool dirty_ = false;
   std::chrono::steady_clock::time_point last_{};
+};
+
+// Progress of several jobs at once on one line: "[elapsed] job A ... | job B ...", each job's entry
+// replaced by its next update and dropped when it ends; cut to the terminal's width on a TTY.
+class ProgressBoard {
+ public:
+  void update(const std::string& job, const std::string& text) {
+    if (job != "data") remove("data");  // tokenizing happens once, before any run
+    auto it = std::find_if(rows_.begin(), rows_.end(), [&](const auto& r) { return r.first == job; });
+    if (it == rows_.end()) rows_.emplace_back(job, text);
+    else it->second = text;
+    draw(false);
+  }
+  void remove(const std::string& job) {
+    rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const auto& r) { return r.first == job; }), rows_.end());
+  }
+  void done() { line_.done(); }
+
+ private:
+  void draw(bool force) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    std::string s = "[" + fmt(el) + "] ";
+    for (size_t i = 0; i < rows_.size(); ++i) s += (i ? " | " : "") + rows_[i].second;
+    if (isatty(2)) {
+      struct winsize w {};
+      const size_t cols = ioctl(2, TIOCGWINSZ, &w) == 0 && w.ws_col > 10 ? w.ws_col - 1 : 159;
+      if (s.size() > cols) s = s.substr(0, cols);
+    }
+    line_.update(s, force);
+  }
+  static std::string fmt(double s) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
+    return b;
+  }
+  ProgressLine line_;
+  std::vector<std::pair<std::string, std::string>> rows_;
+  std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
 };
 
 // "1h05m", "3m07s"; "?" when there is no estimate yet (not finite, negative, or beyond 100 days,

@@ -46,6 +46,8 @@ class ExperimentPanel : public QWidget {
   // While an experiment runs the form is read-only (it describes what is running).
   void set_running(bool running);
   bool running() const { return running_; }
+  // Runs at once (not part of the spec: the same spec gives the same numbers with any count).
+  int jobs() const;
 
  signals:
   void run_requested();
@@ -55,6 +57,7 @@ class ExperimentPanel : public QWidget {
   // Every field has its member's name as objectName (tests and screenshots find them by it).
   QLineEdit *model, *data, *save_models;
   QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
+  QSpinBox* jobs_;  // runs at once, 1..cores (default: the number of cores)
   QDoubleSpinBox* lr;
   // One run per value ("0.01, 0.1, 1" is a sweep; runs are then named random_0.01, ...).
   QLineEdit* sigmas;       // random noise: sigma values

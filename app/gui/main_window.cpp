@@ -252,7 +252,9 @@ void MainWindow::start_run(const QString& out, bool replace) {
   bar_->setVisible(true);
   bar_->setValue(0);
   setWindowTitle(QString("statescope — %1 (running)").arg(QFileInfo(path).fileName()));
-  QMetaObject::invokeMethod(worker_, [w = worker_, spec, path, overwrite] { w->start(spec, path, overwrite); },
+  jobs_.clear();
+  const int jobs = panel_->jobs();
+  QMetaObject::invokeMethod(worker_, [w = worker_, spec, path, overwrite, jobs] { w->start(spec, path, overwrite, jobs); },
                             Qt::QueuedConnection);
 }
 
@@ -272,7 +274,12 @@ void MainWindow::on_progress(const Progress& p) {
                          .arg(p.rate / 1e6, 0, 'f', 1).arg(p.eta_s, 0, 'f', 0));
     return;
   }
-  const int row = run_set_->touch(p.run);  // a new run appears in the list as "running"
+  const int row = run_set_->touch(p.run);  // a new run appears in the list, in spec order
+  if (p.phase == "queued") {
+    run_set_->set_status(row, "queued");
+    return;
+  }
+  run_set_->set_status(row, "running");
   if (p.phase == "train") {
     StepInfo s;
     s.step = p.done;
@@ -281,19 +288,22 @@ void MainWindow::on_progress(const Progress& p) {
     run_set_->add_train_step(row, s);
     dirty_loss_ = true;
   }
-  bar_->setMaximum(static_cast<int>(std::max<qint64>(1, p.total)));
-  bar_->setValue(static_cast<int>(p.done));
+  // Every running job has an entry (several at once with Jobs > 1); the bar shows their sum.
   QString rate = p.phase == "train" ? QString("%1 tok/s").arg(p.rate, 0, 'f', 0) : QString("%1 /s").arg(p.rate, 0, 'f', 2);
-  status_->setText(QString("%1 · %2 %3/%4 · %5 · ETA %6 s")
-                       .arg(p.run, p.phase)
-                       .arg(p.done)
-                       .arg(p.total)
-                       .arg(rate)
-                       .arg(p.eta_s, 0, 'f', 0));
+  QString eta = p.eta_s >= 0 ? QString("ETA %1 s").arg(p.eta_s, 0, 'f', 0) : QString("ETA ?");
+  jobs_[p.run] = {p.done, p.total, QString("%1 · %2 %3/%4 · %5 · %6").arg(p.run, p.phase).arg(p.done).arg(p.total).arg(rate, eta)};
+  qint64 done = 0, total = 0;
+  QStringList texts;
+  for (const auto& j : jobs_) done += j.done, total += j.total, texts << j.text;
+  const double scale = total > (1 << 30) ? double(total) / (1 << 30) : 1.0;  // QProgressBar holds ints
+  bar_->setMaximum(static_cast<int>(std::max<qint64>(1, total / scale)));
+  bar_->setValue(static_cast<int>(done / scale));
+  status_->setText(texts.join("  |  "));
 }
 
 void MainWindow::on_run_loaded(const views::RunData& r) {
   phase_ = r.name + " loaded";
+  jobs_.remove(r.name);
   run_set_->replace(r);  // keeps the run's colour and check state
   dirty_ = true;
 }

@@ -2,6 +2,7 @@
 // view in the centre, progress in the status bar; menus and shortcuts; QSettings; drag and drop.
 #pragma once
 #include <QMainWindow>
+#include <QMap>
 #include <QThread>
 #include <optional>
 
@@ -99,6 +100,11 @@ class MainWindow : public QMainWindow {
   QTimer* latency_;          // 10 ms precise timer while a run goes: measures event-loop stalls
   qint64 last_tick_ = 0, worst_gap_ = 0;
   QString phase_, worst_phase_;  // what the run was doing (for the stall report)
+  struct JobProgress {
+    qint64 done = 0, total = 0;
+    QString text;
+  };
+  QMap<QString, JobProgress> jobs_;  // the running jobs' last progress, by run name
   QThread thread_;
   RunWorker* worker_;
   QString file_, last_message_;

@@ -86,6 +86,12 @@ int RunSet::touch(const QString& name) {
   return size() - 1;
 }
 
+void RunSet::set_status(int row, const QString& status) {
+  if (runs_.at(row).status == status) return;
+  runs_[row].status = status;
+  emit dataChanged(index(row), index(row));
+}
+
 void RunSet::add_train_step(int row, const StepInfo& s) { runs_.at(row).train.push_back(s); }
 
 void RunSet::replace(const views::RunData& r) {

@@ -31,6 +31,7 @@ class RunSet : public QAbstractListModel {
 
   // Live updates from a running experiment.
   int touch(const QString& name);                        // the run's row; a new run starts "running"
+  void set_status(int row, const QString& status);       // "queued" until its first step, then "running"
   void add_train_step(int row, const StepInfo& s);       // its loss curve grows
   void replace(const views::RunData& r);                 // read back from the file: keeps colour and check
 

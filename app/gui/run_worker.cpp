@@ -8,7 +8,7 @@
 
 namespace statescope::gui {
 
-void RunWorker::start(const QString& spec_json, const QString& out_path, bool overwrite) {
+void RunWorker::start(const QString& spec_json, const QString& out_path, bool overwrite, int jobs) {
   cancel_ = false;
   // On this thread: OpenMP thread counts are per thread. One intra-op thread unless
   // $STATESCOPE_THREADS says otherwise, so the GUI thread keeps a core (more threads than cores
@@ -22,7 +22,7 @@ void RunWorker::start(const QString& spec_json, const QString& out_path, bool ov
                                  p.eta_s, p.loss});
           return !cancel_.load();
         },
-        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); }, overwrite);
+        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); }, overwrite, jobs);
     bool cancelled = false;
     QStringList failed;
     for (auto& s : sums) {

@@ -22,7 +22,7 @@ class RunWorker : public QObject {
   void cancel() { cancel_ = true; }
 
  public slots:
-  void start(const QString& spec_json, const QString& out_path, bool overwrite = false);
+  void start(const QString& spec_json, const QString& out_path, bool overwrite = false, int jobs = 1);
 
  signals:
   void progress(const statescope::gui::Progress& p);

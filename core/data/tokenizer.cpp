@@ -288,9 +288,12 @@ int32_t BpeTokenizer::token_id(const std::string& token) const {
 }
 
 void BpeTokenizer::bpe_word(const std::string& word, std::vector<int32_t>& out) const {
-  if (auto it = cache_.find(word); it != cache_.end()) {
-    out.insert(out.end(), it->second.begin(), it->second.end());
-    return;
+  {
+    std::lock_guard<std::mutex> g(cache_mu_);  // one tokenizer may serve several jobs' threads
+    if (auto it = cache_.find(word); it != cache_.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+      return;
+    }
   }
   std::vector<int32_t> sym;
   sym.reserve(word.size());
@@ -320,8 +323,11 @@ void BpeTokenizer::bpe_word(const std::string& word, std::vector<int32_t>& out) 
     }
     sym.resize(w);
   }
-  if (cache_.size() > 500000) cache_.clear();
-  cache_.emplace(word, sym);
+  {
+    std::lock_guard<std::mutex> g(cache_mu_);
+    if (cache_.size() > 500000) cache_.clear();
+    cache_.emplace(word, sym);
+  }
   out.insert(out.end(), sym.begin(), sym.end());
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -71,6 +72,7 @@ class BpeTokenizer : public Tokenizer {
   int32_t eos_ = -1;
   std::string fingerprint_;
   mutable std::unordered_map<std::string, std::vector<int32_t>> cache_;  // pre-token -> ids
+  mutable std::mutex cache_mu_;  // encode() is const and may run on several threads
 };
 
 // tokenizer.json in the directory -> BpeTokenizer, else ByteTokenizer.

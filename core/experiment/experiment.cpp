@@ -5,8 +5,12 @@
 
 #include <torch/torch.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -159,8 +163,9 @@ class ExperimentRunner {
     hash_ = weights_hash(model_dir_);
   }
 
-  // Creates the experiment file and runs the baseline (if any) and every policy, in order.
-  std::vector<RunSummary> run_all(const std::string& out_path, bool overwrite) {
+  // Creates the experiment file and runs the baseline (if any) and every policy: in order with one
+  // job, else `jobs` at a time on threads (each run's numbers do not depend on which thread or when).
+  std::vector<RunSummary> run_all(const std::string& out_path, bool overwrite, int jobs) {
     WriteOptions w;
     w.overwrite = overwrite;
     w.inputs = {model_dir_, spec_.data, src_};  // the spec's source is a file name when it came from one
@@ -171,19 +176,62 @@ class ExperimentRunner {
     if (spec_.baseline) runs.emplace_back("baseline", PolicySpec{});
     runs.insert(runs.end(), spec_.policies.begin(), spec_.policies.end());
     std::vector<RunSummary> out;
-    for (size_t i = 0; i < runs.size() && !cancelled_; ++i)
-      out.push_back(run_one(runs[i].first, runs[i].second, spec_.baseline && i == 0, i));
+    // Every run is announced in spec order first, so a live list shows them all in that order
+    // whichever finishes first.
+    for (const auto& r : runs)
+      if (!report(ExperimentProgress{r.first, "queued", 0, 0, 0, -1, 0})) return out;
+    jobs = static_cast<int>(std::min<size_t>(std::max(jobs, 1), runs.size()));
+    if (jobs <= 1) {
+      for (size_t i = 0; i < runs.size() && !cancelled_; ++i)
+        out.push_back(run_one(runs[i].first, runs[i].second, spec_.baseline && i == 0, i));
+      return out;
+    }
+    // Parallel: workers take the next run in spec order. A run that fails stops the others (they
+    // end "cancelled") and its error is rethrown once all have stopped, as the serial loop would.
+    std::vector<RunSummary> slots(runs.size());
+    std::vector<char> ran(runs.size(), 0);
+    std::atomic<size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mu;
+    const int intra_op = torch::get_num_threads();  // OpenMP's count is per thread: each worker sets it
+    auto worker = [&] {
+      torch::set_num_threads(intra_op);
+      for (size_t i; !cancelled_ && (i = next++) < runs.size();) {
+        try {
+          slots[i] = run_one(runs[i].first, runs[i].second, spec_.baseline && i == 0, i);
+          ran[i] = 1;
+        } catch (...) {
+          std::lock_guard<std::mutex> g(error_mu);
+          if (!error) error = std::current_exception();
+          cancelled_ = true;
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int k = 0; k < jobs; ++k) pool.emplace_back(worker);
+    for (auto& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (ran[i]) out.push_back(std::move(slots[i]));
     return out;
   }
 
  private:
-  // Progress for run `name`; remembers a cancel.
+  // Progress for run `name`; remembers a cancel. With several jobs the callback is still called
+  // by one thread at a time. A cancel (or another run's failure) stops every run at its next report.
   bool report(const ExperimentProgress& p) {
+    if (cancelled_) return false;
+    std::lock_guard<std::mutex> g(callback_mu_);
     if (progress_ && !progress_(p)) {
       cancelled_ = true;
       return false;
     }
     return true;
+  }
+
+  void run_finished(const std::string& name) {
+    std::lock_guard<std::mutex> g(callback_mu_);
+    if (run_done_) run_done_(name, file_->file());
   }
 
   RunInfo info_for(const std::string& name, const std::string& label, const json& extra) const {
@@ -196,7 +244,7 @@ class ExperimentRunner {
   RunSummary ended(const std::string& name, const std::string& label, const std::string& status,
                    const std::string& message) {
     file_->set_status(name, status, message);
-    if (run_done_) run_done_(name, file_->file());
+    run_finished(name);
     RunSummary rs;
     rs.name = name;
     rs.intervention = label;
@@ -217,15 +265,24 @@ class ExperimentRunner {
       }
       RunSummary summary = evaluate(model, name, label);
       if (spec_.analyses.any() && !cancelled_) {
+        using clk = std::chrono::steady_clock;
+        std::string phase_now;
+        clk::time_point phase_t0;
         AnalysisContext ctx{&corpus_.validation, &corpus_.train, spec_.T, spec_.seed, is_baseline,
                             spec_.posttrain.freeze_A_log, is_baseline ? PolicySpec{} : ps, tokenizer_.get(), compute_,
                             [&](const std::string& phase, int64_t done, int64_t total, double loss) {
-                              return report(ExperimentProgress{name, phase, done, total, 0, 0, loss});
+                              // rate (units per second) and ETA from the phase's own clock
+                              const auto now = clk::now();
+                              if (phase != phase_now) phase_now = phase, phase_t0 = now;
+                              const double el = std::chrono::duration<double>(now - phase_t0).count();
+                              const double rate = done > 0 && el > 0 ? done / el : 0;
+                              const double eta = rate > 0 ? (total - done) / rate : -1;
+                              return report(ExperimentProgress{name, phase, done, total, rate, eta, loss});
                             }};
         run_analyses(model, spec_.analyses, ctx, *file_, name);
       }
       file_->set_status(name, "finished");
-      if (run_done_) run_done_(name, file_->file());
+      run_finished(name);
       return summary;
     } catch (const Error& e) {
       RunSummary rs = ended(name, label, cancelled_ ? "cancelled" : "failed", e.what());
@@ -283,17 +340,20 @@ class ExperimentRunner {
   ModelRecord record_;
   Corpus corpus_;
   std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<ExperimentFile> file_;
-  bool cancelled_ = false;
+  std::unique_ptr<ExperimentFile> file_;  // thread-safe: every HDF5 call holds hdf5_mutex()
+  std::atomic<bool> cancelled_{false};
+  std::mutex callback_mu_;  // progress_ and run_done_ are called by one thread at a time
 };
 
 }  // namespace
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
-                                       const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite) {
+                                       const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite,
+                                       int jobs) {
+  if (jobs < 1) throw Error("jobs must be >= 1, got " + std::to_string(jobs));
   ExperimentRunner runner(spec_text, src, progress, run_done);
   runner.prepare(check_spec(spec_text, src));  // every field, the compute names included, before anything is read
-  return runner.run_all(out_path, overwrite);
+  return runner.run_all(out_path, overwrite, jobs);
 }
 
 }  // namespace statescope

@@ -13,7 +13,8 @@ namespace statescope {
 
 struct ExperimentProgress {
   std::string run;     // run name
-  std::string phase;   // "tokenize" (run "data") | "train" | "eval" | an analysis: "effrem", "states", "passkey", "babi", "copying"
+  std::string phase;   // "tokenize" (run "data") | "queued" (each run once, in spec order, before any
+                       // starts) | "train" | "eval" | an analysis: "effrem", "states", "passkey", "babi", "copying"
   int64_t done = 0, total = 0;
   double rate = 0;     // tokens/s (train) or sequences batches/s (eval)
   double eta_s = 0;
@@ -22,7 +23,7 @@ struct ExperimentProgress {
 // Return false to cancel: the current run is marked "cancelled" and the file stays valid.
 using ExperimentProgressFn = std::function<bool(const ExperimentProgress&)>;
 class H5File;
-// Called on the running thread after each run's status is written, with the open experiment file
+// Called on the running thread (one of them, with jobs > 1) after each run's status is written, with the open experiment file
 // (for a live view: read the run's groups back with the experiment_store readers).
 using RunDoneFn = std::function<void(const std::string& run, const H5File& file)>;
 
@@ -44,9 +45,15 @@ struct RunSummary {
 // Throws Error naming the spec field at fault before anything is written. An existing `out_path` is
 // refused unless overwrite (then replaced only when the experiment ends, never when it fails), and
 // it may not be one of the experiment's inputs (the model folder, the data, the spec file).
+// jobs > 1: that many runs at once, on threads sharing the loaded data (clamped to the number of
+// runs; the caller sets the intra-op threads, usually 1 per job). Each run's numbers are those of the
+// serial experiment at the same intra-op thread count: seeds are per run, never per thread. The
+// callbacks are called by one thread at a time; a cancel stops every running job at its next
+// step, and a failed run stops the others (they end "cancelled") before its error is rethrown.
+// Summaries come back in spec order. jobs < 1 is refused.
 std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
                                        const std::string& out_path, const ExperimentProgressFn& progress = {},
-                                       const RunDoneFn& run_done = {}, bool overwrite = false);
+                                       const RunDoneFn& run_done = {}, bool overwrite = false, int jobs = 1);
 
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
