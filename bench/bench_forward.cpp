@@ -15,8 +15,8 @@
 using namespace statescope;
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::cerr << "usage: bench_forward SHAPES.json NAME THREADS ITERS\n";
+  if (argc != 5 && argc != 6) {
+    std::cerr << "usage: bench_forward SHAPES.json NAME THREADS ITERS [aten|fused]\n";
     return 2;
   }
   nlohmann::json all;
@@ -31,19 +31,22 @@ int main(int argc, char** argv) {
   Mamba2LM model(c);
   torch::manual_seed(0);
   auto tokens = torch::randint(0, c.vocab_size, {B, L}, torch::kInt64);
+  const std::string scan = argc == 6 ? argv[5] : "aten";  // fused on the CPU: the plain-loop scan (cpu_scan.h)
+  ForwardOptions fo;
+  fo.scan = scan == "fused" ? ScanImpl::Fused : ScanImpl::Chunked;
   using clk = std::chrono::steady_clock;
   auto time_it = [&](bool backward) {
     double best = 1e30;
     for (int i = 0; i < iters + 1; ++i) {  // first iteration is warm-up
       const auto t0 = clk::now();
       if (backward) {
-        auto out = model->forward(tokens);
+        auto out = model->forward(tokens, nullptr, fo);
         auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, c.vocab_size}), tokens.reshape({-1}));
         loss.backward();
         model->zero_grad();
       } else {
         torch::NoGradGuard ng;
-        model->forward(tokens);
+        model->forward(tokens, nullptr, fo);
       }
       const double dt = std::chrono::duration<double>(clk::now() - t0).count();
       if (i > 0) best = std::min(best, dt);
@@ -51,7 +54,7 @@ int main(int argc, char** argv) {
     return static_cast<double>(B * L) / best;
   };
   const double fwd = time_it(false), fwdbwd = time_it(true);
-  std::cout << nlohmann::json{{"impl", "statescope"}, {"shape", argv[2]}, {"threads", threads},
+  std::cout << nlohmann::json{{"impl", "statescope-" + scan}, {"shape", argv[2]}, {"threads", threads},
                               {"fwd_tok_s", fwd}, {"fwdbwd_tok_s", fwdbwd}}.dump()
             << std::endl;
   return 0;

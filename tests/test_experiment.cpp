@@ -204,7 +204,7 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   expect(R"({"policies": [{"kind": "fitted", "fit_length": -5}]})", "fit_length -5");
   expect(R"({"device": "tpu"})", "field 'device'");
   EXPECT_FALSE(fs::exists(out));
-  EXPECT_EQ(scan_kernels(), "aten");  // a refused spec changes nothing
+  EXPECT_EQ(scan_kernels(), "auto");  // a refused spec changes nothing
 }
 
 TEST(Experiment, CheckSpecNamesTheFieldWithoutRunning) {
@@ -353,10 +353,10 @@ TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
   // even while the experiment runs (so another experiment can run beside it with its own).
   const auto out = statescope::test::scratch("statescope_exp_scan.h5");
   const std::string before = scan_kernels(), before_precision = compute_precision();
-  ASSERT_EQ(before, "aten");
+  ASSERT_EQ(before, "auto");
   std::set<std::string> during;
   const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "device": "cpu", "precision": "bf16",
-    "scan": "fused", "eval": {"length": 32, "sequences": 1, "segment": 16, "batch": 1}})";
+    "scan": "aten", "eval": {"length": 32, "sequences": 1, "segment": 16, "batch": 1}})";
   auto runs = run_experiment(s, "scan.json", out, [&](const ExperimentProgress&) {
     during.insert(scan_kernels() + " " + compute_precision());
     return true;
@@ -366,7 +366,7 @@ TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
   EXPECT_EQ(during, (std::set<std::string>{before + " " + before_precision}));
   EXPECT_EQ(scan_kernels(), before);
   H5File f(out, H5File::Mode::Read);
-  EXPECT_EQ(f.attr("baseline", "device"), "cpu bf16");  // the run's own; CPU runs never say fused
+  EXPECT_EQ(f.attr("baseline", "device"), "cpu bf16");  // the run's own (ATen: no "loop-scan", the default's)
 }
 
 TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
@@ -402,8 +402,8 @@ TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
   EXPECT_NE(a[1].loss_far, b[1].loss_far);  // bf16 really ran in one of them
   H5File fa(statescope::test::scratch("statescope_side_pa.h5"), H5File::Mode::Read);
   H5File fb(statescope::test::scratch("statescope_side_pb.h5"), H5File::Mode::Read);
-  EXPECT_EQ(fa.attr("passing", "device"), "cpu fp32");
-  EXPECT_EQ(fb.attr("passing", "device"), "cpu bf16");
+  EXPECT_EQ(fa.attr("passing", "device"), "cpu fp32 loop-scan");
+  EXPECT_EQ(fb.attr("passing", "device"), "cpu bf16 loop-scan");
 }
 
 TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {

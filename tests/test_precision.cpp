@@ -54,21 +54,22 @@ TEST(Device, NamesAreCheckedAgainstTheHardware) {
   EXPECT_EQ(compute_precision(), g.p);  // a refused setting changes nothing
 }
 
-TEST(Device, ScanKernelsAreOptInCheckedAndRecorded) {
+TEST(Device, ScanChoiceIsCheckedRecordedAndAutoIsTheCpuLoops) {
   ComputeGuard g;
-  EXPECT_EQ(scan_kernels(), "aten");  // the default until the kernels have run on a GPU
+  EXPECT_EQ(scan_kernels(), "auto");  // fused on the CPU, ATen on a GPU until the kernels have run on one
   try {
     set_scan_kernels("triton");
     FAIL() << "an unknown scan was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("scan 'triton'"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(scan_kernels(), "aten");
+  EXPECT_EQ(scan_kernels(), "auto");
   set_compute("cpu", "fp32");
-  set_scan_kernels("fused");
-  EXPECT_EQ(default_compute().scan, "fused");
-  EXPECT_EQ(compute_summary(), "cpu fp32");  // the CPU never runs the kernels, so the file must not say so
-  // Training on the CPU with fused requested is the ATen path, bit for bit.
+  EXPECT_EQ(compute_summary(), "cpu fp32 loop-scan");  // the file says which scan ran
+  Compute gpu = default_compute();
+  gpu.device = "cuda:0";
+  EXPECT_FALSE(gpu.fused()) << "auto keeps ATen on a GPU";
+  // Training on the CPU: the loops and ATen agree to float rounding (3 AdamW steps).
   std::mt19937_64 rng(3);
   std::vector<Document> docs;
   for (int d = 0; d < 3; ++d) {
@@ -79,16 +80,25 @@ TEST(Device, ScanKernelsAreOptInCheckedAndRecorded) {
   auto run = [&] {
     auto m = tiny(4);
     place_model(m);  // the process default: the model carries its scan
-    EXPECT_EQ(m->fused_scan, scan_kernels() == "fused");
+    EXPECT_EQ(m->fused_scan, default_compute().fused());
     TrainOptions o;
     o.steps = 3; o.batch = 2; o.T = 16; o.seed = 1;
     PolicySpec ps;
+    ps.kind = "passing";  // an initial state flows through the scan too
     auto pol = make_policy(ps, 1);
-    return train(m, docs, *pol, o).history.back().loss;
+    return train(m, docs, *pol, o).history;
   };
-  const double fused = run();
+  set_scan_kernels("fused");
+  EXPECT_EQ(compute_summary(), "cpu fp32 loop-scan");
+  const auto loops = run();
   set_scan_kernels("aten");
-  EXPECT_EQ(fused, run());
+  EXPECT_EQ(compute_summary(), "cpu fp32");
+  const auto aten = run();
+  ASSERT_EQ(loops.size(), aten.size());
+  for (size_t i = 0; i < loops.size(); ++i) {
+    EXPECT_NEAR(loops[i].loss, aten[i].loss, 1e-5) << "step " << i + 1;
+    EXPECT_NEAR(loops[i].grad_norm, aten[i].grad_norm, 1e-4 * (1 + aten[i].grad_norm)) << "step " << i + 1;
+  }
 }
 
 TEST(Precision, Bf16ForwardIsCloseAndKeepsStateAndLogitsInFp32) {

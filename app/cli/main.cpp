@@ -18,10 +18,10 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision,
                  "fp32, or bf16: mixed precision (bf16 matmuls/convs; SSM state, A, dt, loss in fp32)")
       ->capture_default_str();
-  std::string scan = "aten";
+  std::string scan = "auto";
   app.add_option("--scan", scan,
-                 "aten, or fused: the CUDA scan kernels for training and analyses on a GPU (not yet verified on "
-                 "hardware; CPU runs use aten)")
+                 "the SSM scan: fused = statescope's own (on the CPU plain loops, on a GPU the CUDA kernels, not yet "
+                 "verified on hardware), aten = ATen's chunked scan, auto = fused on the CPU, aten on a GPU")
       ->capture_default_str();
   std::map<CLI::App*, statescope::cli::Runner> runners;
   auto add = [&](const char* name, const char* help, auto adder) {

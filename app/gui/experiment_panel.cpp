@@ -210,17 +210,11 @@ void ExperimentPanel::build_device_row(QFormLayout* form) {
   precision->addItems({"fp32", "bf16"});
   precision->setToolTip(tr("bf16: mixed precision (bf16 matmuls and convolutions; SSM state, A, dt and loss in fp32)"));
   scan = new QComboBox(this);
+  scan->addItem(tr("auto scan"), "auto");
   scan->addItem(tr("ATen scan"), "aten");
-  scan->addItem(tr("fused kernels"), "fused");
-  scan->setToolTip(tr("the SSM scan on a GPU: ATen's chunked scan, or statescope's CUDA kernels (forward and "
-                      "backward, state norms on the fly). CPU runs always use ATen."));
-  auto sync_scan = [this] {  // the kernels only exist on a GPU: say so instead of pretending
-    const bool cuda = device->currentIndex() == 1;
-    scan->setEnabled(cuda);
-    if (!cuda) scan->setCurrentIndex(0);
-  };
-  connect(device, &QComboBox::currentIndexChanged, this, sync_scan);
-  sync_scan();
+  scan->addItem(tr("fused scan"), "fused");
+  scan->setToolTip(tr("the SSM scan: fused = statescope's own (on the CPU plain loops, on a GPU the CUDA "
+                      "kernels), ATen = ATen's chunked scan, auto = fused on the CPU and ATen on a GPU"));
   auto* dev_row = new QHBoxLayout;
   dev_row->addWidget(device);
   dev_row->addWidget(precision);
@@ -465,7 +459,7 @@ QString ExperimentPanel::load_spec(const QString& text) {
   if (spec.T > 0) T->setValue(static_cast<int>(spec.T));
   if (!spec.device.empty()) device->setCurrentIndex(QString::fromStdString(spec.device).startsWith("cuda") ? 1 : 0);
   precision->setCurrentIndex(spec.precision == "bf16" ? 1 : 0);
-  if (scan->isEnabled()) scan->setCurrentIndex(spec.scan == "fused" ? 1 : 0);
+  scan->setCurrentIndex(spec.scan == "fused" ? 2 : spec.scan == "aten" ? 1 : 0);
   seed->setValue(static_cast<int>(spec.seed));
   baseline->setChecked(spec.baseline);
   steps->setValue(static_cast<int>(spec.posttrain.steps));

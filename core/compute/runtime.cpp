@@ -65,12 +65,13 @@ void check_precision(const std::string& precision) {
 }
 
 void check_scan_kernels(const std::string& mode) {
-  if (mode != "aten" && mode != "fused") throw Error("scan '" + mode + "': expected aten or fused");
+  if (mode != "auto" && mode != "aten" && mode != "fused")
+    throw Error("scan '" + mode + "': expected auto, aten or fused");
 }
 
 std::string Compute::summary() const {
   const bool gpu = device.rfind("cuda", 0) == 0;
-  return device + " " + precision + (gpu && fused() ? " fused-scan" : "");
+  return device + " " + precision + (fused() ? (gpu ? " fused-scan" : " loop-scan") : "");
 }
 
 Compute make_compute(const std::string& device, const std::string& precision, const std::string& scan,

@@ -20,9 +20,13 @@ std::string runtime_summary();
 struct Compute {
   std::string device = "cpu";      // canonical: "cpu" | "cuda:N"
   std::string precision = "fp32";  // "fp32" | "bf16" (mixed, see set_compute)
-  std::string scan = "aten";       // "aten" | "fused" (the CUDA kernels; CPU runs always use ATen)
-  bool fused() const { return scan == "fused"; }
-  // What a result file records: "cpu fp32", "cuda:0 bf16", "cuda:0 fp32 fused-scan".
+  // "auto" | "aten" | "fused": statescope's own scan instead of ATen's chunked one, i.e. the CUDA
+  // kernels on a GPU and the plain-loop scan (core/model/cpu_scan.h) on the CPU. "auto": fused on the
+  // CPU, ATen on a GPU (until the kernels have run on one: issue 16).
+  std::string scan = "auto";
+  bool fused() const { return scan == "fused" || (scan == "auto" && device == "cpu"); }
+  // What a result file records: "cpu fp32 loop-scan", "cpu fp32" (ATen), "cuda:0 bf16",
+  // "cuda:0 fp32 fused-scan".
   std::string summary() const;
 };
 // Checked and canonical: "" keeps that field of `base`; the device is resolved against the

@@ -12,6 +12,7 @@
 
 #include "core/base/error.h"
 #include "core/model/fused_infer.h"
+#include "core/model/cpu_scan.h"
 #include "core/model/fused_scan.h"
 #include "core/model/ssd_scan.h"
 
@@ -161,6 +162,8 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
     s = fused_step(x, dt, A, Bm, Cm, D, h0, norms);
   else if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, opt.cpu_twins))
     s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
+  else if (opt.scan == ScanImpl::Fused && x.device().is_cpu() && sdt == torch::kFloat32)
+    s = cpu_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);  // the CPU's fused path: plain loops
   else if (opt.scan == ScanImpl::Sequential)
     s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
   else

@@ -1,0 +1,230 @@
+// cpu_scan.cpp — the scan as plain loops and its backward (see cpu_scan.h).
+#include "core/model/cpu_scan.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
+#include <torch/autograd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/base/error.h"
+
+// The hot loops are compiled twice on x86-64 (AVX2 + FMA and the baseline) and picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define STATESCOPE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define STATESCOPE_CLONES
+#endif
+
+namespace statescope {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+struct Dims {
+  int64_t b, L, H, P, G, N;
+  int64_t PN() const { return P * N; }
+  int64_t nc() const { return (L + kCpuScanChunk - 1) / kCpuScanChunk; }
+};
+
+// Plain pointers into the contiguous float32 tensors of one scan.
+struct Ptr {
+  const float *x, *dt, *A, *B, *C, *h0;  // h0 may be null (zeros)
+};
+
+// One token's update of a P x N state and its output: S = a S + (dt x) B^T, y = S C.
+STATESCOPE_CLONES void step(float* __restrict S, const float* __restrict x, float dt, float a,
+                            const float* __restrict B, const float* __restrict C, float* __restrict y, int64_t P,
+                            int64_t N) {
+  for (int64_t p = 0; p < P; ++p) {
+    float* __restrict s = S + p * N;
+    const float xd = x[p] * dt;
+    float acc = 0.0f;
+    for (int64_t n = 0; n < N; ++n) {
+      s[n] = a * s[n] + xd * B[n];
+      acc += s[n] * C[n];
+    }
+    if (y) y[p] = acc;
+  }
+}
+
+// Forward of (bi, h): y, the final state, chunk-start states (when `starts`), norms (when `nm`).
+void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y, float* hf, float* starts, float* nm,
+                  float* dl) {
+  const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G);
+  std::vector<float> S(PN), old;
+  if (in.h0) std::copy_n(in.h0 + (bi * H + h) * PN, PN, S.begin());
+  const float A = in.A[h];
+  for (int64_t t = 0; t < d.L; ++t) {
+    if (starts && t % kCpuScanChunk == 0) std::copy(S.begin(), S.end(), starts + ((bi * H + h) * d.nc() + t / kCpuScanChunk) * PN);
+    if (nm) old = S;
+    const int64_t bl = bi * d.L + t;
+    const float dt = in.dt[bl * H + h];
+    step(S.data(), in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N,
+         y + (bl * H + h) * P, P, N);
+    if (nm) {  // measurements: sums in double
+      double sq = 0, dsq = 0;
+      for (int64_t i = 0; i < PN; ++i) {
+        sq += static_cast<double>(S[i]) * S[i];
+        dsq += static_cast<double>(S[i] - old[i]) * (S[i] - old[i]);
+      }
+      nm[bl * H + h] = static_cast<float>(std::sqrt(sq));
+      dl[bl * H + h] = static_cast<float>(std::sqrt(dsq));
+    }
+  }
+  std::copy(S.begin(), S.end(), hf + (bi * H + h) * PN);
+}
+
+// One token of the backward walk. R = dLoss/dS_t without this token's output term on entry; adds
+// dy C^T, writes dx, the head's dB and dC rows, returns dLoss/d(dt) and the decay's adjoint
+// sum(R * S_{t-1}); leaves R = dLoss/dS_{t-1}'s share through S_t (a R).
+STATESCOPE_CLONES void step_back(float* __restrict R, const float* __restrict S, const float* __restrict Sprev,
+                                 const float* __restrict x, float dt, float a, const float* __restrict B,
+                                 const float* __restrict C, const float* __restrict dy, float* __restrict dx,
+                                 float* __restrict dB, float* __restrict dC, int64_t P, int64_t N, float& ddt,
+                                 float& da) {
+  for (int64_t n = 0; n < N; ++n) dB[n] = 0.0f, dC[n] = 0.0f;
+  float ddt_x = 0.0f, dap = 0.0f;
+  for (int64_t p = 0; p < P; ++p) {
+    float* __restrict r = R + p * N;
+    const float* __restrict s = S + p * N;
+    const float* __restrict sp = Sprev + p * N;
+    const float g = dy[p], xd = x[p] * dt;
+    float rb = 0.0f, rs = 0.0f;
+    for (int64_t n = 0; n < N; ++n) {
+      dC[n] += g * s[n];
+      const float rv = r[n] + g * C[n];
+      rb += rv * B[n];
+      rs += rv * sp[n];
+      dB[n] += rv * xd;
+      r[n] = a * rv;
+    }
+    dx[p] = dt * rb;
+    ddt_x += x[p] * rb;
+    dap += rs;
+  }
+  ddt = ddt_x;
+  da = dap;
+}
+
+// Backward of (bi, h): dx, ddt, this head's dB/dC rows ([b, L, H, N]), dA's share, dh0.
+void backward_head(const Dims& d, const Ptr& in, const float* starts, const float* dy, const float* dhf, int64_t bi,
+                   int64_t h, float* dx, float* ddt, float* dBh, float* dCh, double* dA_part, float* dh0) {
+  const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G), Q = kCpuScanChunk;
+  std::vector<float> R(PN, 0.0f), S((Q + 1) * PN);
+  if (dhf) std::copy_n(dhf + (bi * H + h) * PN, PN, R.begin());
+  const float A = in.A[h];
+  double dA = 0;
+  for (int64_t c = d.nc() - 1; c >= 0; --c) {
+    const int64_t t0 = c * Q, t1 = std::min(d.L, t0 + Q);
+    std::copy_n(starts + ((bi * H + h) * d.nc() + c) * PN, PN, S.begin());
+    for (int64_t t = t0; t < t1; ++t) {  // the chunk's states S_t at S[(t - t0 + 1) * PN]
+      const int64_t bl = bi * d.L + t;
+      const float dt = in.dt[bl * H + h];
+      std::copy_n(S.begin() + (t - t0) * PN, PN, S.begin() + (t - t0 + 1) * PN);
+      step(S.data() + (t - t0 + 1) * PN, in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N,
+           in.C + (bl * d.G + g) * N, nullptr, P, N);
+    }
+    for (int64_t t = t1 - 1; t >= t0; --t) {
+      const int64_t bl = bi * d.L + t;
+      const float dt = in.dt[bl * H + h], a = std::exp(dt * A);
+      float ddt_x = 0, da = 0;
+      step_back(R.data(), S.data() + (t - t0 + 1) * PN, S.data() + (t - t0) * PN, in.x + (bl * H + h) * P, dt, a,
+                in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N, dy + (bl * H + h) * P, dx + (bl * H + h) * P,
+                dBh + (bl * H + h) * N, dCh + (bl * H + h) * N, P, N, ddt_x, da);
+      // a = exp(dt A): d a / d dt = a A, d a / d A = a dt
+      ddt[bl * H + h] = ddt_x + da * a * A;
+      dA += static_cast<double>(da) * a * dt;
+    }
+  }
+  dA_part[bi * H + h] = dA;
+  if (dh0) std::copy(R.begin(), R.end(), dh0 + (bi * H + h) * PN);
+}
+
+Dims dims_of(const torch::Tensor& x, const torch::Tensor& B) {
+  return {x.size(0), x.size(1), x.size(2), x.size(3), B.size(2), B.size(3)};
+}
+
+Ptr ptr_of(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
+           const torch::Tensor& C, const torch::Tensor& h0) {
+  return {x.data_ptr<float>(), dt.data_ptr<float>(), A.data_ptr<float>(), B.data_ptr<float>(), C.data_ptr<float>(),
+          h0.defined() ? h0.data_ptr<float>() : nullptr};
+}
+
+torch::Tensor f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); }
+
+struct CpuScanFn : torch::autograd::Function<CpuScanFn> {
+  // -> {y [b, L, H, P], final state [b, H, P, N], norms and delta norms [b, L, H] (or [0, L, H])}
+  static variable_list forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor dt, torch::Tensor A, torch::Tensor B,
+                               torch::Tensor C, torch::Tensor h0, bool norms, bool grad) {
+    x = f32(x), dt = f32(dt), A = f32(A), B = f32(B), C = f32(C);
+    h0 = h0.numel() > 0 ? f32(h0) : torch::Tensor();  // an empty tensor stands for "no initial state"
+    const Dims d = dims_of(x, B);
+    const Ptr in = ptr_of(x, dt, A, B, C, h0);
+    auto y = torch::empty_like(x);
+    auto hf = torch::empty({d.b, d.H, d.P, d.N}, x.options());
+    auto nm = torch::empty({norms ? d.b : 0, d.L, d.H}, x.options()), dl = torch::empty_like(nm);
+    // Chunk starts only when autograd will call backward (training); evaluation keeps none.
+    auto starts = torch::empty({grad ? d.b * d.H * d.nc() * d.PN() : 0}, x.options());
+    float *yp = y.data_ptr<float>(), *hp = hf.data_ptr<float>(), *sp = grad ? starts.data_ptr<float>() : nullptr;
+    float *np = norms ? nm.data_ptr<float>() : nullptr, *lp = norms ? dl.data_ptr<float>() : nullptr;
+    at::parallel_for(0, d.b * d.H, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k) forward_head(d, in, k / d.H, k % d.H, yp, hp, sp, np, lp);
+    });
+    if (grad) ctx->save_for_backward({x, dt, A, B, C, h0.defined() ? h0 : torch::Tensor(), starts});
+    ctx->saved_data["has_h0"] = h0.defined();
+    ctx->mark_non_differentiable({nm, dl});
+    return {y, hf, nm, dl};
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    auto s = ctx->get_saved_variables();
+    const bool has_h0 = ctx->saved_data["has_h0"].toBool();
+    auto x = s[0], dt = s[1], A = s[2], B = s[3], C = s[4], starts = s[6];
+    auto h0 = has_h0 ? s[5] : torch::Tensor();
+    const Dims d = dims_of(x, B);
+    const Ptr in = ptr_of(x, dt, A, B, C, h0);
+    auto dy = grads[0].defined() ? f32(grads[0]) : torch::zeros_like(x);
+    auto dhf = grads[1].defined() ? f32(grads[1]) : torch::Tensor();
+    auto dx = torch::empty_like(x), ddt = torch::empty_like(dt);
+    auto dBh = torch::empty({d.b, d.L, d.H, d.N}, x.options()), dCh = torch::empty_like(dBh);  // per head
+    auto dA_part = torch::empty({d.b, d.H}, x.options().dtype(torch::kFloat64));
+    auto dh0 = has_h0 ? torch::empty_like(h0) : torch::zeros({0}, x.options());
+    const float *dyp = dy.data_ptr<float>(), *dhp = dhf.defined() ? dhf.data_ptr<float>() : nullptr;
+    const float* sp = starts.data_ptr<float>();
+    float *dxp = dx.data_ptr<float>(), *ddtp = ddt.data_ptr<float>(), *dbp = dBh.data_ptr<float>(),
+          *dcp = dCh.data_ptr<float>(), *dh0p = has_h0 ? dh0.data_ptr<float>() : nullptr;
+    double* dap = dA_part.data_ptr<double>();
+    at::parallel_for(0, d.b * d.H, 1, [&](int64_t lo, int64_t hi) {
+      for (int64_t k = lo; k < hi; ++k)
+        backward_head(d, in, sp, dyp, dhp, k / d.H, k % d.H, dxp, ddtp, dbp, dcp, dap, dh0p);
+    });
+    // Heads of one group share B and C: their rows add up.  [b, L, H, N] -> [b, L, G, N]
+    auto group_sum = [&](const torch::Tensor& t) { return t.view({d.b, d.L, d.G, d.H / d.G, d.N}).sum(3); };
+    auto dA = dA_part.sum(0).to(torch::kFloat32);  // [H]
+    return {dx, ddt, dA, group_sum(dBh), group_sum(dCh), dh0, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+ScanResult cpu_scan(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
+                    const torch::Tensor& C, const torch::Tensor& h0, bool want_norms) {
+  check_scan_shapes(x, dt, A, B, C, h0);
+  if (!x.device().is_cpu()) throw Error("cpu scan: inputs on " + x.device().str() + ", not the CPU");
+  auto h0_in = h0.defined() ? h0 : torch::empty({0}, x.options());
+  bool grad = false;  // will backward run? (then the forward keeps the chunk-start states)
+  if (at::GradMode::is_enabled())
+    for (const auto* t : {&x, &dt, &A, &B, &C, &h0}) grad = grad || (t->defined() && t->requires_grad());
+  auto out = CpuScanFn::apply(x, dt, A, B, C, h0_in, want_norms, grad);
+  ScanResult r;
+  r.y = out[0];            // [b, L, H, P]
+  r.final_state = out[1];  // [b, H, P, N]
+  if (want_norms) r.state_norm = out[2], r.delta_norm = out[3];  // [b, L, H] each
+  return r;
+}
+
+}  // namespace statescope
