@@ -197,7 +197,7 @@ TEST(Cli, DeviceIsCheckedAndRecorded) {
   EXPECT_NE(bad.output.find("precision 'fp8'"), std::string::npos) << bad.output;
   auto scan = cli("--scan triton info --model embedded");
   EXPECT_EQ(scan.code, 1);
-  EXPECT_NE(scan.output.find("scan 'triton': expected aten or fused"), std::string::npos) << scan.output;
+  EXPECT_NE(scan.output.find("scan 'triton': expected auto, aten or fused"), std::string::npos) << scan.output;
 }
 
 TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
