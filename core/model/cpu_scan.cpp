@@ -27,7 +27,8 @@ using torch::autograd::variable_list;
 struct Dims {
   int64_t b, L, H, P, G, N;
   int64_t PN() const { return P * N; }
-  int64_t nc() const { return (L + kCpuScanChunk - 1) / kCpuScanChunk; }
+  int64_t Q() const { return cpu_scan_chunk(P, N); }
+  int64_t nc() const { return (L + Q() - 1) / Q(); }
 };
 
 // Plain pointers into the contiguous float32 tensors of one scan.
@@ -59,7 +60,7 @@ void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y,
   if (in.h0) std::copy_n(in.h0 + (bi * H + h) * PN, PN, S.begin());
   const float A = in.A[h];
   for (int64_t t = 0; t < d.L; ++t) {
-    if (starts && t % kCpuScanChunk == 0) std::copy(S.begin(), S.end(), starts + ((bi * H + h) * d.nc() + t / kCpuScanChunk) * PN);
+    if (starts && t % d.Q() == 0) std::copy(S.begin(), S.end(), starts + ((bi * H + h) * d.nc() + t / d.Q()) * PN);
     if (nm) old = S;
     const int64_t bl = bi * d.L + t;
     const float dt = in.dt[bl * H + h];
@@ -113,7 +114,7 @@ STATESCOPE_CLONES void step_back(float* __restrict R, const float* __restrict S,
 // Backward of (bi, h): dx, ddt, this head's dB/dC rows ([b, L, H, N]), dA's share, dh0.
 void backward_head(const Dims& d, const Ptr& in, const float* starts, const float* dy, const float* dhf, int64_t bi,
                    int64_t h, float* dx, float* ddt, float* dBh, float* dCh, double* dA_part, float* dh0) {
-  const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G), Q = kCpuScanChunk;
+  const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G), Q = d.Q();
   std::vector<float> R(PN, 0.0f), S((Q + 1) * PN);
   if (dhf) std::copy_n(dhf + (bi * H + h) * PN, PN, R.begin());
   const float A = in.A[h];

@@ -1,7 +1,7 @@
 // cpu_scan.h — the selective scan on the CPU as plain loops over contiguous buffers: the fast CPU
 // path (ScanImpl::CpuLoops). One autograd node:
 //   forward:  the sequential recurrence per (batch, head), the state in a P x N buffer, keeping the
-//             state at every chunk start (every kCpuScanChunk tokens) when a gradient is wanted;
+//             state at every chunk start (every cpu_scan_chunk(P, N) tokens) when a gradient is wanted;
 //   backward: per chunk, from its saved start state, recompute the chunk's states, then walk the
 //             adjoint R_t = dLoss/dS_t back through them (R_{t-1} = a_t R_t + dy_{t-1} C_{t-1}^T).
 // Work is split over (batch, head) with at::parallel_for (the intra-op threads). No big temporaries:
@@ -16,7 +16,13 @@
 
 namespace statescope {
 
-constexpr int64_t kCpuScanChunk = 64;  // tokens between saved states (backward recompute length)
+// Tokens between saved states (the backward's recompute length): 64, fewer for large heads so one
+// chunk of states stays within about 256 KiB (L2) — e.g. 7 for P x N = 64 x 128 (130m). At least 4.
+constexpr int64_t kCpuScanChunk = 64;
+constexpr int64_t cpu_scan_chunk(int64_t P, int64_t N) {
+  const int64_t fit = (int64_t{1} << 16) / (P * N > 0 ? P * N : 1) - 1;
+  return fit < 4 ? 4 : fit > kCpuScanChunk ? kCpuScanChunk : fit;
+}
 
 ScanResult cpu_scan(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
                     const torch::Tensor& C, const torch::Tensor& h0, bool want_norms);
