@@ -84,7 +84,7 @@ Runner add_run(CLI::App& app, const std::string&) {
   app.add_option("--jobs,-j", o->jobs,
                  "runs at once, each on its own thread with --threads intra-op threads (default: the number of cores; "
                  "more jobs than runs: one per run). Each run's numbers are the serial run's")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::Range(1, 4096))->capture_default_str();
   app.add_option("--seed", o->seed, "replace the spec's seed (the file records the spec as run)");
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write (a new file; see --overwrite)")->required();
   app.add_flag("--overwrite", o->overwrite,
