@@ -1,7 +1,7 @@
 // test_cpu_scan.cpp — the fast CPU scan (core/model/cpu_scan.h) against the sequential reference
 // computed in float64: outputs, final states, norms and the gradients of every input (h0 included),
 // over lengths around and across the saved-chunk boundary (64), group counts, zero and random
-// initial states, real-model head sizes; and that evaluation (no gradient) keeps no chunk states.
+// initial states (with the skip term D x), real-model head sizes; and that evaluation (no gradient) keeps no chunk states.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -37,15 +37,17 @@ TEST_P(CpuScan, MatchesTheSequentialReferenceWithGradients) {
   auto dt = torch::nn::functional::softplus(torch::randn({b, c.L, H}, o) - 1.0);
   auto A = -torch::rand({H}, o) * 3.0 - 0.05;
   auto h0 = c.init ? torch::randn({b, H, c.P, c.N}, o) * 2.0 : torch::Tensor();
+  auto D = c.init ? torch::randn({H}, o) : torch::Tensor();  // the skip term, with the initial-state cases
   std::vector<torch::Tensor> leaves{x, dt, A, B, C};
-  if (c.init) leaves.push_back(h0);
+  if (c.init) leaves.push_back(h0), leaves.push_back(D);
   for (auto& t : leaves) t.requires_grad_(true);
   // The reference in float64 from the same float32 values.
   std::vector<torch::Tensor> ref_leaves;
   for (auto& t : leaves) ref_leaves.push_back(t.detach().to(torch::kFloat64).requires_grad_(true));
   auto rh0 = c.init ? ref_leaves[5] : torch::Tensor();
   auto ref = ssd_scan_sequential(ref_leaves[0], ref_leaves[1], ref_leaves[2], ref_leaves[3], ref_leaves[4], rh0, true);
-  auto got = cpu_scan(x, dt, A, B, C, h0, true);
+  if (c.init) ref.y = ref.y + ref_leaves[0] * ref_leaves[6].view({1, 1, H, 1});
+  auto got = cpu_scan(x, dt, A, B, C, h0, true, D);
   const double tol = 2e-4;
   EXPECT_TRUE(close(got.y, ref.y, tol, "y")) << name(c);
   EXPECT_TRUE(close(got.final_state, ref.final_state, tol, "final state")) << name(c);
@@ -57,10 +59,10 @@ TEST_P(CpuScan, MatchesTheSequentialReferenceWithGradients) {
   auto g_got = torch::autograd::grad({(got.y * ry).sum() + (got.final_state * rs).sum()}, leaves);
   auto g_ref = torch::autograd::grad(
       {(ref.y * ry.to(torch::kFloat64)).sum() + (ref.final_state * rs.to(torch::kFloat64)).sum()}, ref_leaves);
-  const char* names[] = {"dx", "ddt", "dA", "dB", "dC", "dh0"};
+  const char* names[] = {"dx", "ddt", "dA", "dB", "dC", "dh0", "dD"};
   for (size_t i = 0; i < leaves.size(); ++i) {
     EXPECT_EQ(g_got[i].scalar_type(), torch::kFloat32) << names[i];
-    EXPECT_TRUE(close(g_got[i], g_ref[i], i == 2 ? 1e-3 : tol, names[i])) << name(c);  // dA sums b x L terms
+    EXPECT_TRUE(close(g_got[i], g_ref[i], i == 2 || i == 6 ? 1e-3 : tol, names[i])) << name(c);  // dA sums b x L terms
   }
 }
 
@@ -94,4 +96,5 @@ TEST(CpuScanUse, AgreesWithTheChunkedScanAndEvaluatesWithoutGradient) {
   EXPECT_FALSE(got.y.requires_grad());
   // Wrong shapes are refused by name, as by the other scans.
   EXPECT_THROW(cpu_scan(x, dt, A, B, C, torch::randn({b, H, P, N + 1}), false), Error);
+  EXPECT_THROW(cpu_scan(x, dt, A, B, C, h0, false, torch::randn({H + 1})), Error);
 }

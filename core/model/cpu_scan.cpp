@@ -10,13 +10,7 @@
 #include <vector>
 
 #include "core/base/error.h"
-
-// The hot loops are compiled twice on x86-64 (AVX2 + FMA and the baseline) and picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define STATESCOPE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define STATESCOPE_CLONES
-#endif
+#include "core/model/cpu_loops.h"
 
 namespace statescope {
 namespace {
@@ -33,24 +27,8 @@ struct Dims {
 
 // Plain pointers into the contiguous float32 tensors of one scan.
 struct Ptr {
-  const float *x, *dt, *A, *B, *C, *h0;  // h0 may be null (zeros)
+  const float *x, *dt, *A, *B, *C, *h0, *D;  // h0 may be null (zeros), D null (no skip term)
 };
-
-// One token's update of a P x N state and its output: S = a S + (dt x) B^T, y = S C.
-STATESCOPE_CLONES void step(float* __restrict S, const float* __restrict x, float dt, float a,
-                            const float* __restrict B, const float* __restrict C, float* __restrict y, int64_t P,
-                            int64_t N) {
-  for (int64_t p = 0; p < P; ++p) {
-    float* __restrict s = S + p * N;
-    const float xd = x[p] * dt;
-    float acc = 0.0f;
-    for (int64_t n = 0; n < N; ++n) {
-      s[n] = a * s[n] + xd * B[n];
-      acc += s[n] * C[n];
-    }
-    if (y) y[p] = acc;
-  }
-}
 
 // Forward of (bi, h): y, the final state, chunk-start states (when `starts`), norms (when `nm`).
 void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y, float* hf, float* starts, float* nm,
@@ -64,8 +42,10 @@ void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y,
     if (nm) old = S;
     const int64_t bl = bi * d.L + t;
     const float dt = in.dt[bl * H + h];
-    step(S.data(), in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N,
+    cpu::scan_step(S.data(), in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N,
          y + (bl * H + h) * P, P, N);
+    if (in.D)  // the skip term: y += D x
+      for (int64_t p = 0; p < P; ++p) y[(bl * H + h) * P + p] += in.D[h] * in.x[(bl * H + h) * P + p];
     if (nm) {  // measurements: sums in double
       double sq = 0, dsq = 0;
       for (int64_t i = 0; i < PN; ++i) {
@@ -79,46 +59,15 @@ void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y,
   std::copy(S.begin(), S.end(), hf + (bi * H + h) * PN);
 }
 
-// One token of the backward walk. R = dLoss/dS_t without this token's output term on entry; adds
-// dy C^T, writes dx, the head's dB and dC rows, returns dLoss/d(dt) and the decay's adjoint
-// sum(R * S_{t-1}); leaves R = dLoss/dS_{t-1}'s share through S_t (a R).
-STATESCOPE_CLONES void step_back(float* __restrict R, const float* __restrict S, const float* __restrict Sprev,
-                                 const float* __restrict x, float dt, float a, const float* __restrict B,
-                                 const float* __restrict C, const float* __restrict dy, float* __restrict dx,
-                                 float* __restrict dB, float* __restrict dC, int64_t P, int64_t N, float& ddt,
-                                 float& da) {
-  for (int64_t n = 0; n < N; ++n) dB[n] = 0.0f, dC[n] = 0.0f;
-  float ddt_x = 0.0f, dap = 0.0f;
-  for (int64_t p = 0; p < P; ++p) {
-    float* __restrict r = R + p * N;
-    const float* __restrict s = S + p * N;
-    const float* __restrict sp = Sprev + p * N;
-    const float g = dy[p], xd = x[p] * dt;
-    float rb = 0.0f, rs = 0.0f;
-    for (int64_t n = 0; n < N; ++n) {
-      dC[n] += g * s[n];
-      const float rv = r[n] + g * C[n];
-      rb += rv * B[n];
-      rs += rv * sp[n];
-      dB[n] += rv * xd;
-      r[n] = a * rv;
-    }
-    dx[p] = dt * rb;
-    ddt_x += x[p] * rb;
-    dap += rs;
-  }
-  ddt = ddt_x;
-  da = dap;
-}
-
 // Backward of (bi, h): dx, ddt, this head's dB/dC rows ([b, L, H, N]), dA's share, dh0.
 void backward_head(const Dims& d, const Ptr& in, const float* starts, const float* dy, const float* dhf, int64_t bi,
-                   int64_t h, float* dx, float* ddt, float* dBh, float* dCh, double* dA_part, float* dh0) {
+                   int64_t h, float* dx, float* ddt, float* dBh, float* dCh, double* dA_part, double* dD_part,
+                   float* dh0) {
   const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G), Q = d.Q();
   std::vector<float> R(PN, 0.0f), S((Q + 1) * PN);
   if (dhf) std::copy_n(dhf + (bi * H + h) * PN, PN, R.begin());
   const float A = in.A[h];
-  double dA = 0;
+  double dA = 0, dD = 0;
   for (int64_t c = d.nc() - 1; c >= 0; --c) {
     const int64_t t0 = c * Q, t1 = std::min(d.L, t0 + Q);
     std::copy_n(starts + ((bi * H + h) * d.nc() + c) * PN, PN, S.begin());
@@ -126,22 +75,31 @@ void backward_head(const Dims& d, const Ptr& in, const float* starts, const floa
       const int64_t bl = bi * d.L + t;
       const float dt = in.dt[bl * H + h];
       std::copy_n(S.begin() + (t - t0) * PN, PN, S.begin() + (t - t0 + 1) * PN);
-      step(S.data() + (t - t0 + 1) * PN, in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N,
+      cpu::scan_step(S.data() + (t - t0 + 1) * PN, in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N,
            in.C + (bl * d.G + g) * N, nullptr, P, N);
     }
     for (int64_t t = t1 - 1; t >= t0; --t) {
       const int64_t bl = bi * d.L + t;
       const float dt = in.dt[bl * H + h], a = std::exp(dt * A);
       float ddt_x = 0, da = 0;
-      step_back(R.data(), S.data() + (t - t0 + 1) * PN, S.data() + (t - t0) * PN, in.x + (bl * H + h) * P, dt, a,
+      cpu::scan_step_back(R.data(), S.data() + (t - t0 + 1) * PN, S.data() + (t - t0) * PN, in.x + (bl * H + h) * P, dt, a,
                 in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N, dy + (bl * H + h) * P, dx + (bl * H + h) * P,
                 dBh + (bl * H + h) * N, dCh + (bl * H + h) * N, P, N, ddt_x, da);
       // a = exp(dt A): d a / d dt = a A, d a / d A = a dt
       ddt[bl * H + h] = ddt_x + da * a * A;
       dA += static_cast<double>(da) * a * dt;
+      if (in.D) {  // the skip term y += D x: dx += D dy, dD += dy . x
+        const float *g = dy + (bl * H + h) * P, *xv = in.x + (bl * H + h) * P;
+        float* dxv = dx + (bl * H + h) * P;
+        for (int64_t p = 0; p < P; ++p) {
+          dxv[p] += in.D[h] * g[p];
+          dD += static_cast<double>(g[p]) * xv[p];
+        }
+      }
     }
   }
   dA_part[bi * H + h] = dA;
+  dD_part[bi * H + h] = dD;
   if (dh0) std::copy(R.begin(), R.end(), dh0 + (bi * H + h) * PN);
 }
 
@@ -150,9 +108,9 @@ Dims dims_of(const torch::Tensor& x, const torch::Tensor& B) {
 }
 
 Ptr ptr_of(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
-           const torch::Tensor& C, const torch::Tensor& h0) {
+           const torch::Tensor& C, const torch::Tensor& h0, const torch::Tensor& D) {
   return {x.data_ptr<float>(), dt.data_ptr<float>(), A.data_ptr<float>(), B.data_ptr<float>(), C.data_ptr<float>(),
-          h0.defined() ? h0.data_ptr<float>() : nullptr};
+          h0.defined() ? h0.data_ptr<float>() : nullptr, D.defined() ? D.data_ptr<float>() : nullptr};
 }
 
 torch::Tensor f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contiguous(); }
@@ -160,11 +118,12 @@ torch::Tensor f32(const torch::Tensor& t) { return t.to(torch::kFloat32).contigu
 struct CpuScanFn : torch::autograd::Function<CpuScanFn> {
   // -> {y [b, L, H, P], final state [b, H, P, N], norms and delta norms [b, L, H] (or [0, L, H])}
   static variable_list forward(AutogradContext* ctx, torch::Tensor x, torch::Tensor dt, torch::Tensor A, torch::Tensor B,
-                               torch::Tensor C, torch::Tensor h0, bool norms, bool grad) {
+                               torch::Tensor C, torch::Tensor h0, torch::Tensor D, bool norms, bool grad) {
     x = f32(x), dt = f32(dt), A = f32(A), B = f32(B), C = f32(C);
     h0 = h0.numel() > 0 ? f32(h0) : torch::Tensor();  // an empty tensor stands for "no initial state"
+    D = D.numel() > 0 ? f32(D) : torch::Tensor();     // ... and for "no skip term"
     const Dims d = dims_of(x, B);
-    const Ptr in = ptr_of(x, dt, A, B, C, h0);
+    const Ptr in = ptr_of(x, dt, A, B, C, h0, D);
     auto y = torch::empty_like(x);
     auto hf = torch::empty({d.b, d.H, d.P, d.N}, x.options());
     auto nm = torch::empty({norms ? d.b : 0, d.L, d.H}, x.options()), dl = torch::empty_like(nm);
@@ -175,52 +134,57 @@ struct CpuScanFn : torch::autograd::Function<CpuScanFn> {
     at::parallel_for(0, d.b * d.H, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k) forward_head(d, in, k / d.H, k % d.H, yp, hp, sp, np, lp);
     });
-    if (grad) ctx->save_for_backward({x, dt, A, B, C, h0.defined() ? h0 : torch::Tensor(), starts});
+    if (grad) ctx->save_for_backward({x, dt, A, B, C, h0, starts, D});
     ctx->saved_data["has_h0"] = h0.defined();
+    ctx->saved_data["has_D"] = D.defined();
     ctx->mark_non_differentiable({nm, dl});
     return {y, hf, nm, dl};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     auto s = ctx->get_saved_variables();
-    const bool has_h0 = ctx->saved_data["has_h0"].toBool();
+    const bool has_h0 = ctx->saved_data["has_h0"].toBool(), has_D = ctx->saved_data["has_D"].toBool();
     auto x = s[0], dt = s[1], A = s[2], B = s[3], C = s[4], starts = s[6];
-    auto h0 = has_h0 ? s[5] : torch::Tensor();
+    auto h0 = has_h0 ? s[5] : torch::Tensor(), D = has_D ? s[7] : torch::Tensor();
     const Dims d = dims_of(x, B);
-    const Ptr in = ptr_of(x, dt, A, B, C, h0);
+    const Ptr in = ptr_of(x, dt, A, B, C, h0, D);
     auto dy = grads[0].defined() ? f32(grads[0]) : torch::zeros_like(x);
     auto dhf = grads[1].defined() ? f32(grads[1]) : torch::Tensor();
     auto dx = torch::empty_like(x), ddt = torch::empty_like(dt);
     auto dBh = torch::empty({d.b, d.L, d.H, d.N}, x.options()), dCh = torch::empty_like(dBh);  // per head
-    auto dA_part = torch::empty({d.b, d.H}, x.options().dtype(torch::kFloat64));
+    auto dA_part = torch::empty({d.b, d.H}, x.options().dtype(torch::kFloat64)), dD_part = torch::empty_like(dA_part);
     auto dh0 = has_h0 ? torch::empty_like(h0) : torch::zeros({0}, x.options());
     const float *dyp = dy.data_ptr<float>(), *dhp = dhf.defined() ? dhf.data_ptr<float>() : nullptr;
     const float* sp = starts.data_ptr<float>();
     float *dxp = dx.data_ptr<float>(), *ddtp = ddt.data_ptr<float>(), *dbp = dBh.data_ptr<float>(),
           *dcp = dCh.data_ptr<float>(), *dh0p = has_h0 ? dh0.data_ptr<float>() : nullptr;
-    double* dap = dA_part.data_ptr<double>();
+    double *dap = dA_part.data_ptr<double>(), *ddp = dD_part.data_ptr<double>();
     at::parallel_for(0, d.b * d.H, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k)
-        backward_head(d, in, sp, dyp, dhp, k / d.H, k % d.H, dxp, ddtp, dbp, dcp, dap, dh0p);
+        backward_head(d, in, sp, dyp, dhp, k / d.H, k % d.H, dxp, ddtp, dbp, dcp, dap, ddp, dh0p);
     });
     // Heads of one group share B and C: their rows add up.  [b, L, H, N] -> [b, L, G, N]
     auto group_sum = [&](const torch::Tensor& t) { return t.view({d.b, d.L, d.G, d.H / d.G, d.N}).sum(3); };
     auto dA = dA_part.sum(0).to(torch::kFloat32);  // [H]
-    return {dx, ddt, dA, group_sum(dBh), group_sum(dCh), dh0, torch::Tensor(), torch::Tensor()};
+    auto dD = has_D ? dD_part.sum(0).to(torch::kFloat32) : torch::Tensor();  // [H]
+    return {dx, ddt, dA, group_sum(dBh), group_sum(dCh), dh0, dD, torch::Tensor(), torch::Tensor()};
   }
 };
 
 }  // namespace
 
 ScanResult cpu_scan(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
-                    const torch::Tensor& C, const torch::Tensor& h0, bool want_norms) {
+                    const torch::Tensor& C, const torch::Tensor& h0, bool want_norms, const torch::Tensor& D) {
   check_scan_shapes(x, dt, A, B, C, h0);
   if (!x.device().is_cpu()) throw Error("cpu scan: inputs on " + x.device().str() + ", not the CPU");
+  if (D.defined() && (D.dim() != 1 || D.size(0) != x.size(2)))
+    throw Error("cpu scan: D must be [nheads] = [" + std::to_string(x.size(2)) + "]");
   auto h0_in = h0.defined() ? h0 : torch::empty({0}, x.options());
+  auto D_in = D.defined() ? D : torch::empty({0}, x.options());
   bool grad = false;  // will backward run? (then the forward keeps the chunk-start states)
   if (at::GradMode::is_enabled())
-    for (const auto* t : {&x, &dt, &A, &B, &C, &h0}) grad = grad || (t->defined() && t->requires_grad());
-  auto out = CpuScanFn::apply(x, dt, A, B, C, h0_in, want_norms, grad);
+    for (const auto* t : {&x, &dt, &A, &B, &C, &h0, &D}) grad = grad || (t->defined() && t->requires_grad());
+  auto out = CpuScanFn::apply(x, dt, A, B, C, h0_in, D_in, want_norms, grad);
   ScanResult r;
   r.y = out[0];            // [b, L, H, P]
   r.final_state = out[1];  // [b, H, P, N]

@@ -8,7 +8,8 @@
 // memory is the inputs, the outputs, the chunk-start states and one chunk of states per task.
 //
 // Shapes and meaning as ssd_scan.h: x [b, L, H, P], dt [b, L, H], A [H], B/C [b, L, G, N],
-// h0 [b, H, P, N] or undefined; float32 (other float types are converted), CPU. Gradients flow to every
+// h0 [b, H, P, N] or undefined; D [H] or undefined: when given, y includes the skip term D x (and D
+// gets its gradient); float32 (other float types are converted), CPU. Gradients flow to every
 // input, h0 included; state norms (when asked) carry none. Exact against ssd_scan_sequential and
 // ssd_scan_chunked to float32 rounding (tests/test_cpu_scan.cpp).
 #pragma once
@@ -25,6 +26,7 @@ constexpr int64_t cpu_scan_chunk(int64_t P, int64_t N) {
 }
 
 ScanResult cpu_scan(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A, const torch::Tensor& B,
-                    const torch::Tensor& C, const torch::Tensor& h0, bool want_norms);
+                    const torch::Tensor& C, const torch::Tensor& h0, bool want_norms,
+                    const torch::Tensor& D = {});
 
 }  // namespace statescope

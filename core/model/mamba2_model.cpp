@@ -12,6 +12,7 @@
 
 #include "core/base/error.h"
 #include "core/model/fused_infer.h"
+#include "core/model/cpu_ops.h"
 #include "core/model/cpu_scan.h"
 #include "core/model/fused_scan.h"
 #include "core/model/ssd_scan.h"
@@ -122,10 +123,18 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const auto sdt = at_least_f32(u.scalar_type());
   const bool kernels_infer = opt.scan == ScanImpl::Fused && L > 0 && !torch::GradMode::is_enabled() &&
                              fused_scan_usable(u, sdt, opt.cpu_twins);
+  // The CPU fast path (fp32): conv + SiLU, the scan with its skip term, gate + norm as plain loops.
+  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && !opt.cpu_twins &&
+                     zxbcdt.scalar_type() == torch::kFloat32;
 
   // 2. Causal depthwise conv from the initial conv state (zeros when none).
   torch::Tensor xbc;                                            // [b, L, conv_dim] after SiLU
-  if (kernels_infer) {
+  if (loops) {
+    auto [out, conv1] = cpu_conv1d_silu(xBC, conv1d->weight, conv1d->bias,
+                                        init && init->conv.defined() ? init->conv.to(torch::kFloat32) : torch::Tensor());
+    xbc = out;
+    fin.conv = conv1;                                           // [b, conv_dim, K-1]
+  } else if (kernels_infer) {
     torch::Tensor conv1;
     xbc = fused_conv1d_silu(xBC, conv1d->weight, conv1d->bias, init ? init->conv : torch::Tensor(), conv1)
               .to(u.scalar_type());
@@ -162,8 +171,8 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
     s = fused_step(x, dt, A, Bm, Cm, D, h0, norms);
   else if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, opt.cpu_twins))
     s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
-  else if (opt.scan == ScanImpl::Fused && x.device().is_cpu() && sdt == torch::kFloat32)
-    s = cpu_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);  // the CPU's fused path: plain loops
+  else if (loops)
+    s = cpu_scan(x, dt, A, Bm, Cm, h0, norms, D);                // the CPU's fused path: plain loops, y += D x
   else if (opt.scan == ScanImpl::Sequential)
     s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
   else
@@ -171,14 +180,19 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   fin.ssm = s.final_state;                                      // [b, H, P, N]
   if (norms) *norm_per_head = s.state_norm;                     // [b, L, H]
   if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
-  auto y = step ? s.y : s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});  // [b, L, H, P]
+  auto y = step || loops ? s.y : s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});  // [b, L, H, P]
   y = y.reshape({b, L, Di}).to(u.scalar_type());
 
   // 6. Gate, then RMSNorm (per group as mamba_ssm does, or over all of d_inner as HF does).
-  auto g = y * F::silu(z);                                      // [b, L, d_inner]
   const int64_t ng = c.norm_per_group ? G : 1;
-  auto gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps);
-  return F::linear(gn.reshape({b, L, Di}), out_proj->weight, out_proj->bias);  // [b, L, d_model]
+  torch::Tensor gn;                                             // [b, L, d_inner]
+  if (loops) {
+    gn = cpu_gated_rms_norm(y, z, norm->weight, ng, c.norm_eps);
+  } else {
+    auto g = y * F::silu(z);                                    // [b, L, d_inner]
+    gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps).reshape({b, L, Di});
+  }
+  return F::linear(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
 }
 
 Mamba2BlockImpl::Mamba2BlockImpl(const Mamba2Config& c) {

@@ -1,0 +1,330 @@
+// cpu_loops.cpp — the CPU fast path's inner loops (see cpu_loops.h).
+#include "core/model/cpu_loops.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <vector>
+
+// The hot loops are compiled twice on x86-64 (AVX2 + FMA and the baseline) and picked at load time.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define STATESCOPE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define STATESCOPE_CLONES
+#endif
+
+namespace statescope::cpu {
+namespace {
+
+constexpr int W = 8;  // lanes of a partial sum (one AVX register of floats)
+
+// Eight floats as one value (GCC/Clang vector extension: an AVX register in the AVX2 clone, two SSE
+// registers in the baseline); loads and stores need no alignment.
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+inline v8 load(const float* p) { return *reinterpret_cast<const v8*>(p); }
+inline void store(float* p, v8 v) { *reinterpret_cast<v8*>(p) = v; }
+inline v8 splat(float f) { return v8{f, f, f, f, f, f, f, f}; }
+inline float hsum(v8 v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+
+typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
+
+// exp(x) on eight floats with plain vector arithmetic (Cephes' expf: x = n ln2 + r with ln2 in two
+// parts, |r| <= ln2/2, a degree-5 polynomial, times 2^n from the exponent bits; within 2 ulp of
+// std::exp; inputs clamped to [-87.3, 88.7], so no inf or denormal appears).
+inline v8 vexp(v8 x) {
+  const v8 lo = splat(-87.33654f), hi = splat(88.72283f);
+  x = x < lo ? lo : x;
+  x = x > hi ? hi : x;
+  const v8 fx = x * 1.44269504088896341f + 0.5f;
+  v8i n = __builtin_convertvector(fx, v8i);                  // truncation, then floor:
+  n += (__builtin_convertvector(n, v8) > fx);               // (true is -1)
+  const v8 nf = __builtin_convertvector(n, v8);
+  const v8 r = (x - nf * 0.693359375f) - nf * -2.12194440e-4f;
+  const v8 z = r * r;
+  v8 p = splat(1.9875691500e-4f);
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * z + r + 1.0f;
+  return p * reinterpret_cast<v8>((n + 127) << 23);
+}
+
+inline v8 vsigmoid(v8 x) { return 1.0f / (1.0f + vexp(-x)); }
+// The same function on one float (the tails of rows), so every element rounds alike.
+inline float sigmoid(float x) { return vsigmoid(splat(x))[0]; }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// The scan
+// ---------------------------------------------------------------------------------------------------
+
+STATESCOPE_CLONES void scan_step(float* __restrict S, const float* __restrict x, float dt, float a,
+                                 const float* __restrict B, const float* __restrict C, float* __restrict y,
+                                 int64_t P, int64_t N) {
+  const int64_t Nv = N - N % W;
+  const v8 av = splat(a);
+  for (int64_t p = 0; p < P; ++p) {
+    float* __restrict s = S + p * N;
+    const float xd = x[p] * dt;
+    const v8 xdv = splat(xd);
+    v8 acc = splat(0.0f);
+    float tail = 0.0f;
+    for (int64_t n = 0; n < Nv; n += W) {
+      const v8 v = av * load(s + n) + xdv * load(B + n);
+      store(s + n, v);
+      acc += v * load(C + n);
+    }
+    for (int64_t n = Nv; n < N; ++n) {
+      s[n] = a * s[n] + xd * B[n];
+      tail += s[n] * C[n];
+    }
+    if (y) y[p] = hsum(acc) + tail;
+  }
+}
+
+STATESCOPE_CLONES void scan_step_back(float* __restrict R, const float* __restrict S, const float* __restrict Sprev,
+                                      const float* __restrict x, float dt, float a, const float* __restrict B,
+                                      const float* __restrict C, const float* __restrict dy, float* __restrict dx,
+                                      float* __restrict dB, float* __restrict dC, int64_t P, int64_t N, float& ddt_x,
+                                      float& da) {
+  const int64_t Nv = N - N % W;
+  for (int64_t n = 0; n < N; ++n) dB[n] = 0.0f, dC[n] = 0.0f;
+  const v8 av = splat(a);
+  v8 rs = splat(0.0f);
+  float sx = 0.0f, rs_tail = 0.0f;
+  for (int64_t p = 0; p < P; ++p) {
+    float* __restrict r = R + p * N;
+    const float* __restrict s = S + p * N;
+    const float* __restrict sp = Sprev + p * N;
+    const float g = dy[p], xd = x[p] * dt;
+    const v8 gv = splat(g), xdv = splat(xd);
+    v8 rb = splat(0.0f);
+    float rb_tail = 0.0f;
+    for (int64_t n = 0; n < Nv; n += W) {
+      store(dC + n, load(dC + n) + gv * load(s + n));
+      const v8 rv = load(r + n) + gv * load(C + n);
+      rb += rv * load(B + n);
+      rs += rv * load(sp + n);
+      store(dB + n, load(dB + n) + rv * xdv);
+      store(r + n, av * rv);
+    }
+    for (int64_t i = Nv; i < N; ++i) {
+      dC[i] += g * s[i];
+      const float rv = r[i] + g * C[i];
+      rb_tail += rv * B[i];
+      rs_tail += rv * sp[i];
+      dB[i] += rv * xd;
+      r[i] = a * rv;
+    }
+    const float rbs = hsum(rb) + rb_tail;
+    dx[p] = dt * rbs;
+    sx += x[p] * rbs;
+  }
+  ddt_x = sx;
+  da = hsum(rs) + rs_tail;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Causal depthwise conv + SiLU
+// ---------------------------------------------------------------------------------------------------
+
+namespace {
+
+// The K-1 inputs before t = 0 as token-major rows [K-1, C] (zeros when conv0 is null), and w as
+// [K, C] (tap-major), so every inner loop runs over contiguous channels.
+void prepare(const float* conv0, const float* w, int64_t C, int64_t K, std::vector<float>& prior,
+             std::vector<float>& wt) {
+  prior.assign((K - 1) * C, 0.0f);
+  if (conv0)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t j = 0; j < K - 1; ++j) prior[j * C + c] = conv0[c * (K - 1) + j];
+  wt.resize(K * C);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t k = 0; k < K; ++k) wt[k * C + c] = w[c * K + k];
+}
+
+// Row of the input at time tau (>= -(K-1)).
+inline const float* row_at(const float* in, int64_t in_stride, const std::vector<float>& prior, int64_t C, int64_t K,
+                           int64_t tau) {
+  return tau >= 0 ? in + tau * in_stride : prior.data() + (tau + K - 1) * C;
+}
+
+// pre[c] for time t into acc.
+STATESCOPE_CLONES void conv_row(const float* in, int64_t in_stride, const std::vector<float>& prior,
+                                const float* __restrict wt, const float* __restrict bias, float* __restrict acc,
+                                int64_t t, int64_t C, int64_t K) {
+  for (int64_t c = 0; c < C; ++c) acc[c] = bias ? bias[c] : 0.0f;
+  for (int64_t k = 0; k < K; ++k) {
+    const float* __restrict src = row_at(in, in_stride, prior, C, K, t - (K - 1) + k);
+    const float* __restrict wk = wt + k * C;
+    for (int64_t c = 0; c < C; ++c) acc[c] += wk[c] * src[c];
+  }
+}
+
+STATESCOPE_CLONES void silu_row(const float* __restrict pre, float* __restrict out, int64_t C) {
+  const int64_t Cv = C - C % W;
+  for (int64_t c = 0; c < Cv; c += W) {
+    const v8 v = load(pre + c);
+    store(out + c, v * vsigmoid(v));
+  }
+  for (int64_t c = Cv; c < C; ++c) out[c] = pre[c] * sigmoid(pre[c]);
+}
+
+// dpre = dout * silu'(pre), silu'(v) = s (1 + v (1 - s)), s = sigmoid(v).
+STATESCOPE_CLONES void silu_back_row(const float* __restrict pre, const float* __restrict dout, float* __restrict dpre,
+                                     int64_t C) {
+  const int64_t Cv = C - C % W;
+  for (int64_t c = 0; c < Cv; c += W) {
+    const v8 v = load(pre + c), s = vsigmoid(v);
+    store(dpre + c, load(dout + c) * s * (1.0f + v * (1.0f - s)));
+  }
+  for (int64_t c = Cv; c < C; ++c) {
+    const float s = sigmoid(pre[c]);
+    dpre[c] = dout[c] * s * (1.0f + pre[c] * (1.0f - s));
+  }
+}
+
+STATESCOPE_CLONES void axpy_row(float* __restrict dst, const float* __restrict w, const float* __restrict v,
+                                int64_t C) {
+  for (int64_t c = 0; c < C; ++c) dst[c] += w[c] * v[c];
+}
+
+}  // namespace
+
+void conv_silu(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias, float* out,
+               int64_t L, int64_t C, int64_t K) {
+  std::vector<float> prior, wt, pre(C);
+  prepare(conv0, w, C, K, prior, wt);
+  for (int64_t t = 0; t < L; ++t) {
+    conv_row(in, in_stride, prior, wt.data(), bias, pre.data(), t, C, K);
+    silu_row(pre.data(), out + t * C, C);
+  }
+}
+
+void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias,
+                    const float* dout, const float* dconv_fin, float* din, float* dconv0, float* dw, float* dbias,
+                    int64_t L, int64_t C, int64_t K) {
+  std::vector<float> prior, wt, pre(C), dpre(C);
+  prepare(conv0, w, C, K, prior, wt);
+  // Gradients of the inputs as token-major rows for times -(K-1) .. L-1: dprior then din.
+  std::vector<float> dprior((K - 1) * C, 0.0f), dwt(K * C, 0.0f), db(C, 0.0f);
+  std::fill(din, din + L * C, 0.0f);
+  auto drow = [&](int64_t tau) { return tau >= 0 ? din + tau * C : dprior.data() + (tau + K - 1) * C; };
+  if (dconv_fin)  // the final state holds the inputs at times L-(K-1) .. L-1
+    for (int64_t j = 0; j < K - 1; ++j) {
+      float* d = drow(L - (K - 1) + j);
+      for (int64_t c = 0; c < C; ++c) d[c] += dconv_fin[c * (K - 1) + j];
+    }
+  for (int64_t t = 0; t < L; ++t) {
+    conv_row(in, in_stride, prior, wt.data(), bias, pre.data(), t, C, K);
+    silu_back_row(pre.data(), dout + t * C, dpre.data(), C);
+    for (int64_t c = 0; c < C; ++c) db[c] += dpre[c];
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t tau = t - (K - 1) + k;
+      axpy_row(drow(tau), wt.data() + k * C, dpre.data(), C);                                 // d input
+      axpy_row(dwt.data() + k * C, row_at(in, in_stride, prior, C, K, tau), dpre.data(), C);  // d w
+    }
+  }
+  if (dconv0)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t j = 0; j < K - 1; ++j) dconv0[c * (K - 1) + j] = dprior[j * C + c];
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t k = 0; k < K; ++k) dw[c * K + k] += dwt[k * C + c];
+  if (dbias)
+    for (int64_t c = 0; c < C; ++c) dbias[c] += db[c];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Gated RMSNorm
+// ---------------------------------------------------------------------------------------------------
+
+namespace {
+
+STATESCOPE_CLONES void gate_row(const float* __restrict y, const float* __restrict z, float* __restrict g, int64_t D) {
+  const int64_t Dv = D - D % W;
+  for (int64_t i = 0; i < Dv; i += W) {
+    const v8 zv = load(z + i);
+    store(g + i, load(y + i) * (zv * vsigmoid(zv)));
+  }
+  for (int64_t i = Dv; i < D; ++i) g[i] = y[i] * (z[i] * sigmoid(z[i]));
+}
+
+STATESCOPE_CLONES float dot(const float* __restrict a, const float* __restrict b, int64_t n) {
+  const int64_t nv = n - n % W;
+  v8 acc = splat(0.0f);
+  float tail = 0.0f;
+  for (int64_t i = 0; i < nv; i += W) acc += load(a + i) * load(b + i);
+  for (int64_t i = nv; i < n; ++i) tail += a[i] * b[i];
+  return hsum(acc) + tail;
+}
+
+inline float sum_sq(const float* g, int64_t n) { return dot(g, g, n); }
+
+STATESCOPE_CLONES void scale_row(const float* __restrict g, const float* __restrict w, float r, float* __restrict out,
+                                 int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = g[i] * r * w[i];
+}
+
+}  // namespace
+
+void gated_norm(const float* y, const float* z, int64_t z_stride, const float* w, float* out, float* rstd,
+                int64_t rows, int64_t D, int64_t ng, float eps) {
+  const int64_t Dg = D / ng;
+  std::vector<float> g(D);
+  for (int64_t r = 0; r < rows; ++r) {
+    gate_row(y + r * D, z + r * z_stride, g.data(), D);
+    for (int64_t k = 0; k < ng; ++k) {
+      const float rs = 1.0f / std::sqrt(sum_sq(g.data() + k * Dg, Dg) / static_cast<float>(Dg) + eps);
+      rstd[r * ng + k] = rs;
+      scale_row(g.data() + k * Dg, w + k * Dg, rs, out + r * D + k * Dg, Dg);
+    }
+  }
+}
+
+namespace {
+
+// One group of one row: dg = r (a - g r^2 mean(a g)), a = dout w; dw += dout g r; then through the gate.
+STATESCOPE_CLONES void norm_back_group(const float* __restrict y, const float* __restrict z, const float* __restrict g,
+                                       const float* __restrict w, float r, const float* __restrict dout,
+                                       float* __restrict a, float* __restrict dy, float* __restrict dz,
+                                       float* __restrict dw, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    a[i] = dout[i] * w[i];
+    dw[i] += dout[i] * g[i] * r;
+  }
+  const float m = dot(a, g, n) / static_cast<float>(n) * r * r;
+  const int64_t nv = n - n % W;
+  for (int64_t i = 0; i < nv; i += W) {
+    const v8 dg = r * (load(a + i) - load(g + i) * m), zv = load(z + i), s = vsigmoid(zv);
+    store(dy + i, dg * zv * s);
+    store(dz + i, dg * load(y + i) * s * (1.0f + zv * (1.0f - s)));
+  }
+  for (int64_t i = nv; i < n; ++i) {
+    const float dg = r * (a[i] - g[i] * m);
+    const float s = sigmoid(z[i]);
+    dy[i] = dg * z[i] * s;
+    dz[i] = dg * y[i] * s * (1.0f + z[i] * (1.0f - s));
+  }
+}
+
+}  // namespace
+
+void gated_norm_back(const float* y, const float* z, int64_t z_stride, const float* w, const float* rstd,
+                     const float* dout, float* dy, float* dz, float* dw, int64_t rows, int64_t D, int64_t ng) {
+  const int64_t Dg = D / ng;
+  std::vector<float> g(D), a(Dg);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *yr = y + r * D, *zr = z + r * z_stride;
+    gate_row(yr, zr, g.data(), D);
+    for (int64_t k = 0; k < ng; ++k) {
+      const int64_t o = k * Dg;
+      norm_back_group(yr + o, zr + o, g.data() + o, w + o, rstd[r * ng + k], dout + r * D + o, a.data(), dy + r * D + o,
+                      dz + r * D + o, dw + o, Dg);
+    }
+  }
+}
+
+}  // namespace statescope::cpu
