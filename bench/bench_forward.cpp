@@ -10,11 +10,49 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "core/base/memory_tuning.h"
 #include "core/model/mamba2_model.h"
 
 using namespace statescope;
 
+namespace {
+
+// FLOPs per trained token (a multiply-add counts 2), by op, forward:
+//   per layer: in_proj 2 d R, conv 2 K Cd, scan 5 H P N (state update 3, output 2) + 2 H P (D x),
+//              gate + norm 8 Di, out_proj 2 Di d, the residual RMSNorm 4 d; the LM head 2 d V.
+// Training (forward + backward): every matmul, conv and elementwise op 3x its forward (the forward
+// and two backward products); the scan 19 H P N (forward 5, the backward's recompute 3, adjoint 11).
+struct Flops {
+  double fwd = 0, train = 0;
+};
+
+Flops flops_per_token(const Mamba2Config& c) {
+  const double d = c.d_model, R = c.in_proj_rows(), K = c.d_conv, Cd = c.conv_dim(), Di = c.d_inner();
+  const double H = c.nheads(), P = c.headdim, N = c.d_state, V = c.vocab_size;
+  const double dense = 2 * d * R + 2 * K * Cd + 2 * H * P + 8 * Di + 2 * Di * d + 4 * d;
+  Flops f;
+  f.fwd = c.n_layer * (dense + 5 * H * P * N) + 2 * d * V;
+  f.train = 3 * (c.n_layer * dense + 2 * d * V) + c.n_layer * 19 * H * P * N;
+  return f;
+}
+
+// One core's (THREADS') fp32 matmul rate: a 1024^3 sgemm through the same LibTorch, best of 5. FLOP/s.
+double sgemm_rate() {
+  auto a = torch::randn({1024, 1024}), b = torch::randn({1024, 1024});
+  double best = 1e30;
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto c = torch::mm(a, b);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, dt);
+  }
+  return 2.0 * 1024 * 1024 * 1024 / best;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  tune_malloc_for_tensors();  // as the CLI and the app do
   if (argc != 5 && argc != 6) {
     std::cerr << "usage: bench_forward SHAPES.json NAME THREADS ITERS [aten|fused]\n";
     return 2;
@@ -54,8 +92,12 @@ int main(int argc, char** argv) {
     return static_cast<double>(B * L) / best;
   };
   const double fwd = time_it(false), fwdbwd = time_it(true);
+  const Flops f = flops_per_token(c);
+  const double peak = sgemm_rate();
   std::cout << nlohmann::json{{"impl", "statescope-" + scan}, {"shape", argv[2]}, {"threads", threads},
-                              {"fwd_tok_s", fwd}, {"fwdbwd_tok_s", fwdbwd}}.dump()
+                              {"fwd_tok_s", fwd}, {"fwdbwd_tok_s", fwdbwd}, {"fwd_flop_per_token", f.fwd},
+                              {"train_flop_per_token", f.train}, {"sgemm_flop_s", peak},
+                              {"train_share_of_sgemm", fwdbwd * f.train / peak}}.dump()
             << std::endl;
   return 0;
 }

@@ -21,5 +21,9 @@ for r in (a, l, b):
     print(f"{r['shape']:<6} {r['impl']:<16} {r['fwd_tok_s']:14.1f} {r['fwdbwd_tok_s']:14.1f}")
 for r in (a, l):
     print(f"{r['shape']:<6} {'ratio ' + r['impl'].split('-')[-1]:<16} {r['fwd_tok_s']/b['fwd_tok_s']:13.2f}x {r['fwdbwd_tok_s']/b['fwdbwd_tok_s']:13.2f}x")
+# FLOPs per trained token (bench_forward.cpp's count) times tokens/s, against one sgemm in the same run
+f, peak = l['train_flop_per_token'], l['sgemm_flop_s']
+print(f"{l['shape']:<6} training {f/1e6:.3f} MFLOP/token; sgemm {peak/1e9:.1f} GFLOP/s; share of it: "
+      f"fused {l['fwdbwd_tok_s']*f/peak:.0%}, aten {a['fwdbwd_tok_s']*f/peak:.0%}, transformers {b['fwdbwd_tok_s']*f/peak:.0%}")
 PY
 done

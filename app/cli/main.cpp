@@ -3,11 +3,13 @@
 #include <iostream>
 #include <map>
 
+#include "core/base/memory_tuning.h"
 #include "app/cli/commands.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
 
 int main(int argc, char** argv) {
+  statescope::tune_malloc_for_tensors();
   CLI::App app{"statescope-cli — length generalization lab for Mamba-2 (headless)"};
   app.require_subcommand(1);
   int threads = 0;

@@ -8,9 +8,11 @@
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/main_window.h"
+#include "core/base/memory_tuning.h"
 #include "core/base/version.h"
 
 int main(int argc, char** argv) {
+  statescope::tune_malloc_for_tensors();
   QApplication app(argc, argv);
   QApplication::setOrganizationName("statescope");
   QApplication::setApplicationName("statescope");

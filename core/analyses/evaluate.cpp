@@ -109,7 +109,9 @@ torch::Tensor score_windowed(Mamba2LM& model, const torch::Tensor& tok, const to
       std::vector<torch::Tensor> rows;
       for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
       auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]
-      auto out = model->forward(w.narrow(1, 0, len));
+      ForwardOptions fo;
+      fo.scan = model->scan_impl();  // the run's Compute, as the full-context pass
+      auto out = model->forward(w.narrow(1, 0, len), nullptr, fo);
       auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32), w.narrow(1, 1, len).reshape({-1}),
                                  F::CrossEntropyFuncOptions().reduction(torch::kNone))
                     .view({nk, b, len}).to(torch::kCPU, torch::kFloat64);   // [nk, b, len]

@@ -53,6 +53,7 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
     if (end <= start) continue;
     ForwardOptions fo;
     fo.state_norms = true;
+    fo.scan = model->scan_impl();  // the run's Compute
     auto out = model->forward(toks.narrow(1, start, end - start), st.empty() ? nullptr : &st, fo);
     delta.narrow(1, start, end - start).copy_(out.delta_norm.mean(1).to(torch::kCPU, torch::kFloat64));
     st = out.final_state;

@@ -61,29 +61,101 @@ inline float sigmoid(float x) { return vsigmoid(splat(x))[0]; }
 // The scan
 // ---------------------------------------------------------------------------------------------------
 
+namespace {
+
+// The sums of eight vectors at once: out[j] = sum of v[j]'s lanes (three rounds of pairwise shuffles
+// and adds instead of eight horizontal sums).
+inline v8 hsum8x8(const v8* v) {
+  auto pair = [](v8 a, v8 b) {  // [a0+a1, b0+b1, a2+a3, b2+b3, ...]
+    return __builtin_shufflevector(a, b, 0, 8, 2, 10, 4, 12, 6, 14) + __builtin_shufflevector(a, b, 1, 9, 3, 11, 5, 13, 7, 15);
+  };
+  auto quad = [](v8 a, v8 b) {  // rows of a (2) and b (2): sums of lanes 0-3 then 4-7
+    return __builtin_shufflevector(a, b, 0, 1, 8, 9, 4, 5, 12, 13) + __builtin_shufflevector(a, b, 2, 3, 10, 11, 6, 7, 14, 15);
+  };
+  const v8 u0 = quad(pair(v[0], v[1]), pair(v[2], v[3])), u1 = quad(pair(v[4], v[5]), pair(v[6], v[7]));
+  return __builtin_shufflevector(u0, u1, 0, 1, 2, 3, 8, 9, 10, 11) +
+         __builtin_shufflevector(u0, u1, 4, 5, 6, 7, 12, 13, 14, 15);
+}
+
+// One state row: s = a s + xd B, returns the vector partial sums of s C (tail into *tail).
+inline v8 step_row(float* __restrict s, float xd, v8 av, const float* __restrict B, const float* __restrict C,
+                   int64_t N, int64_t Nv, float a, float* tail) {
+  const v8 xdv = splat(xd);
+  v8 acc = splat(0.0f);
+  for (int64_t n = 0; n < Nv; n += W) {
+    const v8 v = av * load(s + n) + xdv * load(B + n);
+    store(s + n, v);
+    acc += v * load(C + n);
+  }
+  float t = 0.0f;
+  for (int64_t n = Nv; n < N; ++n) {
+    s[n] = a * s[n] + xd * B[n];
+    t += s[n] * C[n];
+  }
+  *tail = t;
+  return acc;
+}
+
+}  // namespace
+
 STATESCOPE_CLONES void scan_step(float* __restrict S, const float* __restrict x, float dt, float a,
                                  const float* __restrict B, const float* __restrict C, float* __restrict y,
                                  int64_t P, int64_t N) {
   const int64_t Nv = N - N % W;
   const v8 av = splat(a);
-  for (int64_t p = 0; p < P; ++p) {
-    float* __restrict s = S + p * N;
-    const float xd = x[p] * dt;
-    const v8 xdv = splat(xd);
-    v8 acc = splat(0.0f);
-    float tail = 0.0f;
-    for (int64_t n = 0; n < Nv; n += W) {
-      const v8 v = av * load(s + n) + xdv * load(B + n);
-      store(s + n, v);
-      acc += v * load(C + n);
+  if (!y) {  // state only (the backward's recompute)
+    for (int64_t p = 0; p < P; ++p) {
+      float* __restrict s = S + p * N;
+      const v8 xdv = splat(x[p] * dt);
+      for (int64_t n = 0; n < Nv; n += W) store(s + n, av * load(s + n) + xdv * load(B + n));
+      for (int64_t n = Nv; n < N; ++n) s[n] = a * s[n] + x[p] * dt * B[n];
     }
-    for (int64_t n = Nv; n < N; ++n) {
-      s[n] = a * s[n] + xd * B[n];
-      tail += s[n] * C[n];
-    }
-    if (y) y[p] = hsum(acc) + tail;
+    return;
+  }
+  int64_t p = 0;
+  for (; p + W <= P; p += W) {  // eight rows, one vector of outputs
+    v8 acc[W];
+    float tail[W];
+    for (int j = 0; j < W; ++j) acc[j] = step_row(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j]);
+    store(y + p, hsum8x8(acc) + load(tail));
+  }
+  for (; p < P; ++p) {
+    float tail;
+    const v8 acc = step_row(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail);
+    y[p] = hsum(acc) + tail;
   }
 }
+
+namespace {
+
+// One row of the backward step; returns the vector partial sums of rv B (tail in *tail), adds to rs.
+inline v8 back_row(float* __restrict r, const float* __restrict s, const float* __restrict sp, float g, float xd,
+                   v8 av, float a, const float* __restrict B, const float* __restrict C, float* __restrict dB,
+                   float* __restrict dC, int64_t N, int64_t Nv, v8& rs, float& rs_tail, float* tail) {
+  const v8 gv = splat(g), xdv = splat(xd);
+  v8 rb = splat(0.0f);
+  for (int64_t n = 0; n < Nv; n += W) {
+    store(dC + n, load(dC + n) + gv * load(s + n));
+    const v8 rv = load(r + n) + gv * load(C + n);
+    rb += rv * load(B + n);
+    rs += rv * load(sp + n);
+    store(dB + n, load(dB + n) + rv * xdv);
+    store(r + n, av * rv);
+  }
+  float t = 0.0f;
+  for (int64_t i = Nv; i < N; ++i) {
+    dC[i] += g * s[i];
+    const float rv = r[i] + g * C[i];
+    t += rv * B[i];
+    rs_tail += rv * sp[i];
+    dB[i] += rv * xd;
+    r[i] = a * rv;
+  }
+  *tail = t;
+  return rb;
+}
+
+}  // namespace
 
 STATESCOPE_CLONES void scan_step_back(float* __restrict R, const float* __restrict S, const float* __restrict Sprev,
                                       const float* __restrict x, float dt, float a, const float* __restrict B,
@@ -93,38 +165,53 @@ STATESCOPE_CLONES void scan_step_back(float* __restrict R, const float* __restri
   const int64_t Nv = N - N % W;
   for (int64_t n = 0; n < N; ++n) dB[n] = 0.0f, dC[n] = 0.0f;
   const v8 av = splat(a);
-  v8 rs = splat(0.0f);
+  v8 rs = splat(0.0f), sxv = splat(0.0f);
   float sx = 0.0f, rs_tail = 0.0f;
-  for (int64_t p = 0; p < P; ++p) {
-    float* __restrict r = R + p * N;
-    const float* __restrict s = S + p * N;
-    const float* __restrict sp = Sprev + p * N;
-    const float g = dy[p], xd = x[p] * dt;
-    const v8 gv = splat(g), xdv = splat(xd);
-    v8 rb = splat(0.0f);
-    float rb_tail = 0.0f;
-    for (int64_t n = 0; n < Nv; n += W) {
-      store(dC + n, load(dC + n) + gv * load(s + n));
-      const v8 rv = load(r + n) + gv * load(C + n);
-      rb += rv * load(B + n);
-      rs += rv * load(sp + n);
-      store(dB + n, load(dB + n) + rv * xdv);
-      store(r + n, av * rv);
+  int64_t p = 0;
+  for (; p + W <= P; p += W) {
+    v8 rb[W];
+    float tail[W];
+    for (int j = 0; j < W; ++j) {
+      const int64_t q = p + j;
+      rb[j] = back_row(R + q * N, S + q * N, Sprev + q * N, dy[q], x[q] * dt, av, a, B, C, dB, dC, N, Nv, rs, rs_tail,
+                       &tail[j]);
     }
-    for (int64_t i = Nv; i < N; ++i) {
-      dC[i] += g * s[i];
-      const float rv = r[i] + g * C[i];
-      rb_tail += rv * B[i];
-      rs_tail += rv * sp[i];
-      dB[i] += rv * xd;
-      r[i] = a * rv;
-    }
-    const float rbs = hsum(rb) + rb_tail;
+    const v8 rbs = hsum8x8(rb) + load(tail);
+    store(dx + p, dt * rbs);
+    sxv += load(x + p) * rbs;
+  }
+  for (; p < P; ++p) {
+    float tail;
+    const v8 rb = back_row(R + p * N, S + p * N, Sprev + p * N, dy[p], x[p] * dt, av, a, B, C, dB, dC, N, Nv, rs,
+                           rs_tail, &tail);
+    const float rbs = hsum(rb) + tail;
     dx[p] = dt * rbs;
     sx += x[p] * rbs;
   }
-  ddt_x = sx;
+  ddt_x = hsum(sxv) + sx;
   da = hsum(rs) + rs_tail;
+}
+
+STATESCOPE_CLONES void state_norms(const float* __restrict S, const float* __restrict old, int64_t n, double& sq,
+                                   double& dsq) {
+  typedef float v4f __attribute__((vector_size(16), aligned(4)));
+  typedef double v4d __attribute__((vector_size(32), aligned(8)));
+  v4d a = {0, 0, 0, 0}, d = {0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const v4d s = __builtin_convertvector(*reinterpret_cast<const v4f*>(S + i), v4d);
+    const v4d o = __builtin_convertvector(*reinterpret_cast<const v4f*>(old + i), v4d);
+    a += s * s;
+    d += (s - o) * (s - o);
+  }
+  double ta = 0, td = 0;
+  for (; i < n; ++i) {
+    const double s = S[i], o = old[i];
+    ta += s * s;
+    td += (s - o) * (s - o);
+  }
+  sq = (a[0] + a[1]) + (a[2] + a[3]) + ta;
+  dsq = (d[0] + d[1]) + (d[2] + d[3]) + td;
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -22,6 +22,10 @@ void scan_step_back(float* R, const float* S, const float* Sprev, const float* x
                     const float* C, const float* dy, float* dx, float* dB, float* dC, int64_t P, int64_t N,
                     float& ddt_x, float& da);
 
+// Measurements of one state after a step: sq = ||S||^2 and dsq = ||S - old||^2 over n values, summed
+// in float64 (four lanes, then a tree).
+void state_norms(const float* S, const float* old, int64_t n, double& sq, double& dsq);
+
 // --- causal depthwise conv over time, then SiLU -----------------------------------------------------
 // Token-major rows: input row t of one sequence at in + t * in_stride (channels contiguous, C of
 // them); the K-1 inputs before t = 0 come from conv0 [C, K-1] (channel-major, as the model's conv

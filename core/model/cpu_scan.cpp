@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "core/base/error.h"
@@ -34,12 +35,12 @@ struct Ptr {
 void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y, float* hf, float* starts, float* nm,
                   float* dl) {
   const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G);
-  std::vector<float> S(PN), old;
+  std::vector<float> S(PN), old(nm ? PN : 0);
   if (in.h0) std::copy_n(in.h0 + (bi * H + h) * PN, PN, S.begin());
   const float A = in.A[h];
   for (int64_t t = 0; t < d.L; ++t) {
     if (starts && t % d.Q() == 0) std::copy(S.begin(), S.end(), starts + ((bi * H + h) * d.nc() + t / d.Q()) * PN);
-    if (nm) old = S;
+    if (nm) std::copy(S.begin(), S.end(), old.begin());
     const int64_t bl = bi * d.L + t;
     const float dt = in.dt[bl * H + h];
     cpu::scan_step(S.data(), in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N,
@@ -48,10 +49,7 @@ void forward_head(const Dims& d, const Ptr& in, int64_t bi, int64_t h, float* y,
       for (int64_t p = 0; p < P; ++p) y[(bl * H + h) * P + p] += in.D[h] * in.x[(bl * H + h) * P + p];
     if (nm) {  // measurements: sums in double
       double sq = 0, dsq = 0;
-      for (int64_t i = 0; i < PN; ++i) {
-        sq += static_cast<double>(S[i]) * S[i];
-        dsq += static_cast<double>(S[i] - old[i]) * (S[i] - old[i]);
-      }
+      cpu::state_norms(S.data(), old.data(), PN, sq, dsq);
       nm[bl * H + h] = static_cast<float>(std::sqrt(sq));
       dl[bl * H + h] = static_cast<float>(std::sqrt(dsq));
     }
@@ -64,25 +62,28 @@ void backward_head(const Dims& d, const Ptr& in, const float* starts, const floa
                    int64_t h, float* dx, float* ddt, float* dBh, float* dCh, double* dA_part, double* dD_part,
                    float* dh0) {
   const int64_t H = d.H, P = d.P, N = d.N, PN = d.PN(), g = h / (H / d.G), Q = d.Q();
-  std::vector<float> R(PN, 0.0f), S((Q + 1) * PN);
+  std::vector<float> R(PN, 0.0f);
+  // The chunk's states, overwritten before they are read: no zeroing (short sequences need L + 1).
+  std::unique_ptr<float[]> S_buf(new float[(std::min(Q, d.L) + 1) * PN]);
+  float* S = S_buf.get();
   if (dhf) std::copy_n(dhf + (bi * H + h) * PN, PN, R.begin());
   const float A = in.A[h];
   double dA = 0, dD = 0;
   for (int64_t c = d.nc() - 1; c >= 0; --c) {
     const int64_t t0 = c * Q, t1 = std::min(d.L, t0 + Q);
-    std::copy_n(starts + ((bi * H + h) * d.nc() + c) * PN, PN, S.begin());
+    std::copy_n(starts + ((bi * H + h) * d.nc() + c) * PN, PN, S);
     for (int64_t t = t0; t < t1; ++t) {  // the chunk's states S_t at S[(t - t0 + 1) * PN]
       const int64_t bl = bi * d.L + t;
       const float dt = in.dt[bl * H + h];
-      std::copy_n(S.begin() + (t - t0) * PN, PN, S.begin() + (t - t0 + 1) * PN);
-      cpu::scan_step(S.data() + (t - t0 + 1) * PN, in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N,
+      std::copy_n(S + (t - t0) * PN, PN, S + (t - t0 + 1) * PN);
+      cpu::scan_step(S + (t - t0 + 1) * PN, in.x + (bl * H + h) * P, dt, std::exp(dt * A), in.B + (bl * d.G + g) * N,
            in.C + (bl * d.G + g) * N, nullptr, P, N);
     }
     for (int64_t t = t1 - 1; t >= t0; --t) {
       const int64_t bl = bi * d.L + t;
       const float dt = in.dt[bl * H + h], a = std::exp(dt * A);
       float ddt_x = 0, da = 0;
-      cpu::scan_step_back(R.data(), S.data() + (t - t0 + 1) * PN, S.data() + (t - t0) * PN, in.x + (bl * H + h) * P, dt, a,
+      cpu::scan_step_back(R.data(), S + (t - t0 + 1) * PN, S + (t - t0) * PN, in.x + (bl * H + h) * P, dt, a,
                 in.B + (bl * d.G + g) * N, in.C + (bl * d.G + g) * N, dy + (bl * H + h) * P, dx + (bl * H + h) * P,
                 dBh + (bl * H + h) * N, dCh + (bl * H + h) * N, P, N, ddt_x, da);
       // a = exp(dt A): d a / d dt = a A, d a / d A = a dt

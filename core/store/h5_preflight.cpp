@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/base/error.h"
+#include "core/base/memory_tuning.h"
 #include "core/store/h5file.h"
 
 namespace statescope {
@@ -73,6 +74,7 @@ void walk(const H5File& f, const std::string& group, int depth, int& objects) {
 [[noreturn]] void child_main(const std::string& path) {
   in_child = true;
   mutex_slot() = new std::recursive_mutex;  // the inherited one stays locked; this process is alone now
+  malloc_for_probing();  // big buffers on their own pages: an overrun faults here rather than corrupting
   // A crash must end the child by its signal, not run a handler the host installed.
   for (int s : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) ::signal(s, SIG_DFL);
   const int null = ::open("/dev/null", O_WRONLY);

@@ -121,7 +121,9 @@ class TrainLoop {
     const int64_t len = L > 0 ? L : opt_.T;
     for (int64_t i = 0; i < policy_.spec().calibration_batches; ++i) {
       auto tokens = sampler.next(opt_.batch).narrow(1, 0, len);  // [B, len]
-      policy_.observe(detach_state(model_->forward(tokens).final_state), {0, {}});
+      ForwardOptions fo;
+      fo.scan = model_->scan_impl();  // the run's Compute
+      policy_.observe(detach_state(model_->forward(tokens, nullptr, fo).final_state), {0, {}});
     }
   }
 
