@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_forward.sh — statescope vs transformers Mamba-2 on CPU, same torch, same threads, same run.
-# Usage: bash bench/run_forward.sh [THREADS] [ITERS]
+# Usage: bash bench/run_forward.sh [THREADS] [ITERS] [SHAPES...]   (default shapes: tiny 130m; the tiny
+# shape runs at least 20 iterations: a step takes ~30 ms, and best-of-3 of it swings with the machine)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 threads="${1:-1}"; iters="${2:-3}"
@@ -9,11 +10,14 @@ py="$root/.venv/bin/python"
 shapes="$root/bench/shapes.json"
 echo "# $(date -u +%FT%TZ) $(nproc) cores, threads=$threads, iters=$iters (best of), $("$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)')"
 printf "%-6s %-16s %14s %14s\n" shape impl "fwd tok/s" "fwd+bwd tok/s"
-for shape in tiny 130m; do
+shift $(( $# > 2 ? 2 : $# ))
+if [ $# -gt 0 ]; then shapes_list=("$@"); else shapes_list=(tiny 130m); fi
+for shape in "${shapes_list[@]}"; do
+  n="$iters"; [ "$shape" = tiny ] && [ "$n" -lt 20 ] && n=20
   # statescope with ATen's chunked scan and with the CPU loop scan (the CPU default), then transformers
-  aten=$("$root/build/bin/bench_forward" "$shapes" "$shape" "$threads" "$iters" aten)
-  loops=$("$root/build/bin/bench_forward" "$shapes" "$shape" "$threads" "$iters" fused)
-  ref=$(HF_HUB_OFFLINE=1 "$py" "$root/bench/hf_forward.py" "$shapes" "$shape" "$threads" "$iters" 2>/dev/null)
+  aten=$("$root/build/bin/bench_forward" "$shapes" "$shape" "$threads" "$n" aten)
+  loops=$("$root/build/bin/bench_forward" "$shapes" "$shape" "$threads" "$n" fused)
+  ref=$(HF_HUB_OFFLINE=1 "$py" "$root/bench/hf_forward.py" "$shapes" "$shape" "$threads" "$n" 2>/dev/null)
   "$py" - "$aten" "$loops" "$ref" <<'PY'
 import json, sys
 a, l, b = (json.loads(x) for x in sys.argv[1:4])
