@@ -9,8 +9,8 @@ namespace statescope {
 
 torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n, const ModelState* init) {
   torch::NoGradGuard ng;
-  ForwardOptions fo;  // with --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token
-  fo.scan = model->scan_impl();
+  // With --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token.
+  const ForwardOptions fo = model->forward_options();
   auto out = model->forward(prompt, init, fo);
   std::vector<torch::Tensor> toks;
   auto next = out.logits.select(1, prompt.size(1) - 1).argmax(-1, /*keepdim=*/true);  // [b, 1]
@@ -66,9 +66,7 @@ class ModelAnswerer : public Answerer {
     const auto dev = model_->output_weight().device();
     auto p = to_tensor(prompts).to(dev);  // [b, L]
     const int64_t b = p.size(0), L = p.size(1);
-    ForwardOptions fo;
-    fo.scan = model_->scan_impl();
-    auto out = model_->forward(p, init(), fo);
+    auto out = model_->forward(p, init());
     auto last = torch::log_softmax(out.logits.select(1, L - 1).to(torch::kFloat64), -1).cpu();  // [b, V]
     std::vector<std::vector<double>> score(static_cast<size_t>(b), std::vector<double>(candidates.size()));
     for (size_t c = 0; c < candidates.size(); ++c) {
@@ -78,7 +76,7 @@ class ModelAnswerer : public Answerer {
       if (w.size() > 1) {
         auto toks = torch::empty({b, static_cast<int64_t>(w.size())}, torch::kInt64);  // [b, |w|]
         for (size_t k = 0; k < w.size(); ++k) toks.select(1, static_cast<int64_t>(k)).fill_(w[k]);
-        auto o = model_->forward(toks.to(dev), &out.final_state, fo);
+        auto o = model_->forward(toks.to(dev), &out.final_state);
         auto lp = torch::log_softmax(o.logits.to(torch::kFloat64), -1).cpu();  // [b, |w|, V]
         for (size_t k = 1; k < w.size(); ++k) sc += lp.select(1, static_cast<int64_t>(k) - 1).select(1, w[k]);
       }

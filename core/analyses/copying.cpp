@@ -87,8 +87,7 @@ ModelState copy_passed_state(Mamba2LM& model, int64_t batch, int64_t L, int64_t 
   torch::NoGradGuard ng;
   model->eval();
   const auto dev = model->output_weight().device();
-  ForwardOptions fo;
-  fo.scan = model->scan_impl();
+  const ForwardOptions fo = model->forward_options();
   ModelState st;
   for (int64_t c = 0; c < chain; ++c) {
     auto docs = copy_training_docs(batch, T, 1, L, alphabet, seed + 1000003 * static_cast<uint64_t>(c));

@@ -51,9 +51,7 @@ EffRemResult effective_remembrance(Mamba2LM& model, const std::vector<Document>&
     std::vector<torch::Tensor> out;
     for (int64_t i = 0; i < N; i += per) {
       const int64_t b = std::min(per, N - i);
-      ForwardOptions fo;
-      fo.scan = model->scan_impl();  // the run's Compute
-      auto logits = model->forward(toks.narrow(0, i, b).narrow(1, start, len), nullptr, fo).logits.select(1, len - 1);  // [b, V]
+      auto logits = model->forward(toks.narrow(0, i, b).narrow(1, start, len)).logits.select(1, len - 1);  // [b, V]
       out.push_back(torch::softmax(logits.to(torch::kFloat64), -1).cpu());
       r.forward_tokens += b * len;
     }

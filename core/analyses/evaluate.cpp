@@ -57,9 +57,8 @@ torch::Tensor score_full_context(Mamba2LM& model, const torch::Tensor& tok, cons
   ModelState state;
   for (int64_t p = 0; p < L; p += o.segment) {
     const int64_t n = std::min(o.segment, L - p);
-    ForwardOptions fo;
+    ForwardOptions fo = model->forward_options();  // the run's Compute: the CUDA kernels on a GPU when fused
     fo.state_norms = o.norms;
-    fo.scan = model->scan_impl();  // the run's Compute: the CUDA kernels on a GPU when fused
     auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
     auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
                                tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
@@ -109,9 +108,7 @@ torch::Tensor score_windowed(Mamba2LM& model, const torch::Tensor& tok, const to
       std::vector<torch::Tensor> rows;
       for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
       auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]
-      ForwardOptions fo;
-      fo.scan = model->scan_impl();  // the run's Compute, as the full-context pass
-      auto out = model->forward(w.narrow(1, 0, len), nullptr, fo);
+      auto out = model->forward(w.narrow(1, 0, len));
       auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32), w.narrow(1, 1, len).reshape({-1}),
                                  F::CrossEntropyFuncOptions().reduction(torch::kNone))
                     .view({nk, b, len}).to(torch::kCPU, torch::kFloat64);   // [nk, b, len]

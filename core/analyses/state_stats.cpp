@@ -51,9 +51,8 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
   int64_t start = 0;
   for (int64_t end : cuts) {
     if (end <= start) continue;
-    ForwardOptions fo;
+    ForwardOptions fo = model->forward_options();
     fo.state_norms = true;
-    fo.scan = model->scan_impl();  // the run's Compute
     auto out = model->forward(toks.narrow(1, start, end - start), st.empty() ? nullptr : &st, fo);
     delta.narrow(1, start, end - start).copy_(out.delta_norm.mean(1).to(torch::kCPU, torch::kFloat64));
     st = out.final_state;

@@ -1,5 +1,5 @@
 // cpu_loops.h — the CPU fast path's inner loops as plain C++ over contiguous float buffers (no
-// LibTorch, no allocation): the scan's per-token steps, the causal depthwise conv + SiLU and the
+// LibTorch; the conv and norm keep small per-call scratch): the scan's per-token steps, the causal depthwise conv + SiLU and the
 // gated RMSNorm, each with its backward. The autograd wrappers that own the tensors are
 // cpu_scan.cpp (the scan) and cpu_ops.cpp (conv, norm). Built -O3 with an AVX2+FMA clone picked at
 // load time on x86-64. Sums run in 8 independent lanes (then a tree), so they vectorize; the order

@@ -69,7 +69,7 @@ struct ConvSiluFn : torch::autograd::Function<ConvSiluFn> {
     auto dw_part = torch::zeros({b, C, 1, K}, xBC.options()), db_part = torch::zeros({b, C}, xBC.options());
     const float *in = xBC.data_ptr<float>(), *wp = w.data_ptr<float>(), *bp = ptr_or_null(bias),
                 *c0 = ptr_or_null(conv0), *gp = dout.data_ptr<float>(), *gf = ptr_or_null(dfin);
-    float *dxp = dx.data_ptr<float>(), *dc0 = ptr_or_null(dconv0) ? dconv0.data_ptr<float>() : nullptr,
+    float *dxp = dx.data_ptr<float>(), *dc0 = conv0.numel() > 0 ? dconv0.data_ptr<float>() : nullptr,
           *dwp = dw_part.data_ptr<float>(), *dbp = db_part.data_ptr<float>();
     at::parallel_for(0, b, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t bi = lo; bi < hi; ++bi)

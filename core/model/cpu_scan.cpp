@@ -12,6 +12,7 @@
 
 #include "core/base/error.h"
 #include "core/model/cpu_loops.h"
+#include "core/model/scan_outputs.h"
 
 namespace statescope {
 namespace {
@@ -186,11 +187,7 @@ ScanResult cpu_scan(const torch::Tensor& x, const torch::Tensor& dt, const torch
   if (at::GradMode::is_enabled())
     for (const auto* t : {&x, &dt, &A, &B, &C, &h0, &D}) grad = grad || (t->defined() && t->requires_grad());
   auto out = CpuScanFn::apply(x, dt, A, B, C, h0_in, D_in, want_norms, grad);
-  ScanResult r;
-  r.y = out[0];            // [b, L, H, P]
-  r.final_state = out[1];  // [b, H, P, N]
-  if (want_norms) r.state_norm = out[2], r.delta_norm = out[3];  // [b, L, H] each
-  return r;
+  return scan_result_of(out, want_norms);
 }
 
 }  // namespace statescope

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "core/base/error.h"
+#include "core/model/scan_outputs.h"
 #include "kernels/ssm_scan.h"
 #include "core/twins/ssm_scan_ref.h"
 
@@ -128,11 +129,7 @@ ScanResult fused_scan(const torch::Tensor& x, const torch::Tensor& dt, const tor
   // Autograd nodes take defined tensors only: no initial state travels as an empty tensor.
   auto h0_in = h0.defined() ? h0 : torch::empty({0}, x.options());
   auto out = FusedScanFn::apply(x, dt, A, B, C, h0_in, chunk, want_norms);
-  ScanResult r;
-  r.y = out[0];            // [b, L, H, P]
-  r.final_state = out[1];  // [b, H, P, N]
-  if (want_norms) r.state_norm = out[2], r.delta_norm = out[3];  // [b, L, H] each
-  return r;
+  return scan_result_of(out, want_norms);
 }
 
 }  // namespace statescope

@@ -270,6 +270,10 @@ void Mamba2LMImpl::check_state(const ModelState& s, int64_t batch, const std::st
                     std::to_string((~torch::isfinite(*t)).sum().item<int64_t>()) + " non-finite values (NaN or Inf)");
 }
 
+ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelState* init) {
+  return forward(tokens, init, forward_options());
+}
+
 ForwardOutput Mamba2LMImpl::forward(const torch::Tensor& tokens, const ModelState* init,
                                     const ForwardOptions& opt) {
   check_tokens(tokens, "forward");

@@ -79,8 +79,9 @@ class Mamba2LMImpl : public torch::nn::Module {
 
   // tokens [b, L] int64 in [0, vocab); init: one LayerState per layer (either tensor of a layer may
   // be undefined = zeros), or nullptr for the zero state. Autograd flows through init too.
-  ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init = nullptr,
-                        const ForwardOptions& opt = {});
+  // Without options: forward_options(), i.e. the run's scan.
+  ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init = nullptr);
+  ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt);
 
   ModelState zero_state(int64_t batch) const;
   const Mamba2Config& config() const { return cfg_; }
@@ -93,6 +94,12 @@ class Mamba2LMImpl : public torch::nn::Module {
   // back to Chunked off the GPU) or ATen's chunked scan. Set by place_model from the run's Compute.
   bool fused_scan = false;
   ScanImpl scan_impl() const { return fused_scan ? ScanImpl::Fused : ScanImpl::Chunked; }
+  // Options for a forward of this run: its scan, nothing else asked (no state norms).
+  ForwardOptions forward_options() const {
+    ForwardOptions o;
+    o.scan = scan_impl();
+    return o;
+  }
   // The embedding matrix used as output projection when tied, else lm_head.weight.  [vocab, d_model]
   torch::Tensor output_weight() const;
 

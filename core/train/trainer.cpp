@@ -121,9 +121,7 @@ class TrainLoop {
     const int64_t len = L > 0 ? L : opt_.T;
     for (int64_t i = 0; i < policy_.spec().calibration_batches; ++i) {
       auto tokens = sampler.next(opt_.batch).narrow(1, 0, len);  // [B, len]
-      ForwardOptions fo;
-      fo.scan = model_->scan_impl();  // the run's Compute
-      policy_.observe(detach_state(model_->forward(tokens, nullptr, fo).final_state), {0, {}});
+      policy_.observe(detach_state(model_->forward(tokens).final_state), {0, {}});
     }
   }
 
@@ -144,9 +142,7 @@ class TrainLoop {
     if (!opt_.loss_mask) mask = torch::Tensor();
     tokens = tokens.to(model_->output_weight().device());  // [B, T+1] on the model's device
     ModelState init = policy_.initial(model_, opt_.batch, ps);
-    ForwardOptions fo;
-    fo.scan = model_->scan_impl();  // the run's Compute, set by place_model
-    auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init, fo);  // logits [B, T, V]
+    auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init);  // logits [B, T, V]
     const int64_t V = model_->config().vocab_size;
     auto logits = out.logits.reshape({-1, V}).to(torch::kFloat32);  // [B*T, V]
     auto targets = tokens.narrow(1, 1, opt_.T).reshape({-1});        // [B*T]
