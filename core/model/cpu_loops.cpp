@@ -291,15 +291,24 @@ void conv_silu(const float* in, int64_t in_stride, const float* conv0, const flo
   }
 }
 
+void conv_final_state(const float* in, int64_t in_stride, const float* conv0, float* fin, int64_t L, int64_t C,
+                      int64_t K) {
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t j = 0; j < K - 1; ++j) {
+      const int64_t tau = L - (K - 1) + j;
+      fin[c * (K - 1) + j] = tau >= 0 ? in[tau * in_stride + c] : (conv0 ? conv0[c * (K - 1) + tau + K - 1] : 0.0f);
+    }
+}
+
 void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias,
-                    const float* dout, const float* dconv_fin, float* din, float* dconv0, float* dw, float* dbias,
-                    int64_t L, int64_t C, int64_t K) {
+                    const float* dout, const float* dconv_fin, float* din, int64_t din_stride, float* dconv0, float* dw,
+                    float* dbias, int64_t L, int64_t C, int64_t K) {
   std::vector<float> prior, wt, pre(C), dpre(C);
   prepare(conv0, w, C, K, prior, wt);
   // Gradients of the inputs as token-major rows for times -(K-1) .. L-1: dprior then din.
   std::vector<float> dprior((K - 1) * C, 0.0f), dwt(K * C, 0.0f), db(C, 0.0f);
-  std::fill(din, din + L * C, 0.0f);
-  auto drow = [&](int64_t tau) { return tau >= 0 ? din + tau * C : dprior.data() + (tau + K - 1) * C; };
+  for (int64_t t = 0; t < L; ++t) std::fill_n(din + t * din_stride, C, 0.0f);
+  auto drow = [&](int64_t tau) { return tau >= 0 ? din + tau * din_stride : dprior.data() + (tau + K - 1) * C; };
   if (dconv_fin)  // the final state holds the inputs at times L-(K-1) .. L-1
     for (int64_t j = 0; j < K - 1; ++j) {
       float* d = drow(L - (K - 1) + j);
@@ -400,7 +409,8 @@ STATESCOPE_CLONES void norm_back_group(const float* __restrict y, const float* _
 }  // namespace
 
 void gated_norm_back(const float* y, const float* z, int64_t z_stride, const float* w, const float* rstd,
-                     const float* dout, float* dy, float* dz, float* dw, int64_t rows, int64_t D, int64_t ng) {
+                     const float* dout, float* dy, float* dz, int64_t dz_stride, float* dw, int64_t rows, int64_t D,
+                     int64_t ng) {
   const int64_t Dg = D / ng;
   std::vector<float> g(D), a(Dg);
   for (int64_t r = 0; r < rows; ++r) {
@@ -409,7 +419,7 @@ void gated_norm_back(const float* y, const float* z, int64_t z_stride, const flo
     for (int64_t k = 0; k < ng; ++k) {
       const int64_t o = k * Dg;
       norm_back_group(yr + o, zr + o, g.data() + o, w + o, rstd[r * ng + k], dout + r * D + o, a.data(), dy + r * D + o,
-                      dz + r * D + o, dw + o, Dg);
+                      dz + r * dz_stride + o, dw + o, Dg);
     }
   }
 }

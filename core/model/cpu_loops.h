@@ -35,13 +35,18 @@ void state_norms(const float* S, const float* old, int64_t n, double& sq, double
 void conv_silu(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias, float* out,
                int64_t L, int64_t C, int64_t K);
 
+// The conv state after one sequence: the newest K-1 inputs (times L-(K-1) .. L-1, reaching into
+// conv0 when L < K-1) as fin [C, K-1], channel-major.
+void conv_final_state(const float* in, int64_t in_stride, const float* conv0, float* fin, int64_t L, int64_t C,
+                      int64_t K);
+
 // Backward of conv_silu for one sequence, given dout [L, C] (rows at dout + t C). Writes din [L, C]
-// (rows at din + t C; overwritten), dconv0 [C, K-1] (overwritten; may be null), and adds into
+// (rows at din + t din_stride; overwritten), dconv0 [C, K-1] (overwritten; may be null), and adds into
 // dw [C, K] and dbias [C] (may be null). dconv_fin [C, K-1] (may be null) is the gradient of the
 // final conv state (the newest K-1 inputs) and is added into din / dconv0.
 void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias,
-                    const float* dout, const float* dconv_fin, float* din, float* dconv0, float* dw, float* dbias,
-                    int64_t L, int64_t C, int64_t K);
+                    const float* dout, const float* dconv_fin, float* din, int64_t din_stride, float* dconv0, float* dw,
+                    float* dbias, int64_t L, int64_t C, int64_t K);
 
 // --- gated RMSNorm: g = y * silu(z); out = g / rms(g over each group of D/ng) * w -----------------
 // Rows of D values: y at y + r D, z at z + r z_stride, out at out + r D; w [D]. rstd [rows, ng]
@@ -49,8 +54,10 @@ void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, cons
 void gated_norm(const float* y, const float* z, int64_t z_stride, const float* w, float* out, float* rstd,
                 int64_t rows, int64_t D, int64_t ng, float eps);
 
-// Backward: from dout rows, writes dy and dz rows (dz at dz + r D) and adds into dw [D].
+// Backward: from dout rows, writes dy rows (at dy + r D) and dz rows (at dz + r dz_stride) and adds
+// into dw [D].
 void gated_norm_back(const float* y, const float* z, int64_t z_stride, const float* w, const float* rstd,
-                     const float* dout, float* dy, float* dz, float* dw, int64_t rows, int64_t D, int64_t ng);
+                     const float* dout, float* dy, float* dz, int64_t dz_stride, float* dw, int64_t rows, int64_t D,
+                     int64_t ng);
 
 }  // namespace statescope::cpu

@@ -46,11 +46,7 @@ struct ConvSiluFn : torch::autograd::Function<ConvSiluFn> {
         const float* inb = in + bi * L * rs;
         const float* c0b = c0 ? c0 + bi * C * (K - 1) : nullptr;
         cpu::conv_silu(inb, rs, c0b, wp, bp, op + bi * L * C, L, C, K);
-        for (int64_t c = 0; c < C; ++c)  // the newest K-1 inputs, times L-(K-1) .. L-1
-          for (int64_t j = 0; j < K - 1; ++j) {
-            const int64_t tau = L - (K - 1) + j;
-            fp[(bi * C + c) * (K - 1) + j] = tau >= 0 ? inb[tau * rs + c] : (c0b ? c0b[c * (K - 1) + tau + K - 1] : 0.0f);
-          }
+        cpu::conv_final_state(inb, rs, c0b, fp + bi * C * (K - 1), L, C, K);
       }
     });
     ctx->save_for_backward({xBC, w, bias, conv0});
@@ -74,7 +70,7 @@ struct ConvSiluFn : torch::autograd::Function<ConvSiluFn> {
     at::parallel_for(0, b, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t bi = lo; bi < hi; ++bi)
         cpu::conv_silu_back(in + bi * L * rs, rs, c0 ? c0 + bi * C * (K - 1) : nullptr, wp, bp, gp + bi * L * C,
-                            gf ? gf + bi * C * (K - 1) : nullptr, dxp + bi * L * C,
+                            gf ? gf + bi * C * (K - 1) : nullptr, dxp + bi * L * C, C,
                             dc0 ? dc0 + bi * C * (K - 1) : nullptr, dwp + bi * C * K, dbp + bi * C, L, C, K);
     });
     auto dbias = bias.numel() > 0 ? db_part.sum(0) : torch::Tensor();
@@ -118,7 +114,7 @@ struct GatedNormFn : torch::autograd::Function<GatedNormFn> {
     at::parallel_for(0, blocks, 1, [&](int64_t lo, int64_t hi) {
       for (int64_t k = lo; k < hi; ++k) {
         const int64_t r0 = k * 256, n = std::min<int64_t>(256, rows - r0);
-        cpu::gated_norm_back(yp + r0 * D, zp + r0 * zs, zs, wp, rp + r0 * ng, gp + r0 * D, dyp + r0 * D, dzp + r0 * D,
+        cpu::gated_norm_back(yp + r0 * D, zp + r0 * zs, zs, wp, rp + r0 * ng, gp + r0 * D, dyp + r0 * D, dzp + r0 * D, D,
                              dwp + k * D, n, D, ng);
       }
     });

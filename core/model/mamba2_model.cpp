@@ -12,8 +12,7 @@
 
 #include "core/base/error.h"
 #include "core/model/fused_infer.h"
-#include "core/model/cpu_ops.h"
-#include "core/model/cpu_scan.h"
+#include "core/model/cpu_mixer.h"
 #include "core/model/fused_scan.h"
 #include "core/model/ssd_scan.h"
 
@@ -123,18 +122,27 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const auto sdt = at_least_f32(u.scalar_type());
   const bool kernels_infer = opt.scan == ScanImpl::Fused && L > 0 && !torch::GradMode::is_enabled() &&
                              fused_scan_usable(u, sdt, opt.cpu_twins);
-  // The CPU fast path (fp32): conv + SiLU, the scan with its skip term, gate + norm as plain loops.
+  // The CPU fast path (fp32): everything between the projections as one node of plain loops.
   const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && !opt.cpu_twins &&
-                     zxbcdt.scalar_type() == torch::kFloat32;
+                     zxbcdt.scalar_type() == torch::kFloat32 && conv1d->weight.scalar_type() == torch::kFloat32;
+  if (loops) {
+    CpuMixerDims md;
+    md.H = H, md.P = P, md.G = G, md.N = N, md.norm_groups = c.norm_per_group ? G : 1, md.norm_eps = c.norm_eps;
+    md.clamp_dt = c.has_dt_limit(), md.dt_lo = c.dt_limit_lo, md.dt_hi = c.dt_limit_hi;
+    auto conv0 = init && init->conv.defined() ? init->conv.to(torch::kFloat32) : torch::Tensor();
+    auto h0 = init && init->ssm.defined() ? init->ssm.to(torch::kFloat32) : torch::Tensor();
+    auto m = cpu_mixer_core(zxbcdt, conv1d->weight, conv1d->bias, dt_bias, A_log, D, norm->weight, conv0, h0, md,
+                            norm_per_head != nullptr);
+    fin.conv = m.conv;                                          // [b, conv_dim, K-1]
+    fin.ssm = m.ssm;                                            // [b, H, P, N]
+    if (norm_per_head) *norm_per_head = m.state_norm;           // [b, L, H]
+    if (norm_per_head && delta_norm) *delta_norm = m.delta_norm.square().sum(-1).sqrt();  // [b, L]
+    return F::linear(m.out, out_proj->weight, out_proj->bias);  // [b, L, d_model]
+  }
 
   // 2. Causal depthwise conv from the initial conv state (zeros when none).
   torch::Tensor xbc;                                            // [b, L, conv_dim] after SiLU
-  if (loops) {
-    auto [out, conv1] = cpu_conv1d_silu(xBC, conv1d->weight, conv1d->bias,
-                                        init && init->conv.defined() ? init->conv.to(torch::kFloat32) : torch::Tensor());
-    xbc = out;
-    fin.conv = conv1;                                           // [b, conv_dim, K-1]
-  } else if (kernels_infer) {
+  if (kernels_infer) {
     torch::Tensor conv1;
     xbc = fused_conv1d_silu(xBC, conv1d->weight, conv1d->bias, init ? init->conv : torch::Tensor(), conv1)
               .to(u.scalar_type());
@@ -171,8 +179,6 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
     s = fused_step(x, dt, A, Bm, Cm, D, h0, norms);
   else if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, opt.cpu_twins))
     s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
-  else if (loops)
-    s = cpu_scan(x, dt, A, Bm, Cm, h0, norms, D);                // the CPU's fused path: plain loops, y += D x
   else if (opt.scan == ScanImpl::Sequential)
     s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
   else
@@ -180,18 +186,13 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   fin.ssm = s.final_state;                                      // [b, H, P, N]
   if (norms) *norm_per_head = s.state_norm;                     // [b, L, H]
   if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
-  auto y = step || loops ? s.y : s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});  // [b, L, H, P]
+  auto y = step ? s.y : s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});  // [b, L, H, P]
   y = y.reshape({b, L, Di}).to(u.scalar_type());
 
   // 6. Gate, then RMSNorm (per group as mamba_ssm does, or over all of d_inner as HF does).
   const int64_t ng = c.norm_per_group ? G : 1;
-  torch::Tensor gn;                                             // [b, L, d_inner]
-  if (loops) {
-    gn = cpu_gated_rms_norm(y, z, norm->weight, ng, c.norm_eps);
-  } else {
-    auto g = y * F::silu(z);                                    // [b, L, d_inner]
-    gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps).reshape({b, L, Di});
-  }
+  auto g = y * F::silu(z);                                      // [b, L, d_inner]
+  auto gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps).reshape({b, L, Di});
   return F::linear(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
 }
 
