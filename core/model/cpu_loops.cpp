@@ -192,26 +192,68 @@ STATESCOPE_CLONES void scan_step_back(float* __restrict R, const float* __restri
   da = hsum(rs) + rs_tail;
 }
 
-STATESCOPE_CLONES void state_norms(const float* __restrict S, const float* __restrict old, int64_t n, double& sq,
-                                   double& dsq) {
-  typedef float v4f __attribute__((vector_size(16), aligned(4)));
-  typedef double v4d __attribute__((vector_size(32), aligned(8)));
-  v4d a = {0, 0, 0, 0}, d = {0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const v4d s = __builtin_convertvector(*reinterpret_cast<const v4f*>(S + i), v4d);
-    const v4d o = __builtin_convertvector(*reinterpret_cast<const v4f*>(old + i), v4d);
-    a += s * s;
-    d += (s - o) * (s - o);
+namespace {
+
+typedef double v4d __attribute__((vector_size(32), aligned(8)));
+// The eight lanes of v as two float64 vectors, added to acc.
+inline void add_f64(v4d& acc, v8 v) {
+  acc += __builtin_convertvector(__builtin_shufflevector(v, v, 0, 1, 2, 3), v4d) +
+         __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d);
+}
+
+// step_row that also measures: adds this row's sum of s'^2 and of (s' - s)^2 into sq and dq (float64).
+inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __restrict B, const float* __restrict C,
+                         int64_t N, int64_t Nv, float a, float* tail, v4d& sq, v4d& dq, double& sq_tail,
+                         double& dq_tail) {
+  const v8 xdv = splat(xd);
+  v8 acc = splat(0.0f), q = splat(0.0f), d = splat(0.0f);
+  for (int64_t n = 0; n < Nv; n += W) {
+    const v8 o = load(s + n), v = av * o + xdv * load(B + n), e = v - o;
+    store(s + n, v);
+    acc += v * load(C + n);
+    q += v * v;
+    d += e * e;
   }
-  double ta = 0, td = 0;
-  for (; i < n; ++i) {
-    const double s = S[i], o = old[i];
-    ta += s * s;
-    td += (s - o) * (s - o);
+  add_f64(sq, q);
+  add_f64(dq, d);
+  float t = 0.0f;
+  for (int64_t n = Nv; n < N; ++n) {
+    const float o = s[n];
+    s[n] = a * o + xd * B[n];
+    t += s[n] * C[n];
+    sq_tail += static_cast<double>(s[n]) * s[n];
+    dq_tail += (static_cast<double>(s[n]) - o) * (static_cast<double>(s[n]) - o);
   }
-  sq = (a[0] + a[1]) + (a[2] + a[3]) + ta;
-  dsq = (d[0] + d[1]) + (d[2] + d[3]) + td;
+  *tail = t;
+  return acc;
+}
+
+inline double hsum4(v4d v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+
+}  // namespace
+
+STATESCOPE_CLONES void scan_step_norms(float* __restrict S, const float* __restrict x, float dt, float a,
+                                       const float* __restrict B, const float* __restrict C, float* __restrict y,
+                                       int64_t P, int64_t N, double& sq, double& dsq) {
+  const int64_t Nv = N - N % W;
+  const v8 av = splat(a);
+  v4d q = {0, 0, 0, 0}, d = {0, 0, 0, 0};
+  double q_tail = 0, d_tail = 0;
+  int64_t p = 0;
+  for (; p + W <= P; p += W) {
+    v8 acc[W];
+    float tail[W];
+    for (int j = 0; j < W; ++j)
+      acc[j] = step_row_norms(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j], q, d, q_tail, d_tail);
+    store(y + p, hsum8x8(acc) + load(tail));
+  }
+  for (; p < P; ++p) {
+    float tail;
+    const v8 acc = step_row_norms(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail, q, d, q_tail, d_tail);
+    y[p] = hsum(acc) + tail;
+  }
+  sq = hsum4(q) + q_tail;
+  dsq = hsum4(d) + d_tail;
 }
 
 // ---------------------------------------------------------------------------------------------------

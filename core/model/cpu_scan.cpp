@@ -31,25 +31,26 @@ int64_t nc_of(const CpuScanArgs& a) { return (a.L + Q_of(a) - 1) / Q_of(a); }
 void forward_head(const CpuScanArgs& d, int64_t bi, int64_t h, float* y, float* hf, float* starts, float* nm,
                   float* dl) {
   const int64_t H = d.H, P = d.P, N = d.N, PN = P * N, g = h / (H / d.G), Q = Q_of(d), nc = nc_of(d);
-  std::vector<float> S(PN), old(nm ? PN : 0);
+  std::vector<float> S(PN);
   if (d.h0) std::copy_n(d.h0 + (bi * H + h) * PN, PN, S.begin());
   const float A = d.A[h];
   for (int64_t t = 0; t < d.L; ++t) {
     if (starts && t % Q == 0) std::copy(S.begin(), S.end(), starts + ((bi * H + h) * nc + t / Q) * PN);
-    if (nm) std::copy(S.begin(), S.end(), old.begin());
     const int64_t bl = bi * d.L + t;
     const float dt = d.dt[bl * H + h];
     const float* xv = xrow(d, bl, h);
     float* yv = y + (bl * H + h) * P;
-    cpu::scan_step(S.data(), xv, dt, std::exp(dt * A), d.B + bc_at(d, bl, g), d.C + bc_at(d, bl, g), yv, P, N);
-    if (d.D)  // the skip term: y += D x
-      for (int64_t p = 0; p < P; ++p) yv[p] += d.D[h] * xv[p];
-    if (nm) {  // measurements: sums in double
+    const float a = std::exp(dt * A), *Bv = d.B + bc_at(d, bl, g), *Cv = d.C + bc_at(d, bl, g);
+    if (nm) {  // with the measurements
       double sq = 0, dsq = 0;
-      cpu::state_norms(S.data(), old.data(), PN, sq, dsq);
+      cpu::scan_step_norms(S.data(), xv, dt, a, Bv, Cv, yv, P, N, sq, dsq);
       nm[bl * H + h] = static_cast<float>(std::sqrt(sq));
       dl[bl * H + h] = static_cast<float>(std::sqrt(dsq));
+    } else {
+      cpu::scan_step(S.data(), xv, dt, a, Bv, Cv, yv, P, N);
     }
+    if (d.D)  // the skip term: y += D x
+      for (int64_t p = 0; p < P; ++p) yv[p] += d.D[h] * xv[p];
   }
   std::copy(S.begin(), S.end(), hf + (bi * H + h) * PN);
 }
