@@ -8,7 +8,8 @@ jobs="${1:-$(nproc)}"; spec="${2:-$root/data/experiments/demo.json}"
 bash "$root/tools/build.sh" >/dev/null
 cli="$root/build/bin/statescope-cli"; py="$root/.venv/bin/python"
 out="$(mktemp -d)"; trap 'rm -rf "$out"' EXIT
-echo "# $(date -u +%FT%TZ) $(nproc) cores, $(basename "$spec"), --threads 1"
+cpu="$(lscpu | sed -n "s/^Model name: *//p" | head -1)"
+echo "# $(date -u +%FT%TZ) $(nproc) cores ($cpu), $(basename "$spec"), --threads 1"
 t() { local s e; s=$(date +%s.%N); "$@" > "$out/log" 2>&1 || { cat "$out/log"; exit 1; }; e=$(date +%s.%N); "$py" -c "print($e - $s)"; }
 serial=$(t "$cli" --threads 1 run "$spec" -o "$out/serial.h5" --jobs 1)
 parallel=$(t "$cli" --threads 1 run "$spec" -o "$out/parallel.h5" --jobs "$jobs")

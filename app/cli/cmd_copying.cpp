@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/interrupt.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
 #include "core/analyses/copying.h"
@@ -84,7 +85,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
           std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s", run.c_str(),
                         (long long)s.step, (long long)s.steps, s.loss, s.tokens_per_s, fmt_eta(s.eta_s).c_str());
           line.update(buf, s.step == s.steps);
-          return true;
+          return !interrupted();
         });
         line.done();
         if (r.train.status != "finished") {

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/interrupt.h"
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
@@ -44,7 +45,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
     const EffRemResult r = measure_run(*file, o->run, [&] {
       return effective_remembrance(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
         line.update("effrem " + std::to_string(d) + "/" + std::to_string(t), d == t);
-        return true;
+        return !interrupted();
       });
     });
     line.done();

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/interrupt.h"
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
@@ -57,7 +58,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     const EvalResult r = measure_run(*file, o->run, [&] {
       return evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
         line.update("eval forward " + std::to_string(d) + "/" + std::to_string(t), d == t);
-        return true;
+        return !interrupted();
       });
     });
     line.done();
@@ -108,7 +109,7 @@ Runner add_run(CLI::App& app, const std::string&) {
     auto runs = run_experiment(
         ss.str(), o->spec, o->output,
         [&](const ExperimentProgress& p) {
-          if (p.phase == "queued") return true;
+          if (p.phase == "queued") return !interrupted();
           char buf[200];
           if (p.phase == "train")
             std::snprintf(buf, sizeof buf, "%s train %lld/%lld  %.3f bits/token  %.0f tok/s  ETA %s", p.run.c_str(),
@@ -117,7 +118,7 @@ Runner add_run(CLI::App& app, const std::string&) {
             std::snprintf(buf, sizeof buf, "%s %s %lld/%lld  ETA %s", p.run.c_str(), p.phase.c_str(), (long long)p.done,
                           (long long)p.total, fmt_eta(p.eta_s).c_str());
           board.update(p.run, buf);
-          return true;
+          return !interrupted();
         },
         [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs);
     board.done();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <iostream>
 
+#include "app/cli/interrupt.h"
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
@@ -77,7 +78,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                   run_name.c_str(), (long long)s.step, (long long)s.steps, s.loss, s.loss / std::log(2.0), s.lr,
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
-    return true;
+    return !interrupted();
   }, {(o.checkpoint_every > 0 || o.resume) ? ckdir : std::string(), o.checkpoint_every, o.resume});
   line.done();
   file->set_status(run_name, result.status, result.message);

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/interrupt.h"
 #include "core/base/error.h"
 #include "core/data/corpus.h"
 #include "core/data/dataset.h"
@@ -69,7 +70,7 @@ auto measure_run(ExperimentFile& file, const std::string& run, F&& measure) {
   try {
     return measure();
   } catch (const Error& e) {
-    file.set_status(run, "failed", e.what());
+    file.set_status(run, status_after("failed"), e.what());
     throw;
   }
 }

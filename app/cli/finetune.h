@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/interrupt.h"
 #include "app/cli/progress.h"
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
@@ -49,7 +50,7 @@ inline void finetune(Mamba2LM& model, const std::vector<Document>& docs, const P
                     std::to_string(s.loss) + "  " + std::to_string(static_cast<int64_t>(s.tokens_per_s)) + " tok/s  ETA " +
                     fmt_eta(s.eta_s),
                 s.step == s.steps);
-    return true;
+    return !interrupted();
   });
   line.done();
   if (r.status != "finished") {

@@ -1,12 +1,42 @@
 // main.cpp — statescope-cli: the headless front end. Verbs live in cmd_*.cpp.
-// Exit codes: 0 success, 1 failure (with one line on stderr naming the cause), 2 bad usage.
+// Exit codes: 0 success, 1 failure (with one line on stderr naming the cause), 2 bad usage,
+// 130 cancelled by SIGINT/SIGTERM (interrupt.h).
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <iostream>
 #include <map>
 
 #include "core/base/memory_tuning.h"
 #include "app/cli/commands.h"
+#include "app/cli/interrupt.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
+
+namespace statescope::cli {
+namespace {
+void on_interrupt(int sig) {
+  if (g_interrupts.fetch_add(1) >= 1) {  // the second one: stop now
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+    return;
+  }
+  static const char msg[] = "\nstatescope-cli: cancelling: every job stops at its next step and finished work stays "
+                            "in the file (again to stop at once)\n";
+  [[maybe_unused]] auto n = write(2, msg, sizeof msg - 1);
+}
+}  // namespace
+
+void install_interrupt_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sa.sa_flags = SA_RESTART;  // reads and writes in flight go on (an HDF5 write must not fail with EINTR)
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+}  // namespace statescope::cli
 
 int main(int argc, char** argv) {
   statescope::tune_malloc_for_tensors();
@@ -65,11 +95,15 @@ int main(int argc, char** argv) {
     statescope::configure_threads(threads);
     statescope::set_compute(device, precision);
     statescope::set_scan_kernels(scan);
-    for (auto* sub : app.get_subcommands()) return runners.at(sub)();
+    statescope::cli::install_interrupt_handlers();
+    for (auto* sub : app.get_subcommands()) {
+      const int rc = runners.at(sub)();
+      return statescope::cli::interrupted() ? 130 : rc;
+    }
   } catch (const std::exception& e) {
     std::string msg = e.what();
     std::cerr << "statescope-cli: error: " << msg.substr(0, msg.find('\n')) << "\n";
-    return 1;
+    return statescope::cli::interrupted() ? 130 : 1;
   }
   return 1;
 }
