@@ -40,6 +40,21 @@ struct StateStatsOptions {
   int64_t segment = 512;
 };
 
+// The unexplored-states detector (unexplored.h): an envelope of the states met in training per
+// (layer, head), then the fraction of evaluation states outside it at each position.
+struct UnexploredOptions {
+  int64_t T = 32;               // the training window
+  int64_t length = 0;           // evaluation positions per sequence (default 64T)
+  int64_t sequences = 32;       // evaluation sequences (the evaluation's own, so excess can be compared)
+  int64_t stride = 0;           // a state is scored after every stride-th position (default T/2)
+  int64_t train_steps = 200;    // training batches replayed under the run's policy to sample its states
+  int64_t train_batch = 16;     //   ... rows per batch
+  int64_t samples = 2048;       // training states kept per layer (reservoir), 1/5 of them held out
+  int64_t components = 8;       // principal components of the envelope model
+  double quantile = 0.99;       // held-out training states inside the envelope (calibration)
+  int64_t bootstrap = 200;      // resamples of sequences for the rank correlation's interval
+};
+
 // The shape of the fresh model the copying analysis trains: 2 layers, d_model 64, d_state 32,
 // headdim 16, byte vocabulary, chunks of 64.
 inline Mamba2Config default_copy_model() {

@@ -52,6 +52,30 @@ struct StateStatsResult {
 
 namespace statescope {
 
+// The unexplored-states detector: per (layer, head) an envelope of the states met in training (PCA
+// of the flattened state, score = T^2/k + Q/E[Q], threshold = a quantile of held-out training
+// scores), then, on evaluation sequences, the fraction of states outside it after each grid position.
+struct UnexploredResult {
+  int64_t T = 0, length = 0, sequences = 0, n_layer = 0, nheads = 0;
+  int64_t components = 0, train_samples = 0, train_steps = 0, train_batch = 0;
+  double quantile = 0;
+  std::vector<int64_t> positions;       // [npos] the state after each of these positions is scored
+  std::vector<double> outside;          // [npos, n_layer, nheads] fraction of sequences outside
+  std::vector<double> outside_mean;     // [npos] mean over layers and heads
+  std::vector<double> outside_seq;      // [sequences, npos] per sequence, mean over layers and heads
+  std::vector<double> heldout_outside;  // [n_layer, nheads] held-out training states outside (~1 - quantile)
+  std::vector<double> threshold;        // [n_layer, nheads] score threshold
+  // How well the outside fraction predicts the excess loss (full context minus state-reset
+  // reference, mean over the stride ending at each position), Spearman rank correlation over the
+  // positions >= T, with a percentile interval from resampling sequences. NaN when not computed.
+  double excess_rho = 0, excess_rho_lo = 0, excess_rho_hi = 0;
+  std::vector<double> excess;           // [npos] that excess (NaN below T or when not computed)
+};
+
+}  // namespace statescope
+
+namespace statescope {
+
 // Synthetic copying: accuracy per evaluated string length.
 struct CopyResult {
   std::vector<int64_t> lengths;        // [n] string lengths evaluated

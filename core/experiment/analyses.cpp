@@ -49,6 +49,19 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
     tick("states", 0, 1, 0);
     file.write_state_stats(run, state_statistics(model, *ctx.validation, o));
   }
+  if (spec.unexplored) {
+    UnexploredOptions o = *spec.unexplored;
+    o.T = ctx.T;
+    o.length = ctx.eval_length > 0 ? ctx.eval_length : 64 * ctx.T;
+    o.sequences = ctx.eval_sequences;
+    if (o.train_steps == 0) o.train_steps = ctx.posttrain_steps > 0 ? ctx.posttrain_steps : 200;
+    if (o.train_batch == 0) o.train_batch = ctx.posttrain_batch > 0 ? ctx.posttrain_batch : 16;
+    if (!ctx.train) throw Error("unexplored states: no training text");
+    // The baseline met zero-state windows only; a policy run its policy's states.
+    const PolicySpec ps = ctx.baseline ? PolicySpec{} : ctx.policy;
+    file.write_unexplored(run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, ctx.seed + 5, ctx.eval,
+                                                 [&](int64_t d, int64_t t) { tick("unexplored", d, t, 0); return true; }));
+  }
   if (spec.passkey) {
     auto lengths = spec.passkey->lengths;
     if (lengths.empty())

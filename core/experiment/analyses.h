@@ -14,6 +14,7 @@
 #include "core/analyses/effrem.h"
 #include "core/store/experiment_store.h"
 #include "core/analyses/state_stats.h"
+#include "core/analyses/unexplored.h"
 #include "core/experiment/spec.h"  // AnalysesSpec
 
 namespace statescope {
@@ -30,6 +31,9 @@ struct AnalysisContext {
   Compute compute;           // the run's (copying trains its fresh model with it)
   // (phase, done, total, loss) -> false cancels (throws Error "cancelled").
   std::function<bool(const std::string&, int64_t, int64_t, double)> progress;
+  const EvalResult* eval = nullptr;  // the run's evaluation (the unexplored-states detector correlates with it)
+  int64_t posttrain_steps = 200, posttrain_batch = 16;  // replayed by the detector unless its spec says
+  int64_t eval_length = 0, eval_sequences = 32;         // the evaluation's sequences, scored by the detector
 };
 
 // Runs every analysis in `spec` on `model`, writing each group into `run` of `file` as it finishes.

@@ -263,7 +263,8 @@ class ExperimentRunner {
         const TrainResult tr = posttrain(model, name, ps, index);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
       }
-      RunSummary summary = evaluate(model, name, label);
+      EvalResult eval;
+      RunSummary summary = evaluate(model, name, label, eval);
       if (spec_.analyses.any() && !cancelled_) {
         using clk = std::chrono::steady_clock;
         std::string phase_now;
@@ -279,6 +280,9 @@ class ExperimentRunner {
                               const double eta = rate > 0 ? (total - done) / rate : -1;
                               return report(ExperimentProgress{name, phase, done, total, rate, eta, loss});
                             }};
+        ctx.eval = &eval;
+        ctx.posttrain_steps = spec_.posttrain.steps, ctx.posttrain_batch = spec_.posttrain.batch;
+        ctx.eval_length = spec_.eval.length, ctx.eval_sequences = spec_.eval.sequences;
         run_analyses(model, spec_.analyses, ctx, *file_, name);
       }
       file_->set_status(name, "finished");
@@ -317,10 +321,10 @@ class ExperimentRunner {
   }
 
   // Per-position loss and state norms far past T, written to the run's groups.
-  RunSummary evaluate(Mamba2LM& model, const std::string& name, const std::string& label) {
+  RunSummary evaluate(Mamba2LM& model, const std::string& name, const std::string& label, EvalResult& r) {
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();
-    auto r = evaluate_positions(model, corpus_.validation, spec_.eval, [&](int64_t done, int64_t total) {
+    r = evaluate_positions(model, corpus_.validation, spec_.eval, [&](int64_t done, int64_t total) {
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       return report(ExperimentProgress{name, "eval", done, total, done / std::max(1e-9, el), el / done * (total - done), 0});
     });

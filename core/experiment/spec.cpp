@@ -47,6 +47,29 @@ StateStatsOptions parse_states(const JsonFields& f) {
   return o;
 }
 
+// "unexplored": the states met in training replayed for the post-training's steps and batch unless
+// given; scored on the evaluation's own sequences (its length and count).
+UnexploredOptions parse_unexplored(const JsonFields& f) {
+  f.only({"stride", "train_steps", "train_batch", "samples", "components", "quantile", "bootstrap"});
+  UnexploredOptions o;
+  o.train_steps = o.train_batch = 0;  // 0: the spec's posttrain steps and batch
+  f.read("stride", o.stride);
+  f.read("train_steps", o.train_steps);
+  f.read("train_batch", o.train_batch);
+  f.read("samples", o.samples);
+  f.read("components", o.components);
+  f.read("quantile", o.quantile);
+  f.read("bootstrap", o.bootstrap);
+  if (o.stride < 0) f.fail("stride", "must be >= 0 (0: T/2), got " + std::to_string(o.stride));
+  if (o.train_steps < 0) f.fail("train_steps", "must be >= 0 (0: posttrain.steps), got " + std::to_string(o.train_steps));
+  if (o.train_batch < 0) f.fail("train_batch", "must be >= 0 (0: posttrain.batch), got " + std::to_string(o.train_batch));
+  if (o.samples < 50) f.fail("samples", "must be >= 50, got " + std::to_string(o.samples));
+  positive(f, "components", o.components);
+  if (!(o.quantile > 0 && o.quantile < 1)) f.fail("quantile", "must be in (0, 1), got " + std::to_string(o.quantile));
+  if (o.bootstrap < 0) f.fail("bootstrap", "must be >= 0, got " + std::to_string(o.bootstrap));
+  return o;
+}
+
 // "finetune": {"steps", "T", "batch", "lr", "warmup", "examples", "loss_on": "answer" | "all"}.
 AnalysesSpec::TaskFinetune parse_finetune(const JsonFields& f, AnalysesSpec::TaskFinetune o) {
   f.only({"steps", "T", "batch", "lr", "warmup", "examples", "loss_on"});
@@ -220,13 +243,14 @@ EvalOptions ExperimentSpec::default_eval() {
 
 AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   const JsonFields f(j, src, "analyses.");
-  f.only({"effrem", "states", "passkey", "babi", "copying"});
+  f.only({"effrem", "states", "passkey", "babi", "copying", "unexplored"});
   AnalysesSpec a;
   if (f.has("effrem")) a.effrem = parse_effrem(f.child("effrem"));
   if (f.has("states")) a.states = parse_states(f.child("states"));
   if (f.has("passkey")) a.passkey = parse_passkey(f.child("passkey"));
   if (f.has("babi")) a.babi = parse_babi(f.child("babi"));
   if (f.has("copying")) a.copying = parse_copying(f.child("copying"));
+  if (f.has("unexplored")) a.unexplored = parse_unexplored(f.child("unexplored"));
   return a;
 }
 

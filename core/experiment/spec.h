@@ -51,7 +51,9 @@ struct AnalysesSpec {
     static TrainOptions default_train();  // 600 steps, batch 32, lr 3e-3, warmup 30
   };
   std::optional<Copying> copying;
-  bool any() const { return effrem || states || passkey || babi || copying; }
+  // The unexplored-states detector (unexplored.h); train_steps/train_batch 0 = posttrain's.
+  std::optional<UnexploredOptions> unexplored;
+  bool any() const { return effrem || states || passkey || babi || copying || unexplored; }
 };
 
 struct ExperimentSpec {

@@ -144,6 +144,28 @@ StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
   return r;
 }
 
+UnexploredResult read_unexplored(const H5File& f, const std::string& run) {
+  const Group g{f, run, run + "/unexplored"};
+  g.require("outside");
+  UnexploredResult r;
+  r.positions = g.i64("position");
+  r.T = g.attr_int("T"), r.length = g.attr_int("length"), r.sequences = g.attr_int("sequences");
+  r.n_layer = g.attr_int("n_layer"), r.nheads = g.attr_int("nheads"), r.components = g.attr_int("components");
+  r.train_samples = g.attr_int("train_samples"), r.train_steps = g.attr_int("train_steps");
+  r.train_batch = g.attr_int("train_batch");
+  const int64_t np = static_cast<int64_t>(r.positions.size());
+  r.outside = g.f64("outside", product(g, {np, r.n_layer, r.nheads}), "[position, layer, head]");
+  r.outside_mean = g.f64("outside_mean", np, "[position]");
+  r.outside_seq = g.f64("outside_seq", product(g, {r.sequences, np}), "[sequence, position]");
+  r.excess = g.f64("excess", np, "[position]");
+  r.heldout_outside = g.f64("heldout_outside", product(g, {r.n_layer, r.nheads}), "[layer, head]");
+  r.threshold = g.f64("threshold", product(g, {r.n_layer, r.nheads}), "[layer, head]");
+  const auto rho = g.f64("excess_rho", 3, "[rho, low, high]");
+  r.excess_rho = rho[0], r.excess_rho_lo = rho[1], r.excess_rho_hi = rho[2];
+  r.quantile = g.f64("quantile", 1, "[1]")[0];
+  return r;
+}
+
 PasskeyResult read_passkey(const H5File& f, const std::string& run) {
   const Group g{f, run, run + "/passkey"};
   g.require("accuracy");

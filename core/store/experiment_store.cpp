@@ -224,6 +224,34 @@ void ExperimentFile::write_effrem(const std::string& run, const EffRemResult& r)
   f_->flush();
 }
 
+void ExperimentFile::write_unexplored(const std::string& run, const UnexploredResult& r) {
+  const std::string g = run + "/unexplored";
+  const int64_t np = static_cast<int64_t>(r.positions.size()), NL = r.n_layer, H = r.nheads;
+  f_->write(g + "/position", r.positions.data(), {np});
+  f_->write(g + "/outside", r.outside.data(), {np, NL, H});
+  f_->write(g + "/outside_mean", r.outside_mean.data(), {np});
+  f_->write(g + "/outside_seq", r.outside_seq.data(), {r.sequences, np});
+  f_->write(g + "/excess", r.excess.data(), {np});
+  f_->write(g + "/heldout_outside", r.heldout_outside.data(), {NL, H});
+  f_->write(g + "/threshold", r.threshold.data(), {NL, H});
+  const std::vector<double> rho{r.excess_rho, r.excess_rho_lo, r.excess_rho_hi}, q{r.quantile};
+  f_->write(g + "/excess_rho", rho.data(), {3});
+  f_->write(g + "/quantile", q.data(), {1});
+  for (auto [k, v] : {std::pair{"T", r.T}, {"length", r.length}, {"sequences", r.sequences}, {"n_layer", NL},
+                      {"nheads", H}, {"components", r.components}, {"train_samples", r.train_samples},
+                      {"train_steps", r.train_steps}, {"train_batch", r.train_batch}})
+    f_->set_attr(g, k, std::to_string(v));
+  f_->set_attr(g, "definition",
+               "outside[position, layer, head]: fraction of evaluation sequences whose SSM state after the position "
+               "lies outside the envelope of the states met in training (training windows replayed under the run's "
+               "policy; per (layer, head) PCA score T^2/k + Q/E[Q] above the quantile of held-out training scores); "
+               "heldout_outside: the same for training states held out of the fit and the threshold; excess: mean "
+               "excess loss over the stride ending at each position (NaN below T); excess_rho: Spearman rank "
+               "correlation of outside_mean and excess over positions >= T, with a 95% interval from resampling "
+               "sequences");
+  f_->flush();
+}
+
 void ExperimentFile::write_state_stats(const std::string& run, const StateStatsResult& r) {
   const std::string g = run + "/state_stats";
   const int64_t np = static_cast<int64_t>(r.positions.size()), nl = static_cast<int64_t>(r.layers.size());

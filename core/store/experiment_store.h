@@ -57,6 +57,7 @@ class ExperimentFile {
   void write_eval(const std::string& run, const EvalResult& r);
   void write_effrem(const std::string& run, const EffRemResult& r);
   void write_state_stats(const std::string& run, const StateStatsResult& r);
+  void write_unexplored(const std::string& run, const UnexploredResult& r);
   // passkey/{length, depth, accuracy [length, depth], digit_accuracy [length, depth]}
   void write_passkey(const std::string& run, const PasskeyResult& r);
   // copying/{length, exact, token_accuracy, exact_passed, token_accuracy_passed}; attrs L, alphabet, T,
@@ -84,6 +85,7 @@ class ExperimentFile {
 EvalResult read_eval(const H5File& f, const std::string& run);
 EffRemResult read_effrem(const H5File& f, const std::string& run);
 StateStatsResult read_state_stats(const H5File& f, const std::string& run);
+UnexploredResult read_unexplored(const H5File& f, const std::string& run);
 PasskeyResult read_passkey(const H5File& f, const std::string& run);
 CopyResult read_copying(const H5File& f, const std::string& run);
 BabiResult read_babi(const H5File& f, const std::string& run);

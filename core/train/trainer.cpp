@@ -33,6 +33,26 @@ double learning_rate(const TrainOptions& o, int64_t step) {
   return o.lr * (o.min_lr_ratio + (1.0 - o.min_lr_ratio) * cosine);
 }
 
+void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+                      WindowSampler& windows, int64_t batch, int64_t T, uint64_t seed) {
+  torch::NoGradGuard ng;
+  const int64_t L = policy.spec().fit_length;
+  std::unique_ptr<WindowSampler> own;
+  if (L > 0) {
+    try {
+      own = std::make_unique<WindowSampler>(docs, L, seed * 7919 + 3);
+    } catch (const Error& e) {
+      throw Error("fitted noise fit_length " + std::to_string(L) + ": " + e.what());
+    }
+  }
+  WindowSampler& sampler = own ? *own : windows;
+  const int64_t len = L > 0 ? L : T;
+  for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
+    auto tokens = sampler.next(batch).narrow(1, 0, len);  // [B, len]
+    policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
+  }
+}
+
 namespace {
 
 // One training run's moving parts, each step of train() a method: the optimizer over the trainable
@@ -106,24 +126,7 @@ class TrainLoop {
 
   // Fitted noise: final states of zero-state batches before step 1 (windows of fit_length tokens
   // from their own sampler, so the training draws stay as they were; else training windows).
-  void calibrate() {
-    torch::NoGradGuard ng;
-    const int64_t L = policy_.spec().fit_length;
-    std::unique_ptr<WindowSampler> own;
-    if (L > 0) {
-      try {
-        own = std::make_unique<WindowSampler>(docs_, L, opt_.seed * 7919 + 3);
-      } catch (const Error& e) {
-        throw Error("fitted noise fit_length " + std::to_string(L) + ": " + e.what());
-      }
-    }
-    WindowSampler& sampler = own ? *own : windows_;
-    const int64_t len = L > 0 ? L : opt_.T;
-    for (int64_t i = 0; i < policy_.spec().calibration_batches; ++i) {
-      auto tokens = sampler.next(opt_.batch).narrow(1, 0, len);  // [B, len]
-      policy_.observe(detach_state(model_->forward(tokens).final_state), {0, {}});
-    }
-  }
+  void calibrate() { calibrate_policy(model_, docs_, policy_, windows_, opt_.batch, opt_.T, opt_.seed); }
 
   // One optimizer step. Fills loss, lr and grad_norm of `info`; returns "" or why the run failed.
   std::string step(int64_t step, StepInfo& info) {

@@ -10,6 +10,7 @@
 #include "core/model/mamba2_model.h"
 #include "core/base/results.h"
 #include "core/train/options.h"  // TrainOptions, CheckpointOptions
+#include "core/train/samplers.h"
 #include "core/train/state_policy.h"
 
 namespace statescope {
@@ -26,6 +27,11 @@ struct TrainResult {
 using ProgressFn = std::function<bool(const StepInfo&)>;
 
 double learning_rate(const TrainOptions& o, int64_t step);  // step from 1
+
+// Fitted noise before step 1: observe() the final states of `calibration_batches` zero-state batches
+// (windows of fit_length tokens from their own sampler seeded by `seed`, else of T from `windows`).
+void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+                      WindowSampler& windows, int64_t batch, int64_t T, uint64_t seed);
 
 // Trains `model` in place on `docs`. A NaN/Inf loss stops with status "failed" naming the step.
 TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,

@@ -1,0 +1,286 @@
+// unexplored.cpp — the unexplored-states detector (see unexplored.h).
+#include "core/analyses/unexplored.h"
+
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <random>
+
+#include "core/analyses/evaluate.h"
+#include "core/base/error.h"
+#include "core/train/samplers.h"
+#include "core/train/state_policy.h"
+#include "core/train/trainer.h"
+
+namespace statescope {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The envelope's samples: every 10th sample from the 9th on calibrates the threshold, from the
+// 10th on checks it; the rest fit.
+enum class Part { Fit, Calibrate, Check };
+Part part_of(int64_t i) { return i % 10 == 8 ? Part::Calibrate : i % 10 == 9 ? Part::Check : Part::Fit; }
+
+torch::Tensor rows_of(const torch::Tensor& x, Part p) {  // x [M, ...] -> the rows of part p
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < x.size(0); ++i)
+    if (part_of(i) == p) idx.push_back(i);
+  return x.index_select(0, torch::tensor(idx, torch::kInt64));
+}
+
+void check_options(const UnexploredOptions& o) {
+  auto bad = [](const std::string& what) { throw Error("unexplored: " + what); };
+  if (o.T < 2) bad("T must be >= 2");
+  if (o.length < 1 || o.sequences < 1) bad("length and sequences must be >= 1");
+  if (o.stride < 1 || o.stride > o.length) bad("stride must be in [1, length]");
+  if (o.train_steps < 1 || o.train_batch < 1) bad("train_steps and train_batch must be >= 1");
+  if (o.samples < 50) bad("samples must be >= 50 (the envelope holds 1/10 of them out twice)");
+  if (o.components < 1) bad("components must be >= 1");
+  if (!(o.quantile > 0 && o.quantile < 1)) bad("quantile must be in (0, 1)");
+  if (o.bootstrap < 0) bad("bootstrap must be >= 0");
+}
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<size_t> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) r[order[k]] = 0.5 * static_cast<double>(i + j) + 1.0;  // ties: mean rank
+    i = j + 1;
+  }
+  return r;
+}
+
+}  // namespace
+
+double spearman(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 3) return kNaN;
+  const auto rx = ranks(x), ry = ranks(y);
+  const double n = static_cast<double>(x.size()), m = (n + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - m) * (ry[i] - m);
+    sxx += (rx[i] - m) * (rx[i] - m);
+    syy += (ry[i] - m) * (ry[i] - m);
+  }
+  return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
+}
+
+StateEnvelope::StateEnvelope(const torch::Tensor& states, int64_t components, double quantile) {
+  if (states.dim() != 3 || states.size(0) < 50) throw Error("state envelope: need states [M >= 50, H, D]");
+  auto x = states.to(torch::kCPU, torch::kFloat64);  // [M, H, D]
+  auto fit = rows_of(x, Part::Fit), cal = rows_of(x, Part::Calibrate), chk = rows_of(x, Part::Check);
+  const int64_t n = fit.size(0), H = x.size(1), D = x.size(2);
+  k_ = std::min({components, D, n - 1});
+  mean_ = fit.mean(0);                                              // [H, D]
+  basis_ = torch::empty({H, D, k_}, torch::kFloat64);
+  lambda_ = torch::empty({H, k_}, torch::kFloat64);
+  q_mean_ = torch::empty({H}, torch::kFloat64);
+  for (int64_t h = 0; h < H; ++h) {
+    auto xc = fit.select(1, h) - mean_[h];                          // [n, D]
+    auto [U, S, Vh] = at::linalg_svd(xc, /*full_matrices=*/false);  // S [min(n, D)], Vh [min(n, D), D]
+    const double total = S.square().sum().item<double>() / static_cast<double>(n - 1);
+    const double floor = 1e-12 * total + 1e-300;                    // a flat direction must not divide by 0
+    lambda_[h] = (S.narrow(0, 0, k_).square() / static_cast<double>(n - 1)).clamp_min(floor);
+    basis_[h] = Vh.narrow(0, 0, k_).t();
+    auto z = xc.matmul(basis_[h]);                                  // [n, k]
+    q_mean_[h] = std::max((xc.square().sum(1) - z.square().sum(1)).clamp_min(0).mean().item<double>(), floor);
+  }
+  auto thr_scores = score(cal);                                     // [n_cal, H]
+  threshold_ = torch::quantile(thr_scores, quantile, /*dim=*/0);    // [H]
+  checked_ = (score(chk) > threshold_).to(torch::kFloat64).mean(0); // [H]
+}
+
+torch::Tensor StateEnvelope::score(const torch::Tensor& states) const {
+  auto xc = states.to(torch::kCPU, torch::kFloat64) - mean_;        // [b, H, D]
+  auto z = torch::einsum("bhd,hdk->bhk", {xc, basis_});              // [b, H, k]
+  auto t2 = (z.square() / lambda_).sum(-1) / static_cast<double>(k_);
+  auto q = (xc.square().sum(-1) - z.square().sum(-1)).clamp_min(0) / q_mean_;
+  return t2 + q;                                                     // [b, H]
+}
+
+std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Document>& train, const PolicySpec& ps,
+                                           const UnexploredOptions& o, uint64_t seed,
+                                           const std::function<bool(int64_t, int64_t)>& progress) {
+  torch::NoGradGuard ng;
+  model->eval();
+  const auto& c = model->config();
+  const int64_t NL = c.n_layer, H = c.nheads(), D = c.headdim * c.d_state, B = o.train_batch, T = o.T;
+  // Kept states within 1 GiB of float32: fewer samples for large models, said by the result's train_samples.
+  const int64_t M = std::min(o.samples, (int64_t{1} << 28) / std::max<int64_t>(1, NL * H * D));
+  if (M < 50) throw Error("unexplored: 50 training states per layer of this model do not fit in 1 GiB");
+  auto policy = make_policy(ps, seed);
+  WindowSampler windows(train, T, seed * 7919 + 1);
+  std::unique_ptr<StreamSampler> streams;
+  if (policy->wants_stream()) streams = std::make_unique<StreamSampler>(train, T, B, seed * 7919 + 2);
+  if (policy->wants_calibration()) calibrate_policy(model, train, *policy, windows, B, T, seed);
+  std::vector<torch::Tensor> keep;
+  for (int64_t l = 0; l < NL; ++l) keep.push_back(torch::empty({M, H, D}, torch::kFloat32));
+  std::mt19937_64 rng(seed * 31 + 7);
+  int64_t seen = 0;
+  auto offer = [&](const ModelState& st) {  // each row's state (all layers) is one reservoir item
+    for (int64_t r = 0; r < B; ++r, ++seen) {
+      const int64_t slot = seen < M ? seen : std::uniform_int_distribution<int64_t>(0, seen)(rng);
+      if (slot >= M) continue;
+      for (int64_t l = 0; l < NL; ++l) keep[l][slot].copy_(st[l].ssm[r].reshape({H, D}));
+    }
+  };
+  std::vector<int64_t> cuts;  // the window's states after T/4, T/2, 3T/4 and T tokens
+  for (int64_t q = 1; q <= 4; ++q)
+    if (int64_t e = q * T / 4; e > 0 && (cuts.empty() || e > cuts.back())) cuts.push_back(e);
+  const auto dev = model->output_weight().device();
+  for (int64_t step = 1; step <= o.train_steps; ++step) {
+    PolicyStep ps_step{step, {}};
+    torch::Tensor tokens;
+    if (streams) {
+      auto b = streams->next();
+      tokens = b.tokens;
+      ps_step.fresh = b.fresh;
+    } else {
+      tokens = windows.next(B);
+    }
+    tokens = tokens.to(dev);  // [B, T+1]
+    ModelState st = policy->initial(model, B, ps_step);
+    if (st.empty()) st = model->zero_state(B);
+    offer(st);  // the state the window started from
+    int64_t start = 0;
+    for (int64_t end : cuts) {
+      st = detach_state(model->forward(tokens.narrow(1, start, end - start), &st).final_state);
+      offer(st);
+      start = end;
+    }
+    policy->observe(st, ps_step);
+    if (progress && !progress(step, o.train_steps)) throw Error("unexplored states cancelled");
+  }
+  if (seen < M)  // fewer states than slots: keep what there is
+    for (auto& k : keep) k = k.narrow(0, 0, seen);
+  return keep;
+}
+
+UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>& train,
+                                   const std::vector<Document>& validation, const PolicySpec& ps,
+                                   const UnexploredOptions& o0, uint64_t seed, const EvalResult* eval,
+                                   const std::function<bool(int64_t, int64_t)>& progress) {
+  UnexploredOptions o = o0;
+  if (o.length <= 0) o.length = 64 * o.T;
+  if (o.stride <= 0) o.stride = std::max<int64_t>(1, o.T / 2);
+  check_options(o);
+  const auto& c = model->config();
+  const int64_t NL = c.n_layer, H = c.nheads(), D = c.headdim * c.d_state, S = o.sequences, L = o.length;
+  std::vector<int64_t> positions;
+  for (int64_t p = o.stride - 1; p < L; p += o.stride) positions.push_back(p);
+  const int64_t npos = static_cast<int64_t>(positions.size());
+  const int64_t eb = std::min<int64_t>(S, 16);  // sequences per forward
+  const int64_t total = o.train_steps + (S + eb - 1) / eb * npos;
+  int64_t done = 0;
+
+  // 1-2. Training states and their envelopes.
+  auto samples = training_states(model, train, ps, o, seed, [&](int64_t d, int64_t) {
+    return !progress || progress(++done, total);
+  });
+  std::vector<StateEnvelope> env;
+  for (auto& s : samples) env.emplace_back(s, o.components, o.quantile);
+
+  // 3. Evaluation states, scored after every stride-th position; counts only.
+  torch::NoGradGuard ng;
+  model->eval();
+  const auto seqs = eval_sequences(validation, L, S);  // the evaluation's own sequences
+  auto counts = torch::zeros({npos, NL, H}, torch::kFloat64);
+  std::vector<double> outside_seq(static_cast<size_t>(S * npos), 0.0);
+  const auto dev = model->output_weight().device();
+  for (int64_t s0 = 0; s0 < S; s0 += eb) {
+    const int64_t b = std::min(eb, S - s0);
+    auto tok = torch::empty({b, L}, torch::kInt64);
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t t = 0; t < L; ++t) tok[i][t] = seqs[s0 + i][t];
+    tok = tok.to(dev);
+    ModelState st;
+    int64_t start = 0;
+    for (int64_t j = 0; j < npos; ++j) {
+      const int64_t end = positions[j] + 1;
+      st = model->forward(tok.narrow(1, start, end - start), st.empty() ? nullptr : &st).final_state;
+      start = end;
+      auto per_seq = torch::zeros({b}, torch::kFloat64);
+      for (int64_t l = 0; l < NL; ++l) {
+        auto out = (env[l].score(st[l].ssm.reshape({b, H, D})) > env[l].threshold()).to(torch::kFloat64);  // [b, H]
+        counts[j][l] += out.sum(0);
+        per_seq += out.sum(1);
+      }
+      for (int64_t i = 0; i < b; ++i)
+        outside_seq[(s0 + i) * npos + j] = per_seq[i].item<double>() / static_cast<double>(NL * H);
+      if (progress && !progress(++done, total)) throw Error("unexplored states cancelled");
+    }
+  }
+
+  UnexploredResult r;
+  r.T = o.T, r.length = L, r.sequences = S, r.n_layer = NL, r.nheads = H;
+  r.components = env.front().components(), r.train_samples = samples.front().size(0);
+  r.train_steps = o.train_steps, r.train_batch = o.train_batch, r.quantile = o.quantile;
+  r.positions = positions;
+  auto frac = (counts / static_cast<double>(S)).contiguous();
+  r.outside.assign(frac.data_ptr<double>(), frac.data_ptr<double>() + frac.numel());
+  auto fm = frac.mean({1, 2}).contiguous();
+  r.outside_mean.assign(fm.data_ptr<double>(), fm.data_ptr<double>() + npos);
+  r.outside_seq = outside_seq;
+  for (int64_t l = 0; l < NL; ++l)
+    for (int64_t h = 0; h < H; ++h) {
+      r.heldout_outside.push_back(env[l].heldout_outside()[h].item<double>());
+      r.threshold.push_back(env[l].threshold()[h].item<double>());
+    }
+
+  // 4. The excess over each stride (positions >= T) and its rank correlation with the outside fraction.
+  r.excess.assign(npos, kNaN);
+  r.excess_rho = r.excess_rho_lo = r.excess_rho_hi = kNaN;
+  if (!eval || eval->sequences != S || eval->length != L || eval->windowed_seq.size() != static_cast<size_t>(S * L))
+    return r;
+  std::vector<double> ex(static_cast<size_t>(S * npos), kNaN);  // [S, npos]
+  std::vector<int64_t> used;                                     // grid points with a defined excess
+  for (int64_t j = 0; j < npos; ++j) {
+    const int64_t t0 = std::max(o.T, positions[j] - o.stride + 1), t1 = positions[j];
+    if (t0 > t1) continue;
+    used.push_back(j);
+    for (int64_t s = 0; s < S; ++s) {
+      double sum = 0;
+      for (int64_t t = t0; t <= t1; ++t) sum += eval->nll_seq[s * L + t] - eval->windowed_seq[s * L + t];
+      ex[s * npos + j] = sum / static_cast<double>(t1 - t0 + 1);
+    }
+  }
+  auto rho_of = [&](const std::vector<int64_t>& pick) {  // pick: sequences (with repeats)
+    std::vector<double> a, e;
+    for (int64_t j : used) {
+      double so = 0, se = 0;
+      for (int64_t s : pick) so += outside_seq[s * npos + j], se += ex[s * npos + j];
+      a.push_back(so / static_cast<double>(pick.size()));
+      e.push_back(se / static_cast<double>(pick.size()));
+    }
+    return std::pair{spearman(a, e), e};
+  };
+  std::vector<int64_t> all(S);
+  std::iota(all.begin(), all.end(), 0);
+  auto [rho, e_mean] = rho_of(all);
+  r.excess_rho = rho;
+  for (size_t i = 0; i < used.size(); ++i) r.excess[used[i]] = e_mean[i];
+  std::mt19937_64 rng(seed * 131 + 5);
+  std::vector<double> boot;
+  for (int64_t k = 0; k < o.bootstrap; ++k) {
+    std::vector<int64_t> pick(S);
+    for (auto& p : pick) p = std::uniform_int_distribution<int64_t>(0, S - 1)(rng);
+    if (double v = rho_of(pick).first; std::isfinite(v)) boot.push_back(v);
+  }
+  if (boot.size() >= 10) {
+    std::sort(boot.begin(), boot.end());
+    auto at = [&](double q) { return boot[static_cast<size_t>(std::floor(q * static_cast<double>(boot.size() - 1)))]; };
+    r.excess_rho_lo = at(0.025), r.excess_rho_hi = at(0.975);
+  }
+  return r;
+}
+
+}  // namespace statescope

@@ -1,0 +1,62 @@
+// unexplored.h — the unexplored-states detector: does a model, read far past its training context,
+// reach SSM states it never met in training? (the paper's "unexplored states hypothesis", measured).
+//
+// 1. The states met in training: training windows of T tokens replayed under the run's initial-state
+//    policy with the run's final weights (zero: every window from zero; noise: from its draws;
+//    fitted: calibrated as the trainer does; state passing: each batch from the previous batch's
+//    final states; TBTT: consecutive segments of each document), `train_steps` batches of
+//    `train_batch` rows. From each row the state it started from and the states after T/4, T/2,
+//    3T/4 and T tokens; a reservoir keeps `samples` of them per layer.
+// 2. The envelope, per (layer, head), of the flattened head state x (P N values): PCA on 80% of the
+//    samples; score(x) = T^2/k + Q/E[Q] with T^2 = sum_i z_i^2 / lambda_i over the top k components
+//    (Hotelling) and Q the squared residual off them (both about 1 on training states); the
+//    threshold is the `quantile` of the scores of 10% held out; the last 10% check it (their
+//    outside fraction is reported, about 1 - quantile when the model fits).
+// 3. Evaluation: the evaluation's own sequences (eval_sequences), forward in segments cut after every
+//    stride-th position; the state after each cut is scored. Only counts are kept: memory does not
+//    grow with the length.
+// 4. With the evaluation's per-sequence losses, the Spearman rank correlation between the outside
+//    fraction and the excess loss over positions >= T, with a 95% interval from resampling sequences.
+#pragma once
+#include <functional>
+#include <string>
+
+#include "core/analyses/options.h"  // UnexploredOptions
+#include "core/base/results.h"
+#include "core/data/corpus.h"
+#include "core/model/mamba2_model.h"
+#include "core/train/options.h"  // PolicySpec
+
+namespace statescope {
+
+// The envelope of one layer's heads, fitted to states [M, H, D] (float; D = headdim x d_state).
+class StateEnvelope {
+ public:
+  StateEnvelope(const torch::Tensor& states, int64_t components, double quantile);
+  // states [b, H, D] -> scores [b, H] (float64); outside = score > threshold().
+  torch::Tensor score(const torch::Tensor& states) const;
+  const torch::Tensor& threshold() const { return threshold_; }       // [H]
+  const torch::Tensor& heldout_outside() const { return checked_; }    // [H], the last 10%
+  int64_t components() const { return k_; }
+
+ private:
+  torch::Tensor mean_, basis_, lambda_, q_mean_, threshold_, checked_;  // [H, D], [H, D, k], [H, k], [H], [H], [H]
+  int64_t k_ = 0;
+};
+
+// Per layer [M, H, D] float32: the states met in training under `policy` (step 1 above).
+std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Document>& train, const PolicySpec& policy,
+                                           const UnexploredOptions& o, uint64_t seed,
+                                           const std::function<bool(int64_t, int64_t)>& progress = {});
+
+// The whole detector. `eval` (may be null): the run's evaluation of the same sequences, for the
+// rank correlation with the excess. progress(done, total) over both phases; false cancels (throws).
+UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>& train,
+                                   const std::vector<Document>& validation, const PolicySpec& policy,
+                                   const UnexploredOptions& o, uint64_t seed, const EvalResult* eval,
+                                   const std::function<bool(int64_t, int64_t)>& progress = {});
+
+// Spearman rank correlation of x and y (average ranks for ties); NaN for fewer than 3 points.
+double spearman(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace statescope

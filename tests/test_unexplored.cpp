@@ -1,0 +1,116 @@
+// test_unexplored.cpp — the unexplored-states detector (core/analyses/unexplored.h). Oracles: states
+// drawn from the distribution the envelope was fitted to fall outside at about 1 - quantile, states
+// far from it all fall outside, and a constant training set admits only itself; the rank
+// correlation against hand-worked values; on the embedded model (trained at T = 32 from zero states,
+// known to fail past T) states within T stay inside and states far past T leave; the result
+// round-trips through the experiment file.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "core/analyses/evaluate.h"
+#include "core/base/error.h"
+#include "core/model/checkpoint.h"
+#include "core/analyses/unexplored.h"
+#include "core/data/corpus.h"
+#include "core/model/model_registry.h"
+#include "core/store/experiment_store.h"
+#include "tests/scratch.h"
+
+using namespace statescope;
+
+namespace {
+
+// [n, H, D]: a low-rank Gaussian plus isotropic noise, different per head.
+torch::Tensor gaussian_states(int64_t n, uint64_t seed, double scale = 1.0, double shift = 0.0) {
+  auto g = at::detail::createCPUGenerator(seed);
+  const int64_t H = 2, D = 24, r = 4;
+  auto basis = at::normal(0.0, 1.0, {H, r, D}, at::detail::createCPUGenerator(99));  // fixed across calls
+  auto z = at::normal(0.0, 1.0, {n, H, r}, g) * torch::tensor({3.0, 2.0, 1.0, 0.5}).view({1, 1, r});
+  auto x = torch::einsum("nhr,hrd->nhd", {z, basis}) + at::normal(0.0, 0.1, {n, H, D}, g);
+  return ((x + shift) * scale).to(torch::kFloat32);
+}
+
+double outside(const StateEnvelope& e, const torch::Tensor& x) {
+  return (e.score(x) > e.threshold()).to(torch::kFloat64).mean().item<double>();
+}
+
+}  // namespace
+
+TEST(Unexplored, EnvelopeAdmitsItsDistributionAndRejectsOthers) {
+  StateEnvelope e(gaussian_states(4000, 1), 8, 0.99);
+  EXPECT_EQ(e.components(), 8);
+  // The held-out check and fresh draws from the same distribution: about 1% outside.
+  for (int64_t h = 0; h < 2; ++h) EXPECT_LE(e.heldout_outside()[h].item<double>(), 0.05);
+  const double same = outside(e, gaussian_states(4000, 2));
+  std::printf("[ info ] same distribution %.4f outside, 10x larger %.4f, shifted %.4f\n", same,
+              outside(e, gaussian_states(1000, 3, 10.0)), outside(e, gaussian_states(1000, 4, 1.0, 2.0)));
+  EXPECT_GT(same, 0.002);
+  EXPECT_LT(same, 0.03);
+  EXPECT_GT(outside(e, gaussian_states(1000, 3, 10.0)), 0.99);      // states 10x larger: all outside
+  EXPECT_GT(outside(e, gaussian_states(1000, 4, 1.0, 2.0)), 0.99);  // off the subspace: all outside
+
+  // A training set of one state (all zeros, as zero-state training's starts): only it is inside.
+  StateEnvelope z(torch::zeros({200, 2, 24}), 8, 0.99);
+  EXPECT_EQ(outside(z, torch::zeros({5, 2, 24})), 0.0);
+  EXPECT_EQ(outside(z, torch::full({5, 2, 24}, 1e-3)), 1.0);
+  EXPECT_THROW(StateEnvelope(torch::zeros({20, 2, 24}), 8, 0.99), Error);
+}
+
+TEST(Unexplored, SpearmanAgainstHandWorkedValues) {
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  // ranks x (1, 2, 3, 4, 5), y (2, 1, 4, 3, 5): 1 - 6 * 4 / (5 * 24) = 0.8
+  EXPECT_NEAR(spearman({1, 2, 3, 4, 5}, {2, 1, 4, 3, 5}), 0.8, 1e-12);
+  // ties take the mean rank: y ranks (1.5, 1.5, 3) against (1, 2, 3) -> Pearson 0.8660...
+  EXPECT_NEAR(spearman({1, 2, 3}, {5, 5, 7}), std::sqrt(3.0) / 2, 1e-12);
+  EXPECT_TRUE(std::isnan(spearman({1, 2}, {1, 2})));
+  EXPECT_TRUE(std::isnan(spearman({1, 1, 1}, {1, 2, 3})));
+}
+
+// The embedded model was trained from zero states at T = 32 and fails past T (test_eval): its states
+// within T are the ones training met; far past T they are not.
+TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
+  auto model = load_model_dir(resolve_model("embedded"));
+  auto corpus = load_austen(default_corpus_path());
+  UnexploredOptions o;
+  o.T = 32, o.length = 1024, o.sequences = 8, o.stride = 16, o.train_steps = 40, o.train_batch = 16;
+  o.samples = 1000, o.bootstrap = 100;
+  EvalOptions eo;
+  eo.T = 32, eo.length = 1024, eo.sequences = 8, eo.segment = 256, eo.batch = 8;
+  const auto eval = evaluate_positions(model, corpus.validation, eo);
+  const auto r = unexplored_states(model, corpus.train, corpus.validation, PolicySpec{}, o, 1, &eval);
+  ASSERT_EQ(r.positions.size(), 64u);
+  EXPECT_EQ(r.positions.front(), 15);
+  double within = 0, far = 0;
+  for (size_t j = 0; j < 2; ++j) within += r.outside_mean[j] / 2;   // after 16 and 32 tokens
+  for (size_t j = 32; j < 64; ++j) far += r.outside_mean[j] / 32;   // positions 512-1023
+  std::printf("[ info ] embedded: outside within T %.3f, at 16T-32T %.3f; held-out %.3f; rho %.2f [%.2f, %.2f]\n",
+              within, far, r.heldout_outside[0], r.excess_rho, r.excess_rho_lo, r.excess_rho_hi);
+  EXPECT_LT(within, 0.1);
+  EXPECT_GT(far, 0.5);
+  for (double h : r.heldout_outside) EXPECT_LE(h, 0.1);
+  EXPECT_TRUE(std::isnan(r.excess[0]));  // below T: no excess
+  EXPECT_FALSE(std::isnan(r.excess[2]));
+  ASSERT_TRUE(std::isfinite(r.excess_rho));
+  EXPECT_LE(r.excess_rho_lo, r.excess_rho);
+  EXPECT_GE(r.excess_rho_hi, r.excess_rho);
+
+  // Through the file and back, every dataset the size its axes make it.
+  const auto path = statescope::test::scratch("statescope_unexplored.h5");
+  {
+    WriteOptions w;
+    w.overwrite = true;
+    auto f = ExperimentFile::create(path, w);
+    f->begin_run({"baseline", "{}", "embedded", "", "none", 0, "", ""});
+    f->write_unexplored("baseline", r);
+  }
+  H5File f(path, H5File::Mode::Read);
+  const auto back = read_unexplored(f, "baseline");
+  EXPECT_EQ(back.outside, r.outside);
+  EXPECT_EQ(back.positions, r.positions);
+  EXPECT_EQ(back.excess_rho, r.excess_rho);
+  EXPECT_EQ(back.train_samples, r.train_samples);
+  EXPECT_EQ(back.quantile, r.quantile);
+}
