@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <numeric>
 
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
@@ -109,6 +110,28 @@ void inspect_file(const std::string& path, const std::string& prefix, bool tree,
         m_fit += fit[h] / H;
       }
       std::cout << "}; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit << "\n";
+    }
+    if (f.has(run + "/unexplored/outside")) {
+      const auto u = read_unexplored(f, run);
+      const double held = std::accumulate(u.heldout_outside.begin(), u.heldout_outside.end(), 0.0) /
+                          static_cast<double>(u.heldout_outside.size());
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "  unexplored: fraction of states outside the envelope of the training states (%lld per layer, "
+                    "%lld components, quantile %.3f; held-out training states outside: %.3f)\n    by position:",
+                    (long long)u.train_samples, (long long)u.components, u.quantile, held);
+      std::cout << buf;
+      for (int64_t lo = 0, hi = u.T; lo < u.length; lo = hi, hi *= 2) {  // [0, T), [T, 2T), [2T, 4T), ...
+        double sum = 0;
+        int n = 0;
+        for (size_t j = 0; j < u.positions.size(); ++j)
+          if (u.positions[j] >= lo && u.positions[j] < hi) sum += u.outside_mean[j], ++n;
+        if (n) std::snprintf(buf, sizeof buf, " [%lld, %lld) %.3f", (long long)lo, (long long)std::min(hi, u.length), sum / n),
+               std::cout << buf;
+      }
+      std::snprintf(buf, sizeof buf, "\n    Spearman with the excess over positions >= T: %.3f (95%% %.3f to %.3f)\n",
+                    u.excess_rho, u.excess_rho_lo, u.excess_rho_hi);
+      std::cout << buf;
     }
     if (f.has(run + "/passkey/accuracy")) {
       auto p = read_passkey(f, run);
