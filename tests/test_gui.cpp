@@ -38,6 +38,7 @@
 #include "core/experiment/spec.h"
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
+#include "views/unexplored_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
@@ -464,7 +465,8 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
                  "states": {"positions": [15, 31, 100], "sequences": 2, "bins": 21, "length": 128},
                  "passkey": {"lengths": [130, 160], "depths": [0, 0.5, 1], "samples": 2},
                  "babi": {"lengths": [200, 300], "samples": 3, "facts": 2},
-                 "copying": {"L": 3, "alphabet": 3, "steps": 2, "batch": 4, "samples": 3, "train_docs": 16}}})";
+                 "copying": {"L": 3, "alphabet": 3, "steps": 2, "batch": 4, "samples": 3, "train_docs": 16},
+                 "unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 20}}})";
   run_experiment(spec, "gui-test", out);
   gui::MainWindow w;
   w.set_quiet(true);
@@ -527,7 +529,13 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_EQ(st->histogram()->series_count(), 4);  // 2 runs x (histogram + fitted Gaussian)
   EXPECT_EQ(st->position_box()->count(), 3);
   EXPECT_EQ(st->change()->series_count(), 2);
-  auto* tb = qobject_cast<views::TablesView*>(w.tabs()->widget(6));
+  auto* un = qobject_cast<views::UnexploredView*>(w.tabs()->widget(6));
+  ASSERT_NE(un, nullptr);
+  EXPECT_TRUE(field<QCheckBox>(w.panel(), "a_unexplored")->isChecked());
+  EXPECT_EQ(un->outside_plot()->series_count(), 2);  // outside fraction per run, above
+  EXPECT_EQ(un->excess_plot()->series_count(), 2);   // its excess over the same positions, below
+  EXPECT_EQ(plots(6).size(), 2);
+  auto* tb = qobject_cast<views::TablesView*>(w.tabs()->widget(7));
   EXPECT_EQ(tb->copying_table()->columnCount(), 2);
   EXPECT_EQ(tb->copying_table()->rowCount(), 6);
   EXPECT_EQ(tb->babi_table()->rowCount(), 2);

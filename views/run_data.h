@@ -22,6 +22,7 @@ struct RunData {
   std::optional<PasskeyResult> passkey;
   std::optional<CopyResult> copying;
   std::optional<BabiResult> babi;
+  std::optional<UnexploredResult> unexplored;
 };
 
 using Runs = std::vector<RunData>;

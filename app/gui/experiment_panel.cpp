@@ -152,7 +152,7 @@ void ExperimentPanel::name_fields() {
       {sigmas, "sigmas"}, {fit_lengths, "fit_lengths"}, {baseline, "baseline"}, {p_zero, "p_zero"},
       {p_random, "p_random"}, {p_fitted, "p_fitted"}, {p_passing, "p_passing"}, {p_tbtt, "p_tbtt"},
       {a_effrem, "a_effrem"}, {a_states, "a_states"}, {a_passkey, "a_passkey"}, {a_babi, "a_babi"},
-      {a_copying, "a_copying"}, {device, "device"}, {precision, "precision"}, {scan, "scan"}, {jobs_, "jobs"},
+      {a_copying, "a_copying"}, {a_unexplored, "a_unexplored"}, {device, "device"}, {precision, "precision"}, {scan, "scan"}, {jobs_, "jobs"},
       {edit_button, "edit_button"}, {policy_note, "policy_note"}};
   for (auto& [w, name] : fields) w->setObjectName(name);
 }
@@ -276,7 +276,8 @@ QWidget* ExperimentPanel::build_evaluation(const ExperimentSpec& d) {
   a_passkey = new QCheckBox(tr("Passkey grid (zero-shot)"), ev);
   a_babi = new QCheckBox(tr("bAbI questions (zero-shot)"), ev);
   a_copying = new QCheckBox(tr("Copying (fresh model per policy)"), ev);
-  for (auto* c : {a_effrem, a_states, a_passkey, a_babi, a_copying}) ef->addRow(c);
+  a_unexplored = new QCheckBox(tr("Unexplored states (envelope of the training states)"), ev);
+  for (auto* c : {a_effrem, a_states, a_unexplored, a_passkey, a_babi, a_copying}) ef->addRow(c);
   return ev;
 }
 
@@ -427,6 +428,7 @@ QString ExperimentPanel::spec_json() const {
   pick(a_passkey, "passkey", json::object());
   pick(a_babi, "babi", json::object());
   pick(a_copying, "copying", json::object());
+  pick(a_unexplored, "unexplored", json::object());
   if (!a.empty()) j["analyses"] = a;
   else j.erase("analyses");
   j["device"] = device->currentText().toStdString();
@@ -489,6 +491,7 @@ QString ExperimentPanel::load_spec(const QString& text) {
   a_passkey->setChecked(spec.analyses.passkey.has_value());
   a_babi->setChecked(spec.analyses.babi.has_value());
   a_copying->setChecked(spec.analyses.copying.has_value());
+  a_unexplored->setChecked(spec.analyses.unexplored.has_value());
   loading_ = false;
   validate();
   return {};

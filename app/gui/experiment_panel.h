@@ -63,7 +63,7 @@ class ExperimentPanel : public QWidget {
   QLineEdit* sigmas;       // random noise: sigma values
   QLineEdit* fit_lengths;  // fitted noise: 0 = the paper's fit; L = fixed fit at L tokens
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
-  QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying;
+  QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying, *a_unexplored;
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* edit_button;

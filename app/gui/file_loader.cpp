@@ -26,6 +26,7 @@ views::RunData read_run(const H5File& f, const std::string& run) {
   if (f.has(run + "/passkey/accuracy")) r.passkey = read_passkey(f, run);
   if (f.has(run + "/copying/exact")) r.copying = read_copying(f, run);
   if (f.has(run + "/babi/accuracy")) r.babi = read_babi(f, run);
+  if (f.has(run + "/unexplored/outside")) r.unexplored = read_unexplored(f, run);
   return r;
 }
 

@@ -27,6 +27,7 @@
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/file_loader.h"
+#include "views/unexplored_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
@@ -115,6 +116,7 @@ void MainWindow::build_views() {
   add(new views::EffRemView, tr("EffRem"));
   add(new views::PasskeyView, tr("Passkey"));
   add(new views::StatesView, tr("State histograms"));
+  add(new views::UnexploredView, tr("Unexplored states"));
   add(new views::TablesView, tr("Copying && bAbI"));
   setCentralWidget(tabs_);
 }

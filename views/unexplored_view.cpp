@@ -1,0 +1,85 @@
+// unexplored_view.cpp — outside fraction and excess per position (see unexplored_view.h).
+#include "views/unexplored_view.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <cmath>
+#include <set>
+#include <qcustomplot.h>
+
+namespace statescope::views {
+
+UnexploredView::UnexploredView(QWidget* parent) : QWidget(parent) {
+  outside_ = new PlotWidget(tr("States outside the envelope of the run's training states"), this);
+  excess_ = new PlotWidget(tr("Excess loss over the same positions"), this);
+  layer_ = new QComboBox(this);
+  outside_->toolbar()->insertWidget(0, new QLabel(tr("layer"), this));
+  outside_->toolbar()->insertWidget(1, layer_);
+  connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+  for (auto* p : {outside_, excess_}) p->set_log_x(true);
+  outside_->set_labels(tr("position (tokens)"), tr("fraction of states outside"));
+  excess_->set_labels(tr("position (tokens)"), tr("excess (bits/token)"));
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(outside_);
+  split->addWidget(excess_);
+  auto* lay = new QVBoxLayout(this);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->addWidget(split);
+}
+
+void UnexploredView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  int64_t nl = 0;
+  for (auto& r : runs)
+    if (r.unexplored) nl = std::max(nl, r.unexplored->n_layer);
+  const QSignalBlocker b(layer_);
+  const int li = layer_->currentIndex();
+  layer_->clear();
+  layer_->addItem(tr("all (mean)"));
+  for (int64_t l = 0; l < nl; ++l) layer_->addItem(QString::number(l));
+  layer_->setCurrentIndex(std::max(0, std::min(li, layer_->count() - 1)));
+  redraw();
+}
+
+void UnexploredView::redraw() {
+  outside_->clear_series();
+  excess_->clear_series();
+  const int layer = layer_->currentIndex() - 1;  // -1: mean over layers
+  constexpr double kBits = 1.4426950408889634;
+  std::set<int64_t> Ts;
+  for (auto& r : runs_) {
+    if (!r.checked || !r.unexplored) continue;
+    const auto& u = *r.unexplored;
+    if (layer >= u.n_layer) continue;
+    Ts.insert(u.T);
+    std::vector<double> x, y, ex, ey;
+    const size_t H = static_cast<size_t>(u.nheads), NL = static_cast<size_t>(u.n_layer);
+    for (size_t j = 0; j < u.positions.size(); ++j) {
+      const double pos = static_cast<double>(u.positions[j] + 1);  // 1-based on a log axis
+      double v = u.outside_mean[j];
+      if (layer >= 0) {
+        v = 0;
+        for (size_t h = 0; h < H; ++h) v += u.outside[(j * NL + layer) * H + h] / static_cast<double>(H);
+      }
+      x.push_back(pos), y.push_back(v);
+      if (std::isfinite(u.excess[j])) ex.push_back(pos), ey.push_back(u.excess[j] * kBits);
+    }
+    const QString rho = std::isfinite(u.excess_rho)
+                            ? QString(" (rho %1 [%2, %3])").arg(u.excess_rho, 0, 'f', 2).arg(u.excess_rho_lo, 0, 'f', 2)
+                                  .arg(u.excess_rho_hi, 0, 'f', 2)
+                            : QString();
+    outside_->add_series(r.name + rho, r.color, x, y);
+    if (!ex.empty()) excess_->add_series(r.name, r.color, ex, ey);
+  }
+  for (int64_t T : Ts)
+    if (T > 0)
+      for (auto* p : {outside_, excess_}) p->add_vertical_marker(static_cast<double>(T), QString("T = %1").arg(T));
+  outside_->reset_view();
+  excess_->reset_view();
+  excess_->plot()->xAxis->setRange(outside_->plot()->xAxis->range());  // the same positions, one above the other
+  excess_->replot();
+}
+
+}  // namespace statescope::views

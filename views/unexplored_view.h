@@ -1,0 +1,31 @@
+// unexplored_view.h — the unexplored-states detector: above, the fraction of each run's states
+// outside the envelope of its own training states per position (mean over layers and heads, or one
+// layer); below, the run's excess loss over the same strides, so the two read side by side. The
+// legend gives each run's rank correlation of the two. A marker at T on both.
+#pragma once
+#include <QWidget>
+
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+#include "views/runs_view.h"
+
+class QComboBox;
+
+namespace statescope::views {
+
+class UnexploredView : public QWidget, public RunsView {
+  Q_OBJECT
+ public:
+  explicit UnexploredView(QWidget* parent = nullptr);
+  void set_runs(const Runs& runs) override;
+  PlotWidget* outside_plot() const { return outside_; }
+  PlotWidget* excess_plot() const { return excess_; }
+
+ private:
+  void redraw();
+  PlotWidget *outside_, *excess_;
+  QComboBox* layer_;
+  Runs runs_;
+};
+
+}  // namespace statescope::views
