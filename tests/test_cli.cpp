@@ -235,6 +235,23 @@ TEST(Cli, InterruptCancelsEveryJobAndLeavesAValidFile) {
   EXPECT_EQ(cancelled, 2) << "both running jobs were cancelled; the third never started";
 }
 
+// `unexplored` writes the evaluation and the detector's group; bad knobs are refused by name.
+TEST(Cli, UnexploredVerbWritesTheDetectorAndRefusesBadKnobs) {
+  const auto out = tmp("unexplored.h5");
+  auto r = cli("unexplored --model embedded -o " + out + " --overwrite --length 256 --sequences 4 --train-steps 20");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("Spearman with the excess"), std::string::npos) << r.output;
+  H5File f(out, H5File::Mode::Read);
+  const auto u = read_unexplored(f, "unexplored");
+  EXPECT_EQ(u.sequences, 4);
+  EXPECT_EQ(u.positions.size(), 16u);  // every T/2 = 16 positions of 256
+  EXPECT_TRUE(f.has("unexplored/ppl/nll"));
+  EXPECT_EQ(f.attr("unexplored", "status"), "finished");
+  auto bad = cli("unexplored --model embedded -o " + tmp("unexplored_bad.h5") + " --overwrite --quantile 1.5");
+  EXPECT_EQ(bad.code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("quantile"), std::string::npos) << bad.output;
+}
+
 TEST(Cli, DeviceIsCheckedAndRecorded) {
   auto r = cli("--device cuda info --model embedded");
   if (torch::cuda::is_available()) {

@@ -17,6 +17,7 @@ Runner add_run(CLI::App& app, const std::string& command);
 Runner add_inspect(CLI::App& app, const std::string& command);
 Runner add_effrem(CLI::App& app, const std::string& command);
 Runner add_states(CLI::App& app, const std::string& command);
+Runner add_unexplored(CLI::App& app, const std::string& command);
 Runner add_passkey(CLI::App& app, const std::string& command);
 Runner add_copying(CLI::App& app, const std::string& command);
 Runner add_babi(CLI::App& app, const std::string& command);

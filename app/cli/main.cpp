@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
   addc("effrem", "Effective Remembrance EffRem_T(t) curves and heatmap", statescope::cli::add_effrem);
   addc("states", "SSM state distributions below and far beyond T, fitted Gaussian, state change per token",
        statescope::cli::add_states);
+  addc("unexplored", "the unexplored-states detector: states outside the envelope of the training states, per position",
+       statescope::cli::add_unexplored);
   addc("passkey", "passkey retrieval: optional fine-tuning, then the length x depth accuracy grid",
        statescope::cli::add_passkey);
   addc("copying", "synthetic copying: train fresh models with and without state passing, accuracy up to 4L",
