@@ -15,6 +15,7 @@
 #include "core/base/error.h"
 #include "core/experiment/experiment.h"
 #include "core/experiment/spec.h"
+#include "core/experiment/sweep.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
@@ -526,4 +527,62 @@ TEST(Experiment, OutputsNeverDestroyWhatIsThere) {
               std::string::npos) << e.what();
   }
   EXPECT_NO_THROW(f->begin_run({"baseline", "{}", "m", "", "none", 0, "v", "cpu fp32"}, true));
+}
+
+// A sweep: every cell of the grid is a run per policy (sigma only for random), the baseline once,
+// names and groups as sweep.h says; a cell's run is the unswept spec's run with those values (same
+// numbers); the sweep table gathers seeds per group. Bad sweeps are refused naming the field.
+TEST(Experiment, SweepCellsAreTheRunsOfTheUnsweptSpec) {
+  const std::string model = tiny_model_dir();
+  auto with = [&](const std::string& extra, uint64_t seed, int64_t steps) {
+    return R"({"model": ")" + model + R"(", "seed": )" + std::to_string(seed) + R"(,
+      "posttrain": {"steps": )" + std::to_string(steps) + R"(, "batch": 4, "lr": 1e-3, "warmup": 1},
+      "policies": [{"kind": "zero"}, {"kind": "random", "sigma": 0.5}],
+      "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2})" + extra + "}";
+  };
+  const std::string swept = with(R"(, "sweep": {"seed": [3, 4], "posttrain.steps": [2, 3], "sigma": [0.5, 0.1]})", 3, 3);
+  const auto plan = plan_runs(check_spec(swept, "sweep.json"));
+  ASSERT_EQ(plan.size(), 1u + 4u + 8u);  // baseline once; zero 2 x 2; random 2 x 2 x 2
+  EXPECT_EQ(plan[0].name, "baseline");
+  EXPECT_EQ(plan[1].name, "zero@posttrain.steps=2,seed=3");  // fields in alphabetical order
+  EXPECT_EQ(plan[1].group, "zero@posttrain.steps=2");
+  EXPECT_EQ(plan[5].name, "random@posttrain.steps=2,seed=3,sigma=0.5");
+  EXPECT_EQ(plan[6].policy.sigma, 0.1);
+  EXPECT_EQ(plan[12].spec.seed, 4u);
+  EXPECT_EQ(plan[12].spec.posttrain.steps, 3);
+  EXPECT_EQ(plan[3].name, "zero@posttrain.steps=3,seed=3");  // the last field varies fastest
+
+  const auto out = statescope::test::scratch("statescope_sweep.h5");
+  auto runs = run_experiment(swept, "sweep.json", out, {}, {}, true, 2);
+  ASSERT_EQ(runs.size(), plan.size());
+  // The cell (seed 4, steps 3, sigma 0.1) of random is the plain spec with seed 4, steps 3, sigma 0.1.
+  const auto plain_out = statescope::test::scratch("statescope_sweep_plain.h5");
+  std::string plain = with("", 4, 3);
+  plain.replace(plain.find("\"sigma\": 0.5"), 12, "\"sigma\": 0.1");
+  auto plain_runs = run_experiment(plain, "plain.json", plain_out, {}, {}, true, 1);
+  const auto& cell = runs.back();
+  EXPECT_EQ(cell.name, "random@posttrain.steps=3,seed=4,sigma=0.1");
+  EXPECT_EQ(cell.excess, plain_runs[2].excess);
+  EXPECT_EQ(cell.loss_far, plain_runs[2].loss_far);
+  const std::string table = format_sweep_table(runs);
+  EXPECT_NE(table.find("zero@posttrain.steps=3"), std::string::npos) << table;
+  EXPECT_NE(table.find("random@posttrain.steps=3,sigma=0.1"), std::string::npos) << table;
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_NE(f.attr("zero@posttrain.steps=3,seed=4", "spec").find("\"sweep_group\":\"zero@posttrain.steps=3\""),
+            std::string::npos);
+
+  for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"(, "sweep": {"posttrain.stepz": [1]})", "sweep.posttrain.stepz"},
+           {R"(, "sweep": {"seed": []})", "sweep.seed"},
+           {R"(, "sweep": {"T": [1]})", "sweep.T"},
+           {R"(, "sweep": {"posttrain.steps": [2.5]})", "sweep.posttrain.steps"},
+           {R"(, "sweep": {"seed": [1, 1]})", "sweep.seed"},
+           {R"(, "sweep": {"fit_length": [64]})", "sweep.fit_length"}}) {
+    try {
+      check_spec(with(bad, 3, 3), "bad.json");
+      ADD_FAILURE() << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+    }
+  }
 }

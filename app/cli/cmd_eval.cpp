@@ -16,6 +16,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
+#include "core/experiment/sweep.h"
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
@@ -76,7 +77,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
 Runner add_run(CLI::App& app, const std::string&) {
   struct O {
     std::string spec, output;
-    bool overwrite = false;
+    bool overwrite = false, yes = false;
     std::optional<uint64_t> seed;
     int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   };
@@ -90,6 +91,7 @@ Runner add_run(CLI::App& app, const std::string&) {
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write (a new file; see --overwrite)")->required();
   app.add_flag("--overwrite", o->overwrite,
                "replace an existing output file (written beside it and renamed when the experiment ends)");
+  app.add_flag("--yes,-y", o->yes, "run a sweep of more than " + std::to_string(kSweepConfirmRuns) + " runs");
   return [o]() {
     std::ifstream in(o->spec);
     if (!in) throw Error(o->spec + ": cannot open experiment spec");
@@ -105,6 +107,9 @@ Runner add_run(CLI::App& app, const std::string&) {
       } catch (const nlohmann::json::exception&) {
       }
     }
+    if (const size_t n = plan_runs(check_spec(ss.str(), o->spec)).size(); n > kSweepConfirmRuns && !o->yes)
+      throw Error(o->spec + ": the sweep makes " + std::to_string(n) + " runs (more than " +
+                  std::to_string(kSweepConfirmRuns) + "); add --yes to run them");
     ProgressBoard board;  // one entry per running job
     auto runs = run_experiment(
         ss.str(), o->spec, o->output,
@@ -122,7 +127,7 @@ Runner add_run(CLI::App& app, const std::string&) {
         },
         [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs);
     board.done();
-    std::cout << format_summary_table(runs);
+    std::cout << format_summary_table(runs) << format_sweep_table(runs);
     std::cout << "wrote " << o->output << "\n";
     std::string failed;
     for (const auto& r : runs)

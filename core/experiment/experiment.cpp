@@ -10,6 +10,7 @@
 #include <cmath>
 #include <exception>
 #include <mutex>
+#include <map>
 #include <thread>
 #include <filesystem>
 #include <iomanip>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "core/experiment/analyses.h"
+#include "core/experiment/sweep.h"
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
@@ -126,6 +128,44 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   return o.str();
 }
 
+std::string format_sweep_table(const std::vector<RunSummary>& runs) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const RunSummary*>> by;
+  for (const auto& r : runs) {
+    if (r.cell.empty()) continue;
+    if (!by.count(r.group)) order.push_back(r.group);
+    by[r.group];
+    if (r.status == "finished" && !r.excess.empty()) by[r.group].push_back(&r);
+  }
+  if (order.empty()) return {};
+  size_t w = 5;
+  for (auto& g : order) w = std::max(w, g.size() + 2);
+  std::ostringstream o;
+  o << std::left << std::setw(static_cast<int>(w)) << "group" << std::right << std::setw(6) << "seeds"
+    << std::setw(30) << "excess far: mean [min, max]" << std::setw(30) << "loss far: mean [min, max]" << "\n";
+  auto stat = [](const std::vector<double>& v) {
+    std::ostringstream c;
+    double m = 0;
+    for (double x : v) m += x / static_cast<double>(v.size());
+    c << std::fixed << std::setprecision(3) << std::showpos << m << std::noshowpos << " [" << std::showpos
+      << *std::min_element(v.begin(), v.end()) << ", " << *std::max_element(v.begin(), v.end()) << std::noshowpos << "]";
+    return c.str();
+  };
+  for (const auto& g : order) {
+    const auto& rs = by[g];
+    o << std::left << std::setw(static_cast<int>(w)) << g << std::right << std::setw(6) << rs.size();
+    if (rs.empty()) {
+      o << "  (no finished run)\n";
+      continue;
+    }
+    std::vector<double> ex, lf;
+    for (auto* r : rs) ex.push_back(r->excess.back()), lf.push_back(r->loss_far);
+    o << std::setw(30) << stat(ex) << std::setw(30) << stat(lf) << "\n";
+  }
+  o << "(sweep groups: the runs of one setting over its seeds; excess far = the last position bin, bits/token)\n";
+  return o.str();
+}
+
 namespace {
 
 // One experiment in progress: the resolved spec, the model directory, the data, the open file,
@@ -146,10 +186,22 @@ class ExperimentRunner {
     if (spec_.T <= 0) spec_.T = record_.T;
     if (spec_.T <= 0) throw Error(src_ + ": field 'T' is required (the model directory records no training context)");
     if (!spec_.freeze_set) spec_.posttrain.freeze_A_log = record_.freeze_A_log;
+    const int64_t given_length = spec_.eval.length;  // 0: 64T of each run's T
+    // Every run's own spec (a sweep cell's seed, T, posttrain), resolved as the spec's would be.
+    plan_ = plan_runs(spec_);
+    int64_t longest = 0;
+    for (auto& r : plan_) {
+      ExperimentSpec& rs = r.spec;
+      rs.posttrain.T = rs.T;
+      rs.posttrain.seed = rs.seed;
+      rs.eval.T = rs.T;
+      rs.eval.length = given_length > 0 ? given_length : 64 * rs.T;
+      longest = std::max(longest, rs.eval.length);
+    }
     spec_.posttrain.T = spec_.T;
     spec_.posttrain.seed = spec_.seed;
     spec_.eval.T = spec_.T;
-    spec_.eval.length = spec_.eval_length(spec_.T);
+    spec_.eval.length = given_length > 0 ? given_length : 64 * spec_.T;
     const int64_t vocab = load_config_file((fs::path(model_dir_) / "config.json").string()).vocab_size;
     const auto t0 = std::chrono::steady_clock::now();
     corpus_ = load_model_data(spec_.data, model_dir_, vocab, {}, [&](int64_t done, int64_t total) {
@@ -158,7 +210,7 @@ class ExperimentRunner {
                            el / std::max<int64_t>(done, 1) * (total - done), 0};
       return !progress_ || progress_(p);
     });
-    eval_sequences(corpus_.validation, spec_.eval.length, spec_.eval.sequences);  // fails early if too short
+    eval_sequences(corpus_.validation, longest, spec_.eval.sequences);  // fails early if too short
     tokenizer_ = load_tokenizer(model_dir_);  // passkey and bAbI prompts in the model's tokens
     hash_ = weights_hash(model_dir_);
   }
@@ -172,18 +224,16 @@ class ExperimentRunner {
     file_ = ExperimentFile::create(out_path, w);
     file_->file().set_attr("/", "spec", spec_text_);
     file_->file().set_attr("/", "spec_source", src_);
-    std::vector<std::pair<std::string, PolicySpec>> runs;
-    if (spec_.baseline) runs.emplace_back("baseline", PolicySpec{});
-    runs.insert(runs.end(), spec_.policies.begin(), spec_.policies.end());
+    const std::vector<PlannedRun>& runs = plan_;
     std::vector<RunSummary> out;
     // Every run is announced in spec order first, so a live list shows them all in that order
     // whichever finishes first.
     for (const auto& r : runs)
-      if (!report(ExperimentProgress{r.first, "queued", 0, 0, 0, -1, 0})) return out;
+      if (!report(ExperimentProgress{r.name, "queued", 0, 0, 0, -1, 0})) return out;
     jobs = static_cast<int>(std::min<size_t>(std::max(jobs, 1), runs.size()));
     if (jobs <= 1) {
       for (size_t i = 0; i < runs.size() && !cancelled_; ++i)
-        out.push_back(run_one(runs[i].first, runs[i].second, spec_.baseline && i == 0, i));
+        out.push_back(run_one(runs[i]));
       return out;
     }
     // Parallel: workers take the next run in spec order. A run that fails stops the others (they
@@ -198,7 +248,7 @@ class ExperimentRunner {
       torch::set_num_threads(intra_op);
       for (size_t i; !cancelled_ && (i = next++) < runs.size();) {
         try {
-          slots[i] = run_one(runs[i].first, runs[i].second, spec_.baseline && i == 0, i);
+          slots[i] = run_one(runs[i]);
           ran[i] = 1;
         } catch (...) {
           std::lock_guard<std::mutex> g(error_mu);
@@ -234,10 +284,16 @@ class ExperimentRunner {
     if (run_done_) run_done_(name, file_->file());
   }
 
-  RunInfo info_for(const std::string& name, const std::string& label, const json& extra) const {
+  RunInfo info_for(const PlannedRun& run, const std::string& label, json extra) const {
     json js = json::parse(spec_text_);
+    if (!run.cell.empty()) {  // this run's sweep cell, by field
+      json cell = json::object();
+      for (auto& [k, v] : run.cell) cell[k] = v;
+      extra["sweep_cell"] = cell;
+      extra["sweep_group"] = run.group;
+    }
     js["run"] = extra;
-    return RunInfo{name, js.dump(), model_dir_, hash_, label, spec_.seed,
+    return RunInfo{run.name, js.dump(), model_dir_, hash_, label, run.spec.seed,
                    std::string(kVersionString) + ", " + runtime_summary(), compute_.summary()};
   }
 
@@ -253,24 +309,30 @@ class ExperimentRunner {
   }
 
   // Post-trains a copy of the model with `ps` (not the baseline), evaluates it, runs the analyses.
-  RunSummary run_one(const std::string& name, const PolicySpec& ps, bool is_baseline, size_t index) {
+  RunSummary run_one(const PlannedRun& run) {
+    const std::string& name = run.name;
+    const PolicySpec& ps = run.policy;
+    const bool is_baseline = run.baseline;
+    const ExperimentSpec& rs = run.spec;
     // posttrain.steps 0 (a task study): the policy acts only in the analyses that train, and says so.
-    const std::string label = is_baseline ? "none (baseline)" : ps.label() + (spec_.posttrain.steps > 0 ? "" : " (tasks only)");
-    file_->begin_run(info_for(name, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}));
+    const std::string label = is_baseline ? "none (baseline)" : ps.label() + (rs.posttrain.steps > 0 ? "" : " (tasks only)");
+    file_->begin_run(info_for(run, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}));
     try {
       auto model = load_model_dir(model_dir_, compute_);
-      if (!is_baseline && spec_.posttrain.steps > 0) {
-        const TrainResult tr = posttrain(model, name, ps, index);
+      if (!is_baseline && rs.posttrain.steps > 0) {
+        const TrainResult tr = posttrain(model, run);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
       }
       EvalResult eval;
-      RunSummary summary = evaluate(model, name, label, eval);
+      RunSummary summary = evaluate(model, run, label, eval);
+      summary.group = run.group;
+      summary.cell = run.cell;
       if (spec_.analyses.any() && !cancelled_) {
         using clk = std::chrono::steady_clock;
         std::string phase_now;
         clk::time_point phase_t0;
-        AnalysisContext ctx{&corpus_.validation, &corpus_.train, spec_.T, spec_.seed, is_baseline,
-                            spec_.posttrain.freeze_A_log, is_baseline ? PolicySpec{} : ps, tokenizer_.get(), compute_,
+        AnalysisContext ctx{&corpus_.validation, &corpus_.train, rs.T, rs.seed, is_baseline,
+                            rs.posttrain.freeze_A_log, is_baseline ? PolicySpec{} : ps, tokenizer_.get(), compute_,
                             [&](const std::string& phase, int64_t done, int64_t total, double loss) {
                               // rate (units per second) and ETA from the phase's own clock
                               const auto now = clk::now();
@@ -281,8 +343,8 @@ class ExperimentRunner {
                               return report(ExperimentProgress{name, phase, done, total, rate, eta, loss});
                             }};
         ctx.eval = &eval;
-        ctx.posttrain_steps = spec_.posttrain.steps, ctx.posttrain_batch = spec_.posttrain.batch;
-        ctx.eval_length = spec_.eval.length, ctx.eval_sequences = spec_.eval.sequences;
+        ctx.posttrain_steps = rs.posttrain.steps, ctx.posttrain_batch = rs.posttrain.batch;
+        ctx.eval_length = rs.eval.length, ctx.eval_sequences = rs.eval.sequences;
         run_analyses(model, spec_.analyses, ctx, *file_, name);
       }
       file_->set_status(name, "finished");
@@ -296,9 +358,10 @@ class ExperimentRunner {
   }
 
   // Post-training with the run's policy; the fitted-noise statistics and (on request) the model are saved.
-  TrainResult posttrain(Mamba2LM& model, const std::string& name, const PolicySpec& ps, size_t index) {
-    auto policy = make_policy(ps, spec_.seed + 1000 + index);
-    auto tr = train(model, corpus_.train, *policy, spec_.posttrain, [&](const StepInfo& s) {
+  TrainResult posttrain(Mamba2LM& model, const PlannedRun& run) {
+    const std::string& name = run.name;
+    auto policy = make_policy(run.policy, run.spec.seed + 1000 + run.index);
+    auto tr = train(model, corpus_.train, *policy, run.spec.posttrain, [&](const StepInfo& s) {
       file_->append_train(name, s);
       return report(ExperimentProgress{name, "train", s.step, s.steps, s.tokens_per_s, s.eta_s, s.loss});
     });
@@ -321,10 +384,11 @@ class ExperimentRunner {
   }
 
   // Per-position loss and state norms far past T, written to the run's groups.
-  RunSummary evaluate(Mamba2LM& model, const std::string& name, const std::string& label, EvalResult& r) {
+  RunSummary evaluate(Mamba2LM& model, const PlannedRun& run, const std::string& label, EvalResult& r) {
+    const std::string& name = run.name;
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();
-    r = evaluate_positions(model, corpus_.validation, spec_.eval, [&](int64_t done, int64_t total) {
+    r = evaluate_positions(model, corpus_.validation, run.spec.eval, [&](int64_t done, int64_t total) {
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       return report(ExperimentProgress{name, "eval", done, total, done / std::max(1e-9, el), el / done * (total - done), 0});
     });
@@ -339,6 +403,7 @@ class ExperimentRunner {
   const ExperimentProgressFn& progress_;
   const RunDoneFn& run_done_;
   ExperimentSpec spec_;
+  std::vector<PlannedRun> plan_;  // every run with its own resolved spec (sweep cells)
   Compute compute_;  // the spec's device, precision and scan over the process default
   std::string model_dir_, hash_;
   ModelRecord record_;

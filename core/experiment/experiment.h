@@ -39,6 +39,8 @@ struct RunSummary {
                                          // the excess is measured against, so a negative excess
                                          // can be told from a reference that got worse
   double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
+  std::string group;                     // sweep group: the run's name without its seed (sweep.h)
+  std::vector<std::pair<std::string, double>> cell;  // its sweep cell (empty: no sweep)
 };
 
 // Runs `spec_json` (see data/experiments/demo.json and docs/experiment-spec.md), writing `out_path`.
@@ -58,5 +60,8 @@ std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
 std::string format_summary_table(const std::vector<RunSummary>& runs);
+// A sweep's runs by group (the seeds of one setting): finished runs, the excess in the farthest bin
+// and the loss far, mean and [min, max] over the seeds. Empty when no run has a sweep cell.
+std::string format_sweep_table(const std::vector<RunSummary>& runs);
 
 }  // namespace statescope

@@ -1,6 +1,7 @@
 // spec.cpp — experiment spec defaults, parsing and validation (see spec.h). No LibTorch.
 #include "core/experiment/spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -254,10 +255,47 @@ AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   return a;
 }
 
+// "sweep": {"field": [values], ...}; every value checked as the field itself would be.
+std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonFields& f, const ExperimentSpec& s) {
+  const std::vector<std::string> fields{"seed", "T", "posttrain.steps", "posttrain.batch", "posttrain.warmup",
+                                        "posttrain.lr", "sigma", "fit_length"};
+  std::vector<std::pair<std::string, std::vector<double>>> axes;
+  size_t cells = 1;
+  for (auto it = f.json().begin(); it != f.json().end(); ++it) {
+    const std::string& k = it.key();
+    if (std::find(fields.begin(), fields.end(), k) == fields.end())
+      f.fail(k.c_str(), "cannot be swept (numeric fields that can: seed, T, posttrain.steps, posttrain.batch, "
+                        "posttrain.warmup, posttrain.lr, sigma, fit_length)");
+    if (!it.value().is_array() || it.value().empty()) f.fail(k.c_str(), "must be a non-empty list of numbers");
+    std::vector<double> vals;
+    for (const json& v : it.value()) {
+      if (!v.is_number()) f.fail(k.c_str(), "must hold numbers, got " + v.dump());
+      const double x = v.get<double>();
+      const bool whole = std::isfinite(x) && x == std::floor(x);
+      const bool ok = k == "posttrain.lr" ? x > 0 && std::isfinite(x)
+                    : k == "sigma"        ? x > 0 && std::isfinite(x)
+                    : k == "T"            ? whole && x >= 2 && x <= 1e9
+                    : k == "posttrain.batch" ? whole && x >= 1 && x <= kMaxTokensPerStep / 2
+                                             : whole && x >= 0 && x <= 1e15;
+      if (!ok) f.fail(k.c_str(), "holds " + v.dump() + ", which the field itself does not accept");
+      if (std::find(vals.begin(), vals.end(), x) != vals.end()) f.fail(k.c_str(), "holds " + v.dump() + " twice");
+      vals.push_back(x);
+    }
+    if (k == "sigma" && std::none_of(s.policies.begin(), s.policies.end(), [](auto& p) { return p.second.kind == "random"; }))
+      f.fail(k.c_str(), "is swept but no policy is random");
+    if (k == "fit_length" && std::none_of(s.policies.begin(), s.policies.end(), [](auto& p) { return p.second.kind == "fitted"; }))
+      f.fail(k.c_str(), "is swept but no policy is fitted");
+    cells *= vals.size();
+    if (cells > 10000) f.fail(k.c_str(), "makes the grid larger than 10000 cells");
+    axes.emplace_back(k, vals);
+  }
+  return axes;
+}
+
 ExperimentSpec parse_spec(const json& j, const std::string& src) {
   const JsonFields f(j, src);
   f.only({"comment", "model", "data", "device", "precision", "scan", "T", "seed", "baseline", "posttrain", "policies",
-          "eval", "save_models", "analyses"});
+          "eval", "save_models", "analyses", "sweep"});
   ExperimentSpec s;
   f.read("comment", s.comment);
   f.read("model", s.model);
@@ -285,6 +323,7 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
   }
   if (f.has("analyses")) s.analyses = parse_analyses(j.at("analyses"), src);
   s.eval = parse_eval(f.child("eval"));
+  if (f.has("sweep")) s.sweep = parse_sweep(f.child("sweep"), s);
   return s;
 }
 

@@ -72,6 +72,8 @@ struct ExperimentSpec {
   EvalOptions eval = default_eval();
   std::string save_models;          // "" = post-trained models are not saved
   AnalysesSpec analyses;
+  // "sweep": fields varied over a grid (sweep.h); empty: one run per policy.
+  std::vector<std::pair<std::string, std::vector<double>>> sweep;
 
   static TrainOptions default_posttrain();  // 200 steps, batch 16, lr 5e-4, warmup 10, cosine to 0.1
   static EvalOptions default_eval();        // length 0 (= 64T), 32 sequences, segments of 512, batch 8
