@@ -38,6 +38,7 @@
 #include "core/experiment/spec.h"
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
+#include "views/sweep_view.h"
 #include "views/unexplored_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
@@ -535,7 +536,10 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_EQ(un->outside_plot()->series_count(), 2);  // outside fraction per run, above
   EXPECT_EQ(un->excess_plot()->series_count(), 2);   // its excess over the same positions, below
   EXPECT_EQ(plots(6).size(), 2);
-  auto* tb = qobject_cast<views::TablesView*>(w.tabs()->widget(7));
+  auto* sw = qobject_cast<views::SweepView*>(w.tabs()->widget(7));
+  ASSERT_NE(sw, nullptr);
+  EXPECT_EQ(sw->series_count(), 0);  // no sweep in this file: nothing to draw
+  auto* tb = qobject_cast<views::TablesView*>(w.tabs()->widget(8));
   EXPECT_EQ(tb->copying_table()->columnCount(), 2);
   EXPECT_EQ(tb->copying_table()->rowCount(), 6);
   EXPECT_EQ(tb->babi_table()->rowCount(), 2);
@@ -581,6 +585,33 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   const QString dir = QString::fromStdString(tmp("statescope_gui_shots"));
   EXPECT_TRUE(w.save_screenshots(dir));
   EXPECT_EQ(QDir(dir).entryList({"*.png"}).size(), w.tabs()->count());
+}
+
+// A sweep's file: the Sweep tab draws one line per policy against the swept field, the mean over
+// seeds with their spread; the far excess it plots is the one the CLI's table prints.
+TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
+  const std::string out = tmp("statescope_gui_sweep.h5");
+  const std::string spec = R"({"model": "embedded", "seed": 0, "baseline": false,
+    "posttrain": {"steps": 2, "batch": 4, "lr": 5e-4, "warmup": 1},
+    "policies": [{"kind": "zero"}, {"kind": "passing"}],
+    "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
+    "sweep": {"seed": [0, 1], "posttrain.steps": [1, 2, 3]}})";
+  const auto sums = run_experiment(spec, "gui-sweep", out, {}, {}, true, 2);
+  ASSERT_EQ(sums.size(), 12u);
+  gui::MainWindow w;
+  w.set_quiet(true);
+  w.show();
+  ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
+  w.tabs()->setCurrentIndex(7);
+  QTest::qWait(50);
+  auto* sw = qobject_cast<views::SweepView*>(w.tabs()->widget(7));
+  ASSERT_NE(sw, nullptr);
+  EXPECT_EQ(sw->field_box()->currentText(), "posttrain.steps");
+  ASSERT_EQ(sw->series_count(), 2);  // zero and passing
+  auto* g = sw->plot()->graph(0);
+  ASSERT_EQ(g->data()->size(), 3);  // steps 1, 2, 3
+  const double mean = (sums[0].excess.back() + sums[1].excess.back()) / 2;  // zero@steps=1, seeds 0 and 1
+  EXPECT_NEAR(g->data()->at(0)->value, mean, 1e-9);
 }
 
 int main(int argc, char** argv) {

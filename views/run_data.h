@@ -4,6 +4,8 @@
 #include <QColor>
 #include <QString>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/base/results.h"
@@ -23,6 +25,8 @@ struct RunData {
   std::optional<CopyResult> copying;
   std::optional<BabiResult> babi;
   std::optional<UnexploredResult> unexplored;
+  std::string sweep_group;                               // a sweep's run: its group (name without the seed)
+  std::vector<std::pair<std::string, double>> sweep_cell;  // ... and its swept values (empty: no sweep)
 };
 
 using Runs = std::vector<RunData>;

@@ -27,11 +27,13 @@
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/file_loader.h"
+#include "views/sweep_view.h"
 #include "views/unexplored_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
+#include "core/experiment/sweep.h"
 #include "core/base/paths.h"
 
 namespace statescope::gui {
@@ -117,6 +119,7 @@ void MainWindow::build_views() {
   add(new views::PasskeyView, tr("Passkey"));
   add(new views::StatesView, tr("State histograms"));
   add(new views::UnexploredView, tr("Unexplored states"));
+  add(new views::SweepView, tr("Sweep"));
   add(new views::TablesView, tr("Copying && bAbI"));
   setCentralWidget(tabs_);
 }
@@ -221,6 +224,20 @@ void MainWindow::start_run(const QString& out, bool replace) {
   const QString spec = panel_->spec_json();
   if (spec.isEmpty()) {
     error(tr("Invalid experiment"), panel_->problems().join("\n"));
+    if (quiet_) emit run_finished(false);
+    return;
+  }
+  size_t planned = 0;  // a large sweep is started only when the user says so (quiet: refused)
+  try {
+    planned = plan_runs(check_spec(spec.toStdString(), "the experiment panel")).size();
+  } catch (const std::exception&) {
+    planned = 0;  // the run itself reports a bad spec by name
+  }
+  if (planned > kSweepConfirmRuns &&
+      (quiet_ || QMessageBox::question(this, tr("Run a large sweep?"),
+                                       tr("This experiment makes %1 runs (more than %2). Start it?")
+                                           .arg(planned).arg(kSweepConfirmRuns)) != QMessageBox::Yes)) {
+    error(tr("Not started"), tr("The sweep makes %1 runs; not started without confirmation").arg(planned));
     if (quiet_) emit run_finished(false);
     return;
   }
