@@ -581,6 +581,14 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   QTest::mouseClick(ppl->plot(), Qt::LeftButton, {}, at);
   EXPECT_TRUE(g->visible());
 
+  // File > Export report: the open file as one HTML page.
+  const QString report = QString::fromStdString(tmp("statescope_gui_report.html"));
+  QFile::remove(report);
+  EXPECT_TRUE(w.export_report(report));
+  EXPECT_GT(QFileInfo(report).size(), 10000);
+  EXPECT_FALSE(w.export_report("/no/such/dir/report.html"));
+  EXPECT_TRUE(w.last_message().contains("/no/such/dir/report.html"));
+
   // Screenshots of every view.
   const QString dir = QString::fromStdString(tmp("statescope_gui_shots"));
   EXPECT_TRUE(w.save_screenshots(dir));

@@ -18,6 +18,7 @@ Runner add_inspect(CLI::App& app, const std::string& command);
 Runner add_effrem(CLI::App& app, const std::string& command);
 Runner add_states(CLI::App& app, const std::string& command);
 Runner add_unexplored(CLI::App& app, const std::string& command);
+Runner add_report(CLI::App& app, const std::string& command);
 Runner add_passkey(CLI::App& app, const std::string& command);
 Runner add_copying(CLI::App& app, const std::string& command);
 Runner add_babi(CLI::App& app, const std::string& command);

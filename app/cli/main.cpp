@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
        statescope::cli::add_babi);
   addc("data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)",
        statescope::cli::add_data);
+  addc("report", "an experiment file as one self-contained HTML page (spec, environment, runs, plots)",
+       statescope::cli::add_report);
   addc("inspect", "summarise experiment files (several: one table compares their runs)", statescope::cli::add_inspect);
   try {
     app.parse(argc, argv);

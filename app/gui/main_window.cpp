@@ -33,6 +33,7 @@
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
+#include "core/report/html_report.h"
 #include "core/experiment/sweep.h"
 #include "core/base/paths.h"
 
@@ -148,6 +149,12 @@ void MainWindow::build_menus() {
   file->addSeparator();
   file->addAction(tr("&Export plot (PNG/SVG/PDF)..."), QKeySequence(tr("Ctrl+E")), this, [this] { export_tab(false); });
   file->addAction(tr("Export plot &data (CSV)..."), QKeySequence(tr("Ctrl+Shift+E")), this, [this] { export_tab(true); });
+  file->addAction(tr("Export &report (HTML)..."), this, [this] {
+    if (file_.isEmpty()) return error(tr("No experiment"), tr("Open or run an experiment first"));
+    const QString p = QFileDialog::getSaveFileName(this, tr("Export report"), QFileInfo(file_).completeBaseName() + ".html",
+                                                   tr("HTML (*.html)"));
+    if (!p.isEmpty()) export_report(p);
+  });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   auto* run = menuBar()->addMenu(tr("&Run"));
@@ -384,6 +391,17 @@ QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {
   if (auto* p = qobject_cast<views::PlotWidget*>(w)) out << p;
   out << w->findChildren<views::PlotWidget*>();
   return out;
+}
+
+bool MainWindow::export_report(const QString& path) {
+  try {
+    report::write_html_report(file_.toStdString(), path.toStdString());
+    status_->setText(tr("Report written to %1").arg(path));
+    return true;
+  } catch (const std::exception& e) {
+    error(tr("Report not written"), QString::fromStdString(e.what()));
+    return false;
+  }
 }
 
 // Exports every plot of the visible tab, as an image (PNG/SVG/PDF) or its data (CSV): one file, or

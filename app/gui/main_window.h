@@ -45,6 +45,7 @@ class MainWindow : public QMainWindow {
   bool running() const { return running_; }
   void set_dark(bool dark);
   bool save_screenshots(const QString& dir);    // every tab as PNG
+  bool export_report(const QString& path);        // the open experiment file as one HTML page
   void set_quiet(bool q) { quiet_ = q; }         // no modal dialogs (tests, screenshots)
 
   ExperimentPanel* panel() const { return panel_; }
