@@ -252,6 +252,20 @@ TEST(Cli, UnexploredVerbWritesTheDetectorAndRefusesBadKnobs) {
   EXPECT_NE(bad.output.find("quantile"), std::string::npos) << bad.output;
 }
 
+// A sweep of more than 50 runs wants --yes, and says so before anything is written.
+TEST(Cli, LargeSweepNeedsYes) {
+  const auto spec = tmp("big_sweep.json"), out = tmp("big_sweep.h5");
+  fs::remove(out);
+  std::string seeds;
+  for (int i = 0; i < 60; ++i) seeds += (i ? ", " : "") + std::to_string(i);
+  std::ofstream(spec) << R"({"model": "embedded", "policies": [{"kind": "passing"}], "sweep": {"seed": [)" + seeds + "]}}";
+  auto r = cli("run " + spec + " -o " + out);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("61 runs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--yes"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(Cli, DeviceIsCheckedAndRecorded) {
   auto r = cli("--device cuda info --model embedded");
   if (torch::cuda::is_available()) {

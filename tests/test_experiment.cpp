@@ -571,7 +571,18 @@ TEST(Experiment, SweepCellsAreTheRunsOfTheUnsweptSpec) {
   EXPECT_NE(f.attr("zero@posttrain.steps=3,seed=4", "spec").find("\"sweep_group\":\"zero@posttrain.steps=3\""),
             std::string::npos);
 
+  // "mode": "list": the i-th values together; a field that does not apply to a policy is left out
+  // of its cells, and a cell that repeats runs once.
+  const auto listed = plan_runs(check_spec(
+      with(R"(, "sweep": {"mode": "list", "posttrain.steps": [2, 3, 3], "sigma": [0.5, 0.5, 0.1]})", 3, 3), "l.json"));
+  std::vector<std::string> names;
+  for (auto& r : listed) names.push_back(r.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"baseline", "zero@posttrain.steps=2", "zero@posttrain.steps=3",
+                                             "random@posttrain.steps=2,sigma=0.5", "random@posttrain.steps=3,sigma=0.5",
+                                             "random@posttrain.steps=3,sigma=0.1"}));
   for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"(, "sweep": {"mode": "list", "seed": [1, 2], "posttrain.steps": [1]})", "sweep.seed"},
+           {R"(, "sweep": {"mode": "zip", "seed": [1]})", "sweep.mode"},
            {R"(, "sweep": {"posttrain.stepz": [1]})", "sweep.posttrain.stepz"},
            {R"(, "sweep": {"seed": []})", "sweep.seed"},
            {R"(, "sweep": {"T": [1]})", "sweep.T"},

@@ -21,4 +21,8 @@ png="${2:-$root/docs/screenshots/report.png}"
 # No network: the page must need none (a fetch would fail here and show as a gap in the picture).
 timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1200,3400 \
   --screenshot="$png" "file://$work/report.html" 2>/dev/null
+pdf="${png%.png}.pdf"; [ -n "${2:-}" ] || pdf="$work/report.pdf"  # the PDF is not committed
+timeout 120 chromium --headless --no-sandbox --disable-gpu --no-pdf-header-footer --print-to-pdf="$pdf" \
+  "file://$work/report.html" 2>/dev/null
+[ -s "$pdf" ] && echo "PDF: $(stat -c %s "$pdf") bytes"
 echo "report of $file rendered by $(chromium --version 2>/dev/null | head -1) -> $png"

@@ -255,14 +255,17 @@ AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   return a;
 }
 
-// "sweep": {"field": [values], ...}; every value checked as the field itself would be.
-std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonFields& f, const ExperimentSpec& s) {
+// "sweep": {"field": [values], ..., "mode": "grid" | "list"}; every value checked as the field itself would be.
+std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonFields& f, ExperimentSpec& s) {
   const std::vector<std::string> fields{"seed", "T", "posttrain.steps", "posttrain.batch", "posttrain.warmup",
                                         "posttrain.lr", "sigma", "fit_length"};
   std::vector<std::pair<std::string, std::vector<double>>> axes;
   size_t cells = 1;
+  const std::string mode = f.get<std::string>("mode", "grid");
+  if (mode != "grid" && mode != "list") f.fail("mode", "must be \"grid\" (every combination) or \"list\" (the i-th values together)");
   for (auto it = f.json().begin(); it != f.json().end(); ++it) {
     const std::string& k = it.key();
+    if (k == "mode") continue;
     if (std::find(fields.begin(), fields.end(), k) == fields.end())
       f.fail(k.c_str(), "cannot be swept (numeric fields that can: seed, T, posttrain.steps, posttrain.batch, "
                         "posttrain.warmup, posttrain.lr, sigma, fit_length)");
@@ -278,17 +281,22 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
                     : k == "posttrain.batch" ? whole && x >= 1 && x <= kMaxTokensPerStep / 2
                                              : whole && x >= 0 && x <= 1e15;
       if (!ok) f.fail(k.c_str(), "holds " + v.dump() + ", which the field itself does not accept");
-      if (std::find(vals.begin(), vals.end(), x) != vals.end()) f.fail(k.c_str(), "holds " + v.dump() + " twice");
+      if (mode == "grid" && std::find(vals.begin(), vals.end(), x) != vals.end())
+        f.fail(k.c_str(), "holds " + v.dump() + " twice");
       vals.push_back(x);
     }
     if (k == "sigma" && std::none_of(s.policies.begin(), s.policies.end(), [](auto& p) { return p.second.kind == "random"; }))
       f.fail(k.c_str(), "is swept but no policy is random");
     if (k == "fit_length" && std::none_of(s.policies.begin(), s.policies.end(), [](auto& p) { return p.second.kind == "fitted"; }))
       f.fail(k.c_str(), "is swept but no policy is fitted");
-    cells *= vals.size();
+    if (mode == "list" && !axes.empty() && vals.size() != axes.front().second.size())
+      f.fail(k.c_str(), "has " + std::to_string(vals.size()) + " values; a list sweep needs as many as '" +
+                            axes.front().first + "' (" + std::to_string(axes.front().second.size()) + ")");
+    cells = mode == "list" ? vals.size() : cells * vals.size();
     if (cells > 10000) f.fail(k.c_str(), "makes the grid larger than 10000 cells");
     axes.emplace_back(k, vals);
   }
+  s.sweep_list = mode == "list";
   return axes;
 }
 

@@ -74,6 +74,7 @@ struct ExperimentSpec {
   AnalysesSpec analyses;
   // "sweep": fields varied over a grid (sweep.h); empty: one run per policy.
   std::vector<std::pair<std::string, std::vector<double>>> sweep;
+  bool sweep_list = false;  // "mode": "list": the i-th values of every field together (else the grid)
 
   static TrainOptions default_posttrain();  // 200 steps, batch 16, lr 5e-4, warmup 10, cosine to 0.1
   static EvalOptions default_eval();        // length 0 (= 64T), 32 sequences, segments of 512, batch 8

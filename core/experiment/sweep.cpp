@@ -1,6 +1,7 @@
 // sweep.cpp — a spec's runs, one per policy and sweep cell (see sweep.h).
 #include "core/experiment/sweep.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -62,9 +63,16 @@ void expand(const ExperimentSpec& s, const std::string& base, bool baseline, con
     }
     r.name = cell.empty() ? base : base + "@" + cell;
     r.group = group.empty() ? base : base + "@" + group;
-    out.push_back(std::move(r));
+    // A list whose fields do not all apply to this run can repeat a cell: it runs once.
+    if (std::none_of(out.begin(), out.end(), [&](const PlannedRun& p) { return p.name == r.name; }))
+      out.push_back(std::move(r));
     if (out.size() > kSweepMaxRuns)
       throw Error("the sweep makes more than " + std::to_string(kSweepMaxRuns) + " runs");
+    if (s.sweep_list) {  // every field's next value together
+      if (axes.empty() || ++at[0] == axes[0]->second.size()) break;
+      for (auto& a : at) a = at[0];
+      continue;
+    }
     size_t i = axes.size();
     while (i > 0 && ++at[i - 1] == axes[i - 1]->second.size()) at[--i] = 0;
     if (i == 0) break;

@@ -1,7 +1,8 @@
 // sweep.h — a spec's "sweep": numeric fields varied over a grid, every cell a run per policy, seeds
 // as an axis whose spread becomes error bars. No LibTorch.
 //
-//   "sweep": {"seed": [0, 1, 2], "posttrain.steps": [100, 200, 400]}
+//   "sweep": {"seed": [0, 1, 2], "posttrain.steps": [100, 200, 400]}            (a grid: 9 cells)
+//   "sweep": {"posttrain.lr": [1e-4, 5e-4], "posttrain.steps": [400, 100], "mode": "list"}  (2 cells)
 //
 // Fields: seed, T, posttrain.steps, posttrain.batch, posttrain.warmup, posttrain.lr, sigma (random
 // policies), fit_length (fitted policies). Each policy runs once per cell of the axes that apply to
