@@ -622,6 +622,24 @@ TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
   EXPECT_NEAR(g->data()->at(0)->value, mean, 1e-9);
 }
 
+// A sweep of more than 50 runs is not started without a yes (quiet: refused, and said).
+TEST(Gui, LargeSweepIsNotStartedWithoutConfirmation) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  std::string seeds;
+  for (int i = 0; i < 60; ++i) seeds += (i ? ", " : "") + std::to_string(i);
+  ASSERT_TRUE(w.panel()->load_spec(QString::fromStdString(
+      R"({"model": "embedded", "policies": [{"kind": "passing"}], "sweep": {"seed": [)" + seeds + "]}}")).isEmpty());
+  QSignalSpy finished(&w, &gui::MainWindow::run_finished);
+  const QString out = QString::fromStdString(tmp("statescope_gui_bigsweep.h5"));
+  QFile::remove(out);
+  w.start_run(out);
+  ASSERT_EQ(finished.count(), 1);
+  EXPECT_FALSE(finished.at(0).at(0).toBool());
+  EXPECT_TRUE(w.last_message().contains("61 runs")) << w.last_message().toStdString();
+  EXPECT_FALSE(QFileInfo::exists(out));
+}
+
 int main(int argc, char** argv) {
   qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? "offscreen" : qgetenv("QT_QPA_PLATFORM"));
   QApplication app(argc, argv);

@@ -21,7 +21,9 @@ TEST(Report, EveryRunTheCancelledOneAsSuchAndNothingFromElsewhere) {
     "posttrain": {"steps": 3, "batch": 4, "lr": 5e-4, "warmup": 1},
     "policies": [{"kind": "passing"}, {"kind": "zero"}],
     "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
-    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 20}},
+    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 20},
+                 "effrem": {"T": [16, 32], "points": 4, "sequences": 2},
+                 "states": {"positions": [15, 31, 100], "sequences": 2, "bins": 11, "length": 128}},
     "sweep": {"seed": [0, 1]}})";
   // The zero run with seed 1 is cancelled at its second step.
   run_experiment(spec, "report.json", out, [](const ExperimentProgress& p) {
@@ -34,8 +36,12 @@ TEST(Report, EveryRunTheCancelledOneAsSuchAndNothingFromElsewhere) {
   EXPECT_GE(std::count(page.begin(), page.end(), '\n'), 50);
   size_t svgs = 0;
   for (size_t at = 0; (at = page.find("<svg", at)) != std::string::npos; ++at) ++svgs;
-  EXPECT_EQ(svgs, 5u);  // excess, loss, norm, training loss, unexplored (a sweep of seeds only draws no sweep chart)
-  for (const char* part : {"How to read this", "The spec as run", "Unexplored states", "T = 32"})
+  // excess, loss, norm, training loss, unexplored, and an EffRem chart per finished run (5: the baseline
+  // runs once per seed as the spec has analyses; the cancelled run has none); a sweep of seeds only
+  // draws no sweep chart
+  EXPECT_EQ(svgs, 10u);
+  for (const char* part : {"How to read this", "The spec as run", "Unexplored states", "T = 32",
+                           "Effective Remembrance: passing@seed=1", "State distributions", "fit at T-1"})
     EXPECT_NE(page.find(part), std::string::npos) << part;
   // Self-contained: no script, no link, no URL to fetch.
   EXPECT_EQ(page.find("<script"), std::string::npos);

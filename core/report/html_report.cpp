@@ -41,6 +41,7 @@ struct Run {
   std::optional<CopyResult> copying;
   std::optional<BabiResult> babi;
   std::optional<EffRemResult> effrem;
+  std::optional<StateStatsResult> states;
   std::vector<std::pair<std::string, double>> cell;
   std::string group;
 };
@@ -64,6 +65,7 @@ Run read_one(const H5File& f, const std::string& name) {
   if (f.has(name + "/copying/exact")) r.copying = read_copying(f, name);
   if (f.has(name + "/babi/accuracy")) r.babi = read_babi(f, name);
   if (f.has(name + "/effrem/value")) r.effrem = read_effrem(f, name);
+  if (f.has(name + "/state_stats/histogram")) r.states = read_state_stats(f, name);
   try {
     const auto spec = nlohmann::json::parse(attr("spec"));
     const auto& info = spec.at("run");
@@ -293,6 +295,51 @@ std::string html_report(const std::string& h5_path) {
       }
       o << section("sweep", "Sweep", render_svg(c));
     }
+  }
+
+  // Effective Remembrance: one chart per run, a line per context length T.
+  if (std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.effrem.has_value(); })) {
+    std::string body = "<p class=\"note\">EffRem_T(t) = TV(p(.|x[0:T]), p(.|x[t:T])): how much the tokens before t "
+                       "still change the prediction at T (1: everything, 0: nothing), mean over sequences.</p>\n";
+    for (auto& r : runs) {
+      if (!r.effrem) continue;
+      const auto& e = *r.effrem;
+      Chart c{"Effective Remembrance: " + r.name, "t (tokens dropped from the start)", "EffRem_T(t)", false, {}, {}};
+      for (size_t i = 0; i < e.T.size(); ++i) {
+        ChartSeries s{"T = " + std::to_string(e.T[i]), {}, {}, {}, ""};
+        for (size_t j = 0; j < e.t.size(); ++j) {
+          s.x.push_back(double(e.t[j])), s.y.push_back(e.value[i * e.t.size() + j]);
+          s.err.push_back(e.stderr_[i * e.t.size() + j]);
+        }
+        c.series.push_back(s);
+      }
+      body += render_svg(c);
+    }
+    o << section("effrem", "Effective Remembrance", body);
+  }
+
+  // State distributions: std of the state entries per position (mean over heads), the fit at T-1.
+  if (std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.states.has_value(); })) {
+    std::ostringstream t;
+    t << "<p class=\"note\">Standard deviation of the SSM state entries at each position (first listed layer, mean "
+         "over heads) and the Gaussian fitted at T-1 (what fitted noise draws from).</p>\n";
+    for (auto& r : runs) {
+      if (!r.states) continue;
+      const auto& st = *r.states;
+      const size_t H = size_t(st.nheads), np = st.positions.size();
+      double fit = 0;
+      for (size_t h = 0; h < H; ++h) fit += st.fitted_std[h] / double(H);
+      t << "<h3>" << esc(r.name) << "</h3><table><tr><th>position</th>";
+      for (auto p : st.positions) t << "<th>" << p << "</th>";
+      t << "<th>fit at T-1</th></tr><tr><td>std (layer " << (st.layers.empty() ? 0 : st.layers[0]) << ")</td>";
+      for (size_t k = 0; k < np; ++k) {
+        double v = 0;
+        for (size_t h = 0; h < H; ++h) v += st.std[k * H + h] / double(H);
+        t << "<td>" << fmt(v, "%.4f") << "</td>";
+      }
+      t << "<td>" << fmt(fit, "%.4f") << "</td></tr></table>\n";
+    }
+    o << section("states", "State distributions", t.str());
   }
 
   // Task tables.
