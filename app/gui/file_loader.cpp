@@ -1,8 +1,6 @@
 // file_loader.cpp — read runs back with the experiment_store readers.
 #include "app/gui/file_loader.h"
 
-#include <nlohmann/json.hpp>
-
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 
@@ -29,16 +27,9 @@ views::RunData read_run(const H5File& f, const std::string& run) {
   if (f.has(run + "/copying/exact")) r.copying = read_copying(f, run);
   if (f.has(run + "/babi/accuracy")) r.babi = read_babi(f, run);
   if (f.has(run + "/unexplored/outside")) r.unexplored = read_unexplored(f, run);
-  try {  // a sweep's run records its cell in its spec (absent: not a sweep)
-    const auto spec = nlohmann::json::parse(attr("spec").toStdString());
-    const auto& info = spec.at("run");
-    if (info.contains("sweep_cell")) {
-      r.sweep_group = info.at("sweep_group").get<std::string>();
-      for (auto it = info.at("sweep_cell").begin(); it != info.at("sweep_cell").end(); ++it)
-        r.sweep_cell.emplace_back(it.key(), it.value().get<double>());
-    }
-  } catch (const nlohmann::json::exception&) {
-  }
+  const SweepCell cell = read_sweep_cell(f, run);  // a sweep's run (empty otherwise)
+  r.sweep_group = cell.group;
+  r.sweep_cell = cell.values;
   return r;
 }
 

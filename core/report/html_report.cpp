@@ -66,16 +66,9 @@ Run read_one(const H5File& f, const std::string& name) {
   if (f.has(name + "/babi/accuracy")) r.babi = read_babi(f, name);
   if (f.has(name + "/effrem/value")) r.effrem = read_effrem(f, name);
   if (f.has(name + "/state_stats/histogram")) r.states = read_state_stats(f, name);
-  try {
-    const auto spec = nlohmann::json::parse(attr("spec"));
-    const auto& info = spec.at("run");
-    if (info.contains("sweep_cell")) {
-      r.group = info.at("sweep_group").get<std::string>();
-      for (auto it = info.at("sweep_cell").begin(); it != info.at("sweep_cell").end(); ++it)
-        r.cell.emplace_back(it.key(), it.value().get<double>());
-    }
-  } catch (const nlohmann::json::exception&) {
-  }
+  const SweepCell cell = read_sweep_cell(f, name);
+  r.group = cell.group;
+  r.cell = cell.values;
   return r;
 }
 

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 
@@ -164,6 +166,23 @@ UnexploredResult read_unexplored(const H5File& f, const std::string& run) {
   r.excess_rho = rho[0], r.excess_rho_lo = rho[1], r.excess_rho_hi = rho[2];
   r.quantile = g.f64("quantile", 1, "[1]")[0];
   return r;
+}
+
+SweepCell read_sweep_cell(const H5File& f, const std::string& run) {
+  SweepCell c;
+  try {
+    const auto spec = nlohmann::json::parse(f.attr(run, "spec"));
+    const auto& info = spec.at("run");
+    if (!info.contains("sweep_cell")) return c;
+    c.group = info.at("sweep_group").get<std::string>();
+    for (auto it = info.at("sweep_cell").begin(); it != info.at("sweep_cell").end(); ++it)
+      c.values.emplace_back(it.key(), it.value().get<double>());
+  } catch (const nlohmann::json::exception&) {
+    return {};  // no spec or not ours: not a sweep's run
+  } catch (const Error&) {
+    return {};
+  }
+  return c;
 }
 
 PasskeyResult read_passkey(const H5File& f, const std::string& run) {

@@ -86,6 +86,13 @@ EvalResult read_eval(const H5File& f, const std::string& run);
 EffRemResult read_effrem(const H5File& f, const std::string& run);
 StateStatsResult read_state_stats(const H5File& f, const std::string& run);
 UnexploredResult read_unexplored(const H5File& f, const std::string& run);
+// A sweep's run: its group (the name without the seed) and swept values, from its spec attribute
+// (run.sweep_group, run.sweep_cell); empty when the run is not a sweep's.
+struct SweepCell {
+  std::string group;
+  std::vector<std::pair<std::string, double>> values;
+};
+SweepCell read_sweep_cell(const H5File& f, const std::string& run);
 PasskeyResult read_passkey(const H5File& f, const std::string& run);
 CopyResult read_copying(const H5File& f, const std::string& run);
 BabiResult read_babi(const H5File& f, const std::string& run);
