@@ -79,6 +79,8 @@ void inspect_file(const std::string& path, const std::string& prefix, bool tree,
       auto r = read_eval(f, run);
       auto s = summarize(r, prefix + run, get("intervention"));
       s.status = get("status");
+      const SweepCell cell = read_sweep_cell(f, run);  // a sweep's run: its group for the sweep table
+      s.group = prefix + cell.group, s.cell = cell.values;
       sums.push_back(s);
       std::cout << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
       head_growth(r);
@@ -181,7 +183,7 @@ Runner add_inspect(CLI::App& app, const std::string&) {
       if (i) std::cout << "\n";
       inspect_file(path, paths->size() > 1 ? std::filesystem::path(path).stem().string() + "/" : "", *tree, sums);
     }
-    if (!sums.empty()) std::cout << "\n" << format_summary_table(sums);
+    if (!sums.empty()) std::cout << "\n" << format_summary_table(sums) << format_sweep_table(sums);
     return 0;
   };
 }
