@@ -11,7 +11,8 @@ if [ ! -f "$file" ]; then
   ./build/bin/statescope-cli run data/experiments/showcase.json -o "$file"
 fi
 out="$root/docs/screenshots"
-rm -rf "$out"
+mkdir -p "$out"
+rm -f "$out"/[0-9]_*.png  # the app's numbered views only: report*.png and *_demo.png come from other files
 if command -v xvfb-run >/dev/null 2>&1; then
   xvfb-run -a -s "-screen 0 1600x1000x24" ./build/bin/statescope "$file" --screenshots "$out"
 else
