@@ -16,6 +16,9 @@
 #include "core/data/corpus.h"
 #include "core/model/model_registry.h"
 #include "core/store/experiment_store.h"
+#include "core/experiment/experiment.h"
+#include "core/train/state_policy.h"
+#include "core/train/trainer.h"
 #include "tests/scratch.h"
 
 using namespace statescope;
@@ -113,4 +116,35 @@ TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
   EXPECT_EQ(back.excess_rho, r.excess_rho);
   EXPECT_EQ(back.train_samples, r.train_samples);
   EXPECT_EQ(back.quantile, r.quantile);
+}
+
+// The trainer reports what each step started from and ended at; a policy run's envelope includes
+// those recorded states (with each step's weights), the baseline's only replayed ones.
+TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
+  auto model = load_model_dir(resolve_model("embedded"));
+  auto corpus = load_austen(default_corpus_path());
+  TrainOptions t;
+  t.T = 32, t.steps = 3, t.batch = 4, t.warmup = 1;
+  auto policy = make_policy(PolicySpec{}, 1);
+  int calls = 0;
+  train(model, corpus.train, *policy, t, {}, {}, [&](const ModelState& initial, const ModelState& final_state) {
+    ++calls;
+    ASSERT_EQ(initial.size(), 2u);
+    EXPECT_EQ(initial[0].ssm.sizes(), final_state[0].ssm.sizes());
+    EXPECT_EQ(initial[0].ssm.abs().max().item<double>(), 0.0);  // the zero policy starts from zeros
+    EXPECT_GT(final_state[0].ssm.abs().max().item<double>(), 0.0);
+    EXPECT_FALSE(final_state[0].ssm.requires_grad());
+  });
+  EXPECT_EQ(calls, 3);
+
+  const auto out = statescope::test::scratch("statescope_unexplored_recorded.h5");
+  run_experiment(R"({"model": "embedded", "seed": 0, "posttrain": {"steps": 3, "batch": 4, "warmup": 1},
+    "policies": [{"kind": "passing"}], "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
+    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 10}}})",
+                 "recorded.json", out, {}, {}, true, 1);
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_EQ(read_unexplored(f, "baseline").recorded_samples, 0);
+  const auto p = read_unexplored(f, "passing");
+  EXPECT_EQ(p.recorded_samples, 3 * 4 * 2);  // 3 steps x 4 rows x (start, end)
+  EXPECT_EQ(p.train_samples, 60 + 24);
 }

@@ -107,6 +107,31 @@ torch::Tensor StateEnvelope::score(const torch::Tensor& states) const {
   return t2 + q;                                                     // [b, H]
 }
 
+int64_t reservoir_capacity(const Mamba2Config& c, int64_t samples) {
+  return std::min(samples, (int64_t{1} << 28) / std::max<int64_t>(1, c.n_layer * c.nheads() * c.headdim * c.d_state));
+}
+
+StateReservoir::StateReservoir(int64_t n_layer, int64_t nheads, int64_t state_size, int64_t capacity, uint64_t seed)
+    : capacity_(capacity), H_(nheads), D_(state_size), rng_(seed) {
+  for (int64_t l = 0; l < n_layer; ++l) keep_.push_back(torch::empty({capacity, nheads, state_size}, torch::kFloat32));
+}
+
+void StateReservoir::offer(const ModelState& st) {
+  torch::NoGradGuard ng;
+  const int64_t B = st.front().ssm.size(0);
+  for (int64_t r = 0; r < B; ++r, ++seen_) {
+    const int64_t slot = seen_ < capacity_ ? seen_ : std::uniform_int_distribution<int64_t>(0, seen_)(rng_);
+    if (slot >= capacity_) continue;
+    for (size_t l = 0; l < keep_.size(); ++l) keep_[l][slot].copy_(st[l].ssm[r].reshape({H_, D_}));
+  }
+}
+
+std::vector<torch::Tensor> StateReservoir::states() const {
+  std::vector<torch::Tensor> out;
+  for (auto& k : keep_) out.push_back(k.narrow(0, 0, std::min(seen_, capacity_)));
+  return out;
+}
+
 std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Document>& train, const PolicySpec& ps,
                                            const UnexploredOptions& o, uint64_t seed,
                                            const std::function<bool(int64_t, int64_t)>& progress) {
@@ -114,25 +139,15 @@ std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Do
   model->eval();
   const auto& c = model->config();
   const int64_t NL = c.n_layer, H = c.nheads(), D = c.headdim * c.d_state, B = o.train_batch, T = o.T;
-  // Kept states within 1 GiB of float32: fewer samples for large models, said by the result's train_samples.
-  const int64_t M = std::min(o.samples, (int64_t{1} << 28) / std::max<int64_t>(1, NL * H * D));
+  const int64_t M = reservoir_capacity(c, o.samples);  // within 1 GiB: said by the result's train_samples
   if (M < 50) throw Error("unexplored: 50 training states per layer of this model do not fit in 1 GiB");
   auto policy = make_policy(ps, seed);
   WindowSampler windows(train, T, seed * 7919 + 1);
   std::unique_ptr<StreamSampler> streams;
   if (policy->wants_stream()) streams = std::make_unique<StreamSampler>(train, T, B, seed * 7919 + 2);
   if (policy->wants_calibration()) calibrate_policy(model, train, *policy, windows, B, T, seed);
-  std::vector<torch::Tensor> keep;
-  for (int64_t l = 0; l < NL; ++l) keep.push_back(torch::empty({M, H, D}, torch::kFloat32));
-  std::mt19937_64 rng(seed * 31 + 7);
-  int64_t seen = 0;
-  auto offer = [&](const ModelState& st) {  // each row's state (all layers) is one reservoir item
-    for (int64_t r = 0; r < B; ++r, ++seen) {
-      const int64_t slot = seen < M ? seen : std::uniform_int_distribution<int64_t>(0, seen)(rng);
-      if (slot >= M) continue;
-      for (int64_t l = 0; l < NL; ++l) keep[l][slot].copy_(st[l].ssm[r].reshape({H, D}));
-    }
-  };
+  StateReservoir keep(NL, H, D, M, seed * 31 + 7);
+  auto offer = [&](const ModelState& st) { keep.offer(st); };
   std::vector<int64_t> cuts;  // the window's states after T/4, T/2, 3T/4 and T tokens
   for (int64_t q = 1; q <= 4; ++q)
     if (int64_t e = q * T / 4; e > 0 && (cuts.empty() || e > cuts.back())) cuts.push_back(e);
@@ -160,15 +175,14 @@ std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Do
     policy->observe(st, ps_step);
     if (progress && !progress(step, o.train_steps)) throw Error("unexplored states cancelled");
   }
-  if (seen < M)  // fewer states than slots: keep what there is
-    for (auto& k : keep) k = k.narrow(0, 0, seen);
-  return keep;
+  return keep.states();
 }
 
 UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>& train,
                                    const std::vector<Document>& validation, const PolicySpec& ps,
                                    const UnexploredOptions& o0, uint64_t seed, const EvalResult* eval,
-                                   const std::function<bool(int64_t, int64_t)>& progress) {
+                                   const std::function<bool(int64_t, int64_t)>& progress,
+                                   const std::vector<torch::Tensor>* recorded) {
   UnexploredOptions o = o0;
   if (o.length <= 0) o.length = 64 * o.T;
   if (o.stride <= 0) o.stride = std::max<int64_t>(1, o.T / 2);
@@ -186,6 +200,9 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   auto samples = training_states(model, train, ps, o, seed, [&](int64_t d, int64_t) {
     return !progress || progress(++done, total);
   });
+  const int64_t replayed = samples.front().size(0);
+  if (recorded && !recorded->empty() && recorded->front().size(0) > 0)  // what the trainer actually met
+    for (size_t l = 0; l < samples.size(); ++l) samples[l] = torch::cat({samples[l], (*recorded)[l]}, 0);
   std::vector<StateEnvelope> env;
   for (auto& s : samples) env.emplace_back(s, o.components, o.quantile);
 
@@ -223,6 +240,7 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   UnexploredResult r;
   r.T = o.T, r.length = L, r.sequences = S, r.n_layer = NL, r.nheads = H;
   r.components = env.front().components(), r.train_samples = samples.front().size(0);
+  r.recorded_samples = r.train_samples - replayed;
   r.train_steps = o.train_steps, r.train_batch = o.train_batch, r.quantile = o.quantile;
   r.positions = positions;
   auto frac = (counts / static_cast<double>(S)).contiguous();

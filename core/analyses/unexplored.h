@@ -19,6 +19,7 @@
 //    fraction and the excess loss over positions >= T, with a 95% interval from resampling sequences.
 #pragma once
 #include <functional>
+#include <random>
 #include <string>
 
 #include "core/analyses/options.h"  // UnexploredOptions
@@ -44,17 +45,39 @@ class StateEnvelope {
   int64_t k_ = 0;
 };
 
+// A uniform sample (reservoir) of up to `capacity` SSM states per layer, offered a batch at a time:
+// each row of a ModelState is one item (all its layers). Held on the CPU as [M, H, D] float32.
+class StateReservoir {
+ public:
+  StateReservoir(int64_t n_layer, int64_t nheads, int64_t state_size, int64_t capacity, uint64_t seed);
+  void offer(const ModelState& s);             // ssm [B, H, P, N] per layer
+  std::vector<torch::Tensor> states() const;   // per layer [min(seen, capacity), H, D]
+  int64_t seen() const { return seen_; }
+
+ private:
+  std::vector<torch::Tensor> keep_;
+  int64_t capacity_, H_, D_, seen_ = 0;
+  std::mt19937_64 rng_;
+};
+
+// Kept states per layer within 1 GiB of float32: `samples`, fewer for large models.
+int64_t reservoir_capacity(const Mamba2Config& c, int64_t samples);
+
 // Per layer [M, H, D] float32: the states met in training under `policy` (step 1 above).
 std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Document>& train, const PolicySpec& policy,
                                            const UnexploredOptions& o, uint64_t seed,
                                            const std::function<bool(int64_t, int64_t)>& progress = {});
 
 // The whole detector. `eval` (may be null): the run's evaluation of the same sequences, for the
-// rank correlation with the excess. progress(done, total) over both phases; false cancels (throws).
+// rank correlation with the excess. `recorded` (may be null): states the trainer actually started
+// from and ended at during this run's post-training (with each step's weights, StateReservoir fed by
+// train()'s states_seen); they join the replayed ones in the envelope. progress(done, total) over
+// both phases; false cancels (throws).
 UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>& train,
                                    const std::vector<Document>& validation, const PolicySpec& policy,
                                    const UnexploredOptions& o, uint64_t seed, const EvalResult* eval,
-                                   const std::function<bool(int64_t, int64_t)>& progress = {});
+                                   const std::function<bool(int64_t, int64_t)>& progress = {},
+                                   const std::vector<torch::Tensor>* recorded = nullptr);
 
 // Spearman rank correlation of x and y (average ranks for ties); NaN for fewer than 3 points.
 double spearman(const std::vector<double>& x, const std::vector<double>& y);

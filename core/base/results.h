@@ -58,6 +58,7 @@ namespace statescope {
 struct UnexploredResult {
   int64_t T = 0, length = 0, sequences = 0, n_layer = 0, nheads = 0;
   int64_t components = 0, train_samples = 0, train_steps = 0, train_batch = 0;
+  int64_t recorded_samples = 0;         // of train_samples: states recorded during post-training (the rest replayed)
   double quantile = 0;
   std::vector<int64_t> positions;       // [npos] the state after each of these positions is scored
   std::vector<double> outside;          // [npos, n_layer, nheads] fraction of sequences outside

@@ -60,7 +60,8 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
     // The baseline met zero-state windows only; a policy run its policy's states.
     const PolicySpec ps = ctx.baseline ? PolicySpec{} : ctx.policy;
     file.write_unexplored(run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, ctx.seed + 5, ctx.eval,
-                                                 [&](int64_t d, int64_t t) { tick("unexplored", d, t, 0); return true; }));
+                                                 [&](int64_t d, int64_t t) { tick("unexplored", d, t, 0); return true; },
+                                                 ctx.baseline ? nullptr : ctx.recorded_states));
   }
   if (spec.passkey) {
     auto lengths = spec.passkey->lengths;

@@ -34,6 +34,7 @@ struct AnalysisContext {
   const EvalResult* eval = nullptr;  // the run's evaluation (the unexplored-states detector correlates with it)
   int64_t posttrain_steps = 200, posttrain_batch = 16;  // replayed by the detector unless its spec says
   int64_t eval_length = 0, eval_sequences = 32;         // the evaluation's sequences, scored by the detector
+  const std::vector<torch::Tensor>* recorded_states = nullptr;  // states met in this run's post-training
 };
 
 // Runs every analysis in `spec` on `model`, writing each group into `run` of `file` as it finishes.

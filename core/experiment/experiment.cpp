@@ -319,8 +319,18 @@ class ExperimentRunner {
     file_->begin_run(info_for(run, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}));
     try {
       auto model = load_model_dir(model_dir_, compute_);
+      // The detector's envelope includes the states post-training actually met (each step's start
+      // and end, with that step's weights).
+      std::unique_ptr<StateReservoir> met;
+      if (rs.analyses.unexplored && !is_baseline && rs.posttrain.steps > 0) {
+        const auto& c = model->config();
+        met = std::make_unique<StateReservoir>(c.n_layer, c.nheads(), c.headdim * c.d_state,
+                                               reservoir_capacity(c, rs.analyses.unexplored->samples), rs.seed * 37 + 11);
+      }
+      std::vector<torch::Tensor> met_states;
       if (!is_baseline && rs.posttrain.steps > 0) {
-        const TrainResult tr = posttrain(model, run);
+        const TrainResult tr = posttrain(model, run, met.get());
+        if (met) met_states = met->states();
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
       }
       EvalResult eval;
@@ -343,6 +353,7 @@ class ExperimentRunner {
                               return report(ExperimentProgress{name, phase, done, total, rate, eta, loss});
                             }};
         ctx.eval = &eval;
+        ctx.recorded_states = met ? &met_states : nullptr;
         ctx.posttrain_steps = rs.posttrain.steps, ctx.posttrain_batch = rs.posttrain.batch;
         ctx.eval_length = rs.eval.length, ctx.eval_sequences = rs.eval.sequences;
         run_analyses(model, spec_.analyses, ctx, *file_, name);
@@ -358,13 +369,18 @@ class ExperimentRunner {
   }
 
   // Post-training with the run's policy; the fitted-noise statistics and (on request) the model are saved.
-  TrainResult posttrain(Mamba2LM& model, const PlannedRun& run) {
+  TrainResult posttrain(Mamba2LM& model, const PlannedRun& run, StateReservoir* met) {
     const std::string& name = run.name;
     auto policy = make_policy(run.policy, run.spec.seed + 1000 + run.index);
+    StatesSeenFn seen;
+    if (met) seen = [met](const ModelState& initial, const ModelState& final_state) {
+      met->offer(initial);
+      met->offer(final_state);
+    };
     auto tr = train(model, corpus_.train, *policy, run.spec.posttrain, [&](const StepInfo& s) {
       file_->append_train(name, s);
       return report(ExperimentProgress{name, "train", s.step, s.steps, s.tokens_per_s, s.eta_s, s.loss});
-    });
+    }, {}, seen);
     if (tr.status != "finished") return tr;
     if (auto m = policy->fitted_mean(); m.defined()) {
       auto mc = m.contiguous(), sc = policy->fitted_std().contiguous();  // [n_layer, nheads] float64

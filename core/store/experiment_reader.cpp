@@ -155,6 +155,7 @@ UnexploredResult read_unexplored(const H5File& f, const std::string& run) {
   r.n_layer = g.attr_int("n_layer"), r.nheads = g.attr_int("nheads"), r.components = g.attr_int("components");
   r.train_samples = g.attr_int("train_samples"), r.train_steps = g.attr_int("train_steps");
   r.train_batch = g.attr_int("train_batch");
+  r.recorded_samples = g.attr_int("recorded_samples");  // 0 in files from before it was recorded
   const int64_t np = static_cast<int64_t>(r.positions.size());
   r.outside = g.f64("outside", product(g, {np, r.n_layer, r.nheads}), "[position, layer, head]");
   r.outside_mean = g.f64("outside_mean", np, "[position]");

@@ -239,7 +239,8 @@ void ExperimentFile::write_unexplored(const std::string& run, const UnexploredRe
   f_->write(g + "/quantile", q.data(), {1});
   for (auto [k, v] : {std::pair{"T", r.T}, {"length", r.length}, {"sequences", r.sequences}, {"n_layer", NL},
                       {"nheads", H}, {"components", r.components}, {"train_samples", r.train_samples},
-                      {"train_steps", r.train_steps}, {"train_batch", r.train_batch}})
+                      {"train_steps", r.train_steps}, {"train_batch", r.train_batch},
+                      {"recorded_samples", r.recorded_samples}})
     f_->set_attr(g, k, std::to_string(v));
   f_->set_attr(g, "definition",
                "outside[position, layer, head]: fraction of evaluation sequences whose SSM state after the position "

@@ -59,8 +59,9 @@ namespace {
 // parameters, the samplers, checkpoints, the fitted-noise calibration, one optimizer step.
 class TrainLoop {
  public:
-  TrainLoop(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy, const TrainOptions& opt)
-      : model_(model), docs_(docs), policy_(policy), opt_(opt),
+  TrainLoop(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy, const TrainOptions& opt,
+            const StatesSeenFn& seen)
+      : model_(model), docs_(docs), policy_(policy), opt_(opt), seen_(seen),
         windows_(docs, opt.T, opt.seed * 7919 + 1) {
     make_optimizer();
     if (policy_.wants_stream()) streams_ = std::make_unique<StreamSampler>(docs, opt.T, opt.batch, opt.seed * 7919 + 2);
@@ -172,6 +173,7 @@ class TrainLoop {
     }
     if (!std::isfinite(gn)) return "gradient norm became " + std::to_string(gn) + " at step " + std::to_string(step);
     optimizer_->step();
+    if (seen_) seen_(init.empty() ? model_->zero_state(opt_.batch) : init, detach_state(out.final_state));
     policy_.observe(detach_state(out.final_state), ps);
     info.loss = loss_v;
     info.lr = lr;
@@ -184,6 +186,7 @@ class TrainLoop {
   const std::vector<Document>& docs_;
   InitialStatePolicy& policy_;
   const TrainOptions& opt_;
+  const StatesSeenFn& seen_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::vector<torch::Tensor> trainable_;
   WindowSampler windows_;
@@ -193,11 +196,12 @@ class TrainLoop {
 }  // namespace
 
 TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
-                  const TrainOptions& opt, const ProgressFn& progress, const CheckpointOptions& ckpt) {
+                  const TrainOptions& opt, const ProgressFn& progress, const CheckpointOptions& ckpt,
+                  const StatesSeenFn& states_seen) {
   check_train_options(opt);  // every knob in range, NaN included, before anything moves
   torch::manual_seed(opt.seed);
   model->train();
-  TrainLoop loop(model, docs, policy, opt);
+  TrainLoop loop(model, docs, policy, opt, states_seen);
   const fs::path cdir = ckpt.dir;
   int64_t first = 1;
   if (!ckpt.dir.empty() && ckpt.resume && fs::exists(cdir / "trainer.json")) first = loop.resume(cdir);

@@ -34,7 +34,12 @@ void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, Initia
                       WindowSampler& windows, int64_t batch, int64_t T, uint64_t seed);
 
 // Trains `model` in place on `docs`. A NaN/Inf loss stops with status "failed" naming the step.
+// Called once per step with the states the batch started from (zeros when the policy gives none)
+// and the final states it reached, both detached [B, H, P, N] / [B, conv_dim, K-1] per layer.
+using StatesSeenFn = std::function<void(const ModelState& initial, const ModelState& final_state)>;
+
 TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
-                  const TrainOptions& opt, const ProgressFn& progress = {}, const CheckpointOptions& ckpt = {});
+                  const TrainOptions& opt, const ProgressFn& progress = {}, const CheckpointOptions& ckpt = {},
+                  const StatesSeenFn& states_seen = {});
 
 }  // namespace statescope
