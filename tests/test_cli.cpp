@@ -105,6 +105,24 @@ TEST(Cli, Help) {
   EXPECT_NE(r.output.find("ssm_state_norm"), std::string::npos);
 }
 
+TEST(Cli, VersionAndUnwritableOutputRefusedBeforeTheRun) {
+  auto v = cli("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.output.find("statescope-cli (statescope) "), std::string::npos) << v.output;
+  // A missing folder, and a file where a folder should be: refused at once, naming the folder.
+  const std::string spec = std::string(STATESCOPE_SOURCE_DIR) + "/data/experiments/demo.json";
+  auto r = cli("run " + spec + " -o /nonexistent-statescope/sub/out.h5");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("the folder /nonexistent-statescope/sub does not exist (nothing was run)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("post-train"), std::string::npos) << "work started before the output was checked: " << r.output;
+  const std::string file = tmp("a_file.txt");
+  std::ofstream(file) << "x";
+  r = cli("eval --model embedded --length 64 --sequences 1 -o " + file + "/out.h5");
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find(file + " is not a folder"), std::string::npos) << r.output;
+}
+
 TEST(Cli, RefusesBadInput) {
   const auto model = kGolden + "hf-untied";
   auto r = cli("forward --input x.h5 --output y.h5");

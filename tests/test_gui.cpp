@@ -622,6 +622,20 @@ TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
   EXPECT_NEAR(g->data()->at(0)->value, mean, 1e-9);
 }
 
+// An output in a folder that does not exist is refused before anything runs (a dialog; quiet: said).
+TEST(Gui, UnwritableOutputIsRefusedBeforeTheRun) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  make_short(w.panel(), 2);
+  QSignalSpy finished(&w, &gui::MainWindow::run_finished);
+  w.start_run("/nonexistent-statescope/run.h5");
+  ASSERT_EQ(finished.count(), 1);
+  EXPECT_FALSE(finished.at(0).at(0).toBool());
+  EXPECT_FALSE(w.running());
+  EXPECT_TRUE(w.last_message().contains("the folder /nonexistent-statescope does not exist"))
+      << w.last_message().toStdString();
+}
+
 // A sweep of more than 50 runs is not started without a yes (quiet: refused, and said).
 TEST(Gui, LargeSweepIsNotStartedWithoutConfirmation) {
   gui::MainWindow w;

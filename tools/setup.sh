@@ -11,7 +11,7 @@
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"   # pinned here and only here; matches the GPU machine's PyTorch 2.11 (cu130)
-PY_EXTRA=(numpy h5py)     # used by tests/tools that read our HDF5 files the way users will
+PY_EXTRA=(numpy h5py nexusformat==2.1.0 silx==3.1.3)  # h5py: tests/tools read our HDF5 files the way users will; nexusformat, silx: NeXus readers (tests/nexus_check.py)
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${STATESCOPE_VENV:-$root/.venv}"
@@ -20,7 +20,7 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
   libhdf5-dev hdf5-tools nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev
-  xvfb xauth python3-venv
+  xvfb xauth python3-venv help2man desktop-file-utils appstream
 )
 
 missing=()

@@ -15,6 +15,7 @@ constexpr double kBits = 1.4426950408889634;  // 1 / ln 2: nats -> bits (bytes a
 
 LossView::LossView(QWidget* parent) : PlotWidget(tr("Training loss"), parent) {
   set_labels(tr("step"), tr("loss (bits/token)"));
+  set_robust_y(true);  // one run trained from loud noise must not squash the others into a band
 }
 
 void LossView::set_runs(const Runs& runs) {

@@ -1,6 +1,7 @@
 // plot_widget.cpp — shared plot behaviour (see plot_widget.h).
 #include "views/plot_widget.h"
 
+#include "views/robust_range.h"
 #include "views/theme.h"
 
 #include <QCheckBox>
@@ -13,6 +14,7 @@
 #include <QSvgGenerator>
 #include <QTextStream>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <qcustomplot.h>
@@ -33,7 +35,12 @@ std::vector<double> smooth_ema(const std::vector<double>& y, double w) {
 PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(2, 2, 2, 2);
-  bar_ = new QHBoxLayout;
+  // The controls sit in a strip that may be narrower than they are (its minimum width is not the
+  // plot's): two plots side by side then fit a 1280-pixel screen, the last controls cut at the edge.
+  auto* strip = new QWidget(this);
+  strip->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+  bar_ = new QHBoxLayout(strip);
+  bar_->setContentsMargins(0, 0, 0, 0);
   auto* reset = new QPushButton(tr("Reset view"), this);
   reset->setToolTip(tr("Fit all visible data (also: double-click the plot)"));
   logx_ = new QCheckBox(tr("log x"), this);
@@ -46,8 +53,12 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   bar_->addWidget(logx_);
   bar_->addWidget(logy_);
   bar_->addWidget(smooth_);
+  robust_ = new QCheckBox(tr("robust y"), this);
+  robust_->setToolTip(tr("Reset view fits y to the runs that do not dominate it; the runs left out are named on "
+                         "the plot and still reachable by zooming out or unticking this"));
+  bar_->addWidget(robust_);
   bar_->addStretch(1);
-  v->addLayout(bar_);
+  v->addWidget(strip);
   plot_ = new QCustomPlot(this);
   plot_->setObjectName(title);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);
@@ -60,6 +71,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   plot_->setMinimumSize(300, 200);
   v->addWidget(plot_, 1);
   readout_ = new QLabel(this);
+  readout_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // a long read-out never widens the window
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   v->addWidget(readout_);
 
@@ -67,6 +79,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this](QMouseEvent*) { reset_view(); });
   connect(logx_, &QCheckBox::toggled, this, [this](bool on) { set_log_x(on); });
   connect(logy_, &QCheckBox::toggled, this, [this](bool on) { set_log_y(on); });
+  connect(robust_, &QCheckBox::toggled, this, [this](bool) { reset_view(); });
   connect(smooth_, qOverload<int>(&QSpinBox::valueChanged), this, [this](int) {
     rebuild_smoothing();
     on_smoothing_changed();
@@ -205,8 +218,42 @@ void PlotWidget::add_vertical_marker(double x, const QString& label) {
 
 void PlotWidget::reset_view() {
   plot_->rescaleAxes(true);
+  clipped_.clear();
+  if (clip_note_) clip_note_->setVisible(false);
+  std::vector<std::vector<double>> ys;
+  std::vector<int> which;
+  for (size_t i = 0; i < series_.size(); ++i)
+    if (series_[i].raw && series_[i].raw->visible()) ys.push_back(series_[i].y), which.push_back(static_cast<int>(i));
+  const bool log = plot_->yAxis->scaleType() == QCPAxis::stLogarithmic;
+  if (const auto r = robust_y_range(ys, log)) {
+    QStringList names;
+    for (int k : r->excluded) names << series_[which[k]].name;
+    if (robust_->isChecked()) {
+      clipped_ = names;
+      if (log) plot_->yAxis->setRange(r->lo / 1.15, r->hi * 1.15);
+      else {
+        const double pad = std::max(1e-12, 0.06 * (r->hi - r->lo));
+        plot_->yAxis->setRange(r->lo - pad, r->hi + pad);
+      }
+      if (!clip_note_) {
+        clip_note_ = new QCPItemText(plot_);
+        clip_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+        clip_note_->position->setCoords(0.01, 0.01);  // top left: the legend sits top right
+        clip_note_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+        clip_note_->setSelectable(false);
+      }
+      clip_note_->setText(tr("robust y: %1 beyond the range").arg(names.join(", ")));
+      clip_note_->setColor(theme(dark_).hint);
+      clip_note_->setVisible(true);
+    } else {
+      emit status(tr("%1 dominates the y range: tick \"robust y\" to fit the others").arg(names.join(", ")));
+    }
+  }
   replot();
 }
+
+void PlotWidget::set_robust_y(bool on) { robust_->setChecked(on); }
+bool PlotWidget::robust_y() const { return robust_->isChecked(); }
 
 void PlotWidget::sync_overlays() {
   plot_->legend->setVisible(legend_enabled_ && plot_->legend->itemCount() > 0);  // no empty box
@@ -313,6 +360,7 @@ void PlotWidget::hide_line_controls() {
   logx_->hide();
   logy_->hide();
   smooth_->hide();
+  robust_->hide();
 }
 
 QString PlotWidget::hover_text() const { return readout_->text(); }

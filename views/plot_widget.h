@@ -54,6 +54,11 @@ class PlotWidget : public QWidget {
   void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
   void set_smoothing(int percent);  // EMA weight in percent (0: off)
   void set_legend_enabled(bool on);  // shown only when enabled and holding at least one entry
+  // "robust y": Reset view fits y to the runs that do not dominate it (robust_range.h), names the
+  // ones left out on the plot; off: every point. The loss view starts with it on.
+  void set_robust_y(bool on);
+  bool robust_y() const;
+  QStringList clipped_series() const { return clipped_; }  // left out of the y range by the last reset
 
  signals:
   void status(const QString& text);
@@ -79,6 +84,9 @@ class PlotWidget : public QWidget {
   QLabel* readout_;
   QCheckBox *logx_, *logy_;
   QSpinBox* smooth_;
+  QCheckBox* robust_;
+  QStringList clipped_;
+  QPointer<QCPItemText> clip_note_;
   std::vector<Series> series_;
   QStringList table_header_;
   std::vector<std::vector<QString>> table_rows_;

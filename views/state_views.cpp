@@ -108,11 +108,16 @@ TablesView::TablesView(QWidget* parent) : QWidget(parent) {
   auto* tables = new QWidget(split);
   auto* h = new QHBoxLayout(tables);
   auto* c = new QVBoxLayout;
-  c->addWidget(new QLabel(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length, from a zero state | a passed state"), tables));
+  auto wrapped = [tables](const QString& text) {  // wraps, so the two tables fit side by side on a small screen
+    auto* l = new QLabel(text, tables);
+    l->setWordWrap(true);
+    return l;
+  };
+  c->addWidget(wrapped(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length, from a zero state | a passed state")));
   copy_ = new QTableWidget(tables);
   c->addWidget(copy_);
   auto* b = new QVBoxLayout;
-  b->addWidget(new QLabel(tr("<b>bAbI-style questions</b>: greedy / choice accuracy [last-mentioned baseline] by context length"), tables));
+  b->addWidget(wrapped(tr("<b>bAbI-style questions</b>: greedy / choice accuracy [last-mentioned baseline] by context length")));
   babi_ = new QTableWidget(tables);
   b->addWidget(babi_);
   h->addLayout(c);

@@ -11,11 +11,12 @@ Runner add_info(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
   app.add_option("--model", *dir, "model directory (config.json + weights) or 'embedded'")->required();
   return [dir]() {
-    auto model = load_model_dir(resolve_model(*dir));
+    const std::string path = resolve_model(*dir);
+    auto model = load_model_dir(path);
     const auto& c = model->config();
     int64_t n = 0;
     for (auto& p : model->parameters()) n += p.numel();
-    std::cout << "model " << *dir << "\n"
+    std::cout << "model " << *dir << (path != *dir ? " (" + path + ")" : std::string()) << "\n"
               << "  d_model " << c.d_model << ", n_layer " << c.n_layer << ", d_state " << c.d_state
               << ", headdim " << c.headdim << ", nheads " << c.nheads() << ", ngroups " << c.ngroups
               << ", d_conv " << c.d_conv << ", chunk_size " << c.chunk_size << "\n"

@@ -12,6 +12,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/interrupt.h"
 #include "core/base/error.h"
+#include "core/base/version.h"
 #include "core/compute/runtime.h"
 
 namespace statescope::cli {
@@ -40,8 +41,10 @@ void install_interrupt_handlers() {
 
 int main(int argc, char** argv) {
   statescope::tune_malloc_for_tensors();
-  CLI::App app{"statescope-cli — length generalization lab for Mamba-2 (headless)"};
+  CLI::App app{"statescope-cli: length generalization lab for Mamba-2 (headless)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("statescope-cli (statescope) ") + statescope::kVersion,
+                       "print the version and exit");
   int threads = 0;
   app.add_option("--threads", threads, "intra-op CPU threads (default: $STATESCOPE_THREADS or 1)");
   std::string device = "cpu", precision = "fp32";

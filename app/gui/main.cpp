@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFile>
+#include <QIcon>
 #include <QTimer>
 #include <cstdio>
 
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName("statescope");
   QApplication::setApplicationName("statescope");
   QApplication::setApplicationVersion(statescope::kVersion);
+  QGuiApplication::setDesktopFileName("org.statescope.Statescope");  // packaging/: desktop entry and icon
+  QApplication::setWindowIcon(QIcon::fromTheme("org.statescope.Statescope"));
   QCommandLineParser cli;
   cli.setApplicationDescription("statescope: length generalization lab for recurrent language models");
   cli.addHelpOption();

@@ -14,6 +14,12 @@
 #include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <algorithm>
+#include <QShowEvent>
+#include <QGuiApplication>
+#include <QScreen>
+#include <QScrollBar>
+#include <QScrollArea>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
@@ -36,6 +42,7 @@
 #include "core/report/html_report.h"
 #include "core/experiment/sweep.h"
 #include "core/base/paths.h"
+#include "core/store/output_lock.h"
 
 namespace statescope::gui {
 
@@ -45,8 +52,16 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   panel_ = new ExperimentPanel(this);
   auto* pd = new QDockWidget(tr("Experiment"), this);
   pd->setObjectName("experiment_dock");
-  pd->setWidget(panel_);
+  // The form scrolls when the screen is short (a 720-line laptop), so the Runs list keeps its share.
+  auto* scroll = new QScrollArea(pd);
+  scroll->setWidget(panel_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setMinimumWidth(panel_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
+  pd->setWidget(scroll);
   addDockWidget(Qt::LeftDockWidgetArea, pd);
+  panel_dock_ = pd;
   run_set_ = new RunSet(this);
   list_ = new QListView(this);
   list_->setModel(run_set_);
@@ -55,6 +70,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   ld->setObjectName("runs_dock");
   ld->setWidget(list_);
   addDockWidget(Qt::LeftDockWidgetArea, ld);
+  runs_dock_ = ld;
 
   build_views();
   for (auto* p : findChildren<views::PlotWidget*>())
@@ -64,6 +80,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   bar_->setMaximumWidth(260);
   bar_->setVisible(false);
   status_ = new QLabel(this);
+  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long progress text never widens the window
+  status_->setMinimumWidth(240);
   statusBar()->addPermanentWidget(status_);
   statusBar()->addPermanentWidget(bar_);
 
@@ -91,6 +109,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(panel_, &ExperimentPanel::run_requested, this, [this] { start_run(); });
   connect(panel_, &ExperimentPanel::cancel_requested, this, &MainWindow::cancel_run);
   connect(run_set_, &RunSet::checks_changed, this, [this] { dirty_ = true; });
+  connect(run_set_, &QAbstractItemModel::modelReset, this,
+          [this] { QTimer::singleShot(0, this, [this] { fit_run_list(); }); });
+  connect(run_set_, &QAbstractItemModel::rowsInserted, this,
+          [this] { QTimer::singleShot(0, this, [this] { fit_run_list(); }); });
   thread_.start();
 
   build_menus();
@@ -101,8 +123,54 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreState(s.value("window/state").toByteArray());
   set_dark(s.value("view/dark", true).toBool());
   QFile demo(QString::fromStdString(statescope::data_path("experiments/demo.json")));
-  if (demo.open(QIODevice::ReadOnly)) panel_->load_spec(QString::fromUtf8(demo.readAll()));
-  if (!s.value("window/geometry").isValid()) resize(1400, 860);
+  if (demo.open(QIODevice::ReadOnly)) {
+    panel_->load_spec(QString::fromUtf8(demo.readAll()));
+  } else {  // an install without its data: say where it looked (after the window shows, and not when quiet)
+    const QString why = tr("%1: the demo experiment is missing, so is the embedded model it runs (%2).")
+                            .arg(demo.fileName(), QString::fromStdString(statescope::data_dir_searched()));
+    QTimer::singleShot(0, this, [this, why] { error(tr("statescope's data folder not found"), why); });
+  }
+  first_start_ = !s.value("window/geometry").isValid();
+  fit_to_screen(first_start_);
+}
+
+void MainWindow::fit_to_screen(bool first_start) {
+  QScreen* sc = QGuiApplication::screenAt(geometry().center());
+  if (!sc) sc = screen();
+  if (!sc) return;
+  const QRect avail = sc->availableGeometry();
+  // A window manager adds a frame: keep room for it (the title bar is below 40 pixels everywhere).
+  const QSize room(avail.width(), std::max(200, avail.height() - 40));
+  QSize size = first_start ? QSize(avail.width() * 9 / 10, avail.height() * 9 / 10) : this->size();
+  size = size.boundedTo(room).expandedTo(minimumSizeHint().boundedTo(room));
+  resize(size);
+  QPoint p = first_start ? avail.center() - QPoint(size.width() / 2, size.height() / 2) : pos();
+  p.setX(std::clamp(p.x(), avail.left(), std::max(avail.left(), avail.right() + 1 - size.width())));
+  p.setY(std::clamp(p.y(), avail.top(), std::max(avail.top(), avail.bottom() + 1 - size.height() - 30)));
+  move(p);
+  if (first_start) {  // the form about a quarter of the width; the plots the rest
+    const int w = std::clamp(size.width() / 4, panel_dock_->minimumSizeHint().width(), 460);
+    resizeDocks({panel_dock_}, {w}, Qt::Horizontal);
+  }
+  fit_run_list();
+}
+
+void MainWindow::fit_run_list() {
+  const int n = std::max(3, run_set_->rowCount());
+  const int row = run_set_->rowCount() > 0 ? list_->sizeHintForRow(0) : list_->fontMetrics().height() + 6;
+  const int chrome = std::max(0, runs_dock_->height() - list_->viewport()->height());  // title bar and frames
+  if (list_->viewport()->height() >= n * row + 2) return;  // all shown already: a size the user chose stays
+  const int want = n * row + chrome + 4;
+  const int cap = height() * 55 / 100;
+  resizeDocks({runs_dock_}, {std::min(want, cap)}, Qt::Vertical);
+}
+
+void MainWindow::showEvent(QShowEvent* e) {
+  QMainWindow::showEvent(e);
+  if (!shown_) {  // the docks' shares take effect once the window is laid out
+    shown_ = true;
+    QTimer::singleShot(0, this, [this] { fit_to_screen(first_start_); });
+  }
 }
 
 // The tabs: one view each, in this order; the window only ever talks to them as RunsView.
@@ -266,6 +334,13 @@ void MainWindow::start_run(const QString& out, bool replace) {
       if (quiet_) emit run_finished(false);
       return;
     }
+  }
+  try {  // refused before anything runs: a folder that is missing or read-only
+    check_output_writable(path.toStdString());
+  } catch (const std::exception& e) {
+    error(tr("Not started"), QString::fromStdString(e.what()));
+    if (quiet_) emit run_finished(false);
+    return;
   }
   file_ = path;
   added_files_ = 0;

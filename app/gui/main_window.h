@@ -47,6 +47,11 @@ class MainWindow : public QMainWindow {
   bool save_screenshots(const QString& dir);    // every tab as PNG
   bool export_report(const QString& path);        // the open experiment file as one HTML page
   void set_quiet(bool q) { quiet_ = q; }         // no modal dialogs (tests, screenshots)
+  // The window inside the available area of the screen it is on (a restored geometry too): on the
+  // first start (no saved geometry) 90% of it, centred; docks get their shares (fit_run_list).
+  void fit_to_screen(bool first_start);
+  // The Runs dock tall enough to list every run without scrolling, up to 55% of the window.
+  void fit_run_list();
 
   ExperimentPanel* panel() const { return panel_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -66,6 +71,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* e) override;
+  void showEvent(QShowEvent* e) override;
   void dragEnterEvent(QDragEnterEvent* e) override;
   void dropEvent(QDropEvent* e) override;
 
@@ -89,6 +95,9 @@ class MainWindow : public QMainWindow {
   void error(const QString& title, const QString& text);
 
   ExperimentPanel* panel_;
+  class QDockWidget* panel_dock_;
+  class QDockWidget* runs_dock_;
+  bool first_start_ = false, shown_ = false;
   RunSet* run_set_;
   QListView* list_;
   QTabWidget* tabs_;

@@ -203,6 +203,11 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   const int64_t replayed = samples.front().size(0);
   if (recorded && !recorded->empty() && recorded->front().size(0) > 0)  // what the trainer actually met
     for (size_t l = 0; l < samples.size(); ++l) samples[l] = torch::cat({samples[l], (*recorded)[l]}, 0);
+  if (samples.front().size(0) < 50)
+    throw Error("unexplored: only " + std::to_string(samples.front().size(0)) + " training states (" +
+                std::to_string(o.train_steps) + " steps x " + std::to_string(o.train_batch) +
+                " windows replayed, at most 'samples' kept); the envelope needs 50 or more: raise "
+                "analyses.unexplored.train_steps or train_batch");
   std::vector<StateEnvelope> env;
   for (auto& s : samples) env.emplace_back(s, o.components, o.quantile);
 

@@ -12,6 +12,10 @@ namespace statescope {
 //   4. ./data.
 std::string data_dir();
 
+// Where data_dir() looked, in order, with what it found there, for error messages: "searched
+// $STATESCOPE_DATA (not set), /usr/bin/../share/statescope (missing), /src/data (missing), ./data (missing)".
+std::string data_dir_searched();
+
 // data_dir() + "/" + relative, e.g. data_path("experiments/demo.json").
 std::string data_path(const std::string& relative);
 

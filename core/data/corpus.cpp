@@ -106,7 +106,7 @@ Corpus load_austen(const std::string& path, const std::string& validation_novel)
 std::string default_corpus_path() {
   const std::string path = data_path("corpus/austen-novels.txt");
   if (!fs::exists(path))
-    throw Error(path + ": embedded corpus not found (set STATESCOPE_DATA to the data/ folder)");
+    throw Error(path + ": embedded corpus not found (" + data_dir_searched() + ")");
   return path;
 }
 

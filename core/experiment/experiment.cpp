@@ -386,6 +386,7 @@ class ExperimentRunner {
       auto mc = m.contiguous(), sc = policy->fitted_std().contiguous();  // [n_layer, nheads] float64
       file_->file().write(name + "/policy/fitted_mean", mc.data_ptr<double>(), mc.sizes().vec());
       file_->file().write(name + "/policy/fitted_std", sc.data_ptr<double>(), sc.sizes().vec());
+      file_->file().set_attr(name + "/policy", "NX_class", "NXcollection");
       file_->file().set_attr(name + "/policy", "definition",
                              "fitted-noise statistics [layer, head] at the end of post-training (EMA of final states)");
     }

@@ -19,7 +19,7 @@ std::string resolve_model(const std::string& name) {
   const std::string dir = named ? data_dir() + "/models/" + name : name;
   if (!fs::is_directory(dir))
     throw Error(dir + ": model directory not found" +
-                (named ? " (the " + name + " model; set STATESCOPE_DATA to the data/ folder)" : std::string()));
+                (named ? " (the " + name + " model; " + data_dir_searched() + ")" : std::string()));
   return dir;
 }
 

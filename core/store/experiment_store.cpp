@@ -25,6 +25,33 @@ std::string iso8601_now() {
   return buf;
 }
 
+namespace {
+bool has_attr(const H5File& f, const std::string& object, const std::string& key) {
+  const auto names = f.attr_names(object);
+  return std::find(names.begin(), names.end(), key) != names.end();
+}
+
+// A NeXus NXdata group: `signal` names the plotted dataset, `axes` one dataset per signal dimension
+// (a string for one dimension, an array of strings for more) and <axis>_indices the dimension each
+// axis spans, so NeXus viewers (nexusformat, silx, NeXpy) plot it without help.
+void nx_data(H5File& f, const std::string& group, const std::string& signal, const std::vector<std::string>& axes) {
+  f.set_attr(group, "NX_class", "NXdata");
+  f.set_attr(group, "signal", signal);
+  if (axes.size() == 1) f.set_attr(group, "axes", axes[0]);
+  else f.set_attr_strings(group, "axes", axes);
+  for (size_t i = 0; i < axes.size(); ++i) f.set_attr_i64(group, axes[i] + "_indices", static_cast<int64_t>(i));
+}
+
+// A run's `default` plot: the per-position loss when there is one, else the first other result in
+// this order, else its training loss.
+void prefer_default(H5File& f, const std::string& run, const std::string& child) {
+  static const std::vector<std::string> order{"ppl", "effrem", "passkey", "copying", "babi", "unexplored", "train"};
+  auto rank = [&](const std::string& c) { return std::find(order.begin(), order.end(), c) - order.begin(); };
+  const std::string now = has_attr(f, run, "default") ? f.attr(run, "default") : "train";
+  if (rank(child) <= rank(now)) f.set_attr(run, "default", child);
+}
+}  // namespace
+
 ExperimentFile::ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<OutputLock> lock, std::string path,
                                std::string partial)
     : lock_(std::move(lock)), f_(std::move(f)), path_(std::move(path)), partial_(std::move(partial)),
@@ -67,7 +94,8 @@ std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path, 
   }
   auto f = std::make_unique<H5File>(partial.empty() ? path : partial, H5File::Mode::Create);
   f->set_attr("/", "format", kFormatName);
-  f->set_attr("/", "format_version", kFormatVersion);
+  f->set_attr_i64("/", "format_version", std::strtol(kFormatVersion, nullptr, 10));
+  f->set_attr("/", "NX_class", "NXroot");
   f->set_attr("/", "creator", kVersionString);
   f->set_attr("/", "created", iso8601_now());
   f->flush();
@@ -121,14 +149,16 @@ void ExperimentFile::begin_run(const RunInfo& i, bool replace) {
   f_->set_attr(g, "model", i.model);
   f_->set_attr(g, "checkpoint_hash", i.checkpoint_hash);
   f_->set_attr(g, "intervention", i.intervention);
-  f_->set_attr(g, "seed", std::to_string(i.seed));
+  f_->set_attr_i64(g, "seed", static_cast<int64_t>(i.seed));
   f_->set_attr(g, "versions", i.versions);
   f_->set_attr(g, "device", i.device);
   f_->set_attr(g, "started", iso8601_now());
-  f_->set_attr(g + "/train", "NX_class", "NXdata");
-  f_->set_attr(g + "/train", "signal", "loss");
-  f_->set_attr(g + "/train", "axes", "step");
+  nx_data(*f_, g + "/train", "loss", {"step"});
+  f_->set_attr(g, "NX_class", "NXentry");
+  f_->set_attr(g, "default", "train");  // until a result with a better plot arrives (prefer_default)
   f_->set_attr(g, "status", "running");
+  // The file's plot is its first run's (by name, so the same whatever order parallel jobs start in).
+  f_->set_attr("/", "default", run_names(*f_).front());
   f_->flush();
 }
 
@@ -137,9 +167,7 @@ void ExperimentFile::append_train(const std::string& run, const StepInfo& s) {
   if (!f_->has(run + "/train/step")) {  // a nested training record, e.g. run/copying/train
     for (const char* d : {"step", "loss", "lr", "grad_norm"})
       f_->create_growable(run + "/train/" + d, std::string(d) == "step");
-    f_->set_attr(run + "/train", "NX_class", "NXdata");
-    f_->set_attr(run + "/train", "signal", "loss");
-    f_->set_attr(run + "/train", "axes", "step");
+    nx_data(*f_, run + "/train", "loss", {"step"});
   }
   f_->append(run + "/train/step", &step, 1);
   f_->append(run + "/train/loss", &s.loss, 1);
@@ -174,12 +202,11 @@ void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
   auto se = stderr_of(r.nll_seq, nullptr);
   f_->write(p + "/nll_stderr", se.data(), {L});
   f_->write(p + "/nll_per_sequence", r.nll_seq.data(), {n, L});
-  f_->set_attr(p, "NX_class", "NXdata");
-  f_->set_attr(p, "signal", "nll");
-  f_->set_attr(p, "axes", "position");
+  nx_data(*f_, p, "nll", {"position"});
+  prefer_default(*f_, run, "ppl");
   f_->set_attr(p, "units", "nats per token; position p predicts token p+1");
-  f_->set_attr(p, "T", std::to_string(r.T));
-  f_->set_attr(p, "sequences", std::to_string(r.sequences));
+  f_->set_attr_i64(p, "T", r.T);
+  f_->set_attr_i64(p, "sequences", r.sequences);
   if (!r.windowed_nll.empty()) {
     f_->write(p + "/windowed_nll", r.windowed_nll.data(), {L});
     f_->write(p + "/windowed_nll_per_sequence", r.windowed_seq.data(), {n, L});
@@ -199,11 +226,9 @@ void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
     f_->write(s + "/head", head.data(), {r.nheads});
     f_->write(s + "/norm", r.norm.data(), {r.n_layer, L});
     f_->write(s + "/norm_per_head", r.norm_per_head.data(), {r.n_layer, r.nheads, L});
-    f_->set_attr(s, "NX_class", "NXdata");
-    f_->set_attr(s, "signal", "norm");
-    f_->set_attr(s, "axes", "[\"layer\", \"position\"]");
+    nx_data(*f_, s, "norm", {"layer", "position"});
     f_->set_attr(s, "units", "Frobenius norm of the SSM state after token p, mean over sequences");
-    f_->set_attr(s, "T", std::to_string(r.T));  // positions >= T lie beyond the training context
+    f_->set_attr_i64(s, "T", r.T);  // positions >= T lie beyond the training context
   }
   f_->flush();
 }
@@ -215,12 +240,11 @@ void ExperimentFile::write_effrem(const std::string& run, const EffRemResult& r)
   f_->write(g + "/t", r.t.data(), {nt});
   f_->write(g + "/value", r.value.data(), {nT, nt});
   f_->write(g + "/stderr", r.stderr_.data(), {nT, nt});
-  f_->set_attr(g, "NX_class", "NXdata");
-  f_->set_attr(g, "signal", "value");
-  f_->set_attr(g, "axes", "[\"T\", \"t\"]");
+  nx_data(*f_, g, "value", {"T", "t"});
+  prefer_default(*f_, run, "effrem");
   f_->set_attr(g, "definition", "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T");
-  f_->set_attr(g, "sequences", std::to_string(r.sequences));
-  f_->set_attr(g, "forward_tokens", std::to_string(r.forward_tokens));
+  f_->set_attr_i64(g, "sequences", r.sequences);
+  f_->set_attr_i64(g, "forward_tokens", r.forward_tokens);
   f_->flush();
 }
 
@@ -237,11 +261,13 @@ void ExperimentFile::write_unexplored(const std::string& run, const UnexploredRe
   const std::vector<double> rho{r.excess_rho, r.excess_rho_lo, r.excess_rho_hi}, q{r.quantile};
   f_->write(g + "/excess_rho", rho.data(), {3});
   f_->write(g + "/quantile", q.data(), {1});
+  nx_data(*f_, g, "outside_mean", {"position"});
+  prefer_default(*f_, run, "unexplored");
   for (auto [k, v] : {std::pair{"T", r.T}, {"length", r.length}, {"sequences", r.sequences}, {"n_layer", NL},
                       {"nheads", H}, {"components", r.components}, {"train_samples", r.train_samples},
                       {"train_steps", r.train_steps}, {"train_batch", r.train_batch},
                       {"recorded_samples", r.recorded_samples}})
-    f_->set_attr(g, k, std::to_string(v));
+    f_->set_attr_i64(g, k, v);
   f_->set_attr(g, "definition",
                "outside[position, layer, head]: fraction of evaluation sequences whose SSM state after the position "
                "lies outside the envelope of the states met in training (training windows replayed under the run's "
@@ -271,8 +297,9 @@ void ExperimentFile::write_state_stats(const std::string& run, const StateStatsR
   f_->write(g + "/fitted_std", r.fitted_std.data(), {nl, H});
   f_->write(g + "/delta_position", pos.data(), {r.length});
   f_->write(g + "/delta_norm", r.delta_norm.data(), {r.n_layer, r.length});
-  f_->set_attr(g, "T", std::to_string(r.T));
-  f_->set_attr(g, "sequences", std::to_string(r.sequences));
+  nx_data(*f_, g, "mean", {"layer", "position", "head"});  // the per-(layer, position, head) state mean
+  f_->set_attr_i64(g, "T", r.T);
+  f_->set_attr_i64(g, "sequences", r.sequences);
   f_->set_attr(g, "definition",
                "histogram: density of SSM state entries of each (layer, position, head) over sequences, headdim and "
                "d_state; fitted_*: Gaussian per (layer, head) of states at position T-1; delta_norm: mean "
@@ -287,10 +314,9 @@ void ExperimentFile::write_passkey(const std::string& run, const PasskeyResult& 
   f_->write(g + "/depth", r.depths.data(), {nd});
   f_->write(g + "/accuracy", r.accuracy.data(), {nl, nd});
   f_->write(g + "/digit_accuracy", r.digit_accuracy.data(), {nl, nd});
-  f_->set_attr(g, "NX_class", "NXdata");
-  f_->set_attr(g, "signal", "accuracy");
-  f_->set_attr(g, "axes", "[\"length\", \"depth\"]");
-  f_->set_attr(g, "samples", std::to_string(r.samples));
+  nx_data(*f_, g, "accuracy", {"length", "depth"});
+  prefer_default(*f_, run, "passkey");
+  f_->set_attr_i64(g, "samples", r.samples);
   f_->set_attr(g, "definition", "greedy decoding of the 5-digit key; accuracy = all 5 digits right");
   f_->flush();
 }
@@ -305,14 +331,13 @@ void ExperimentFile::write_copying(const std::string& run, const CopyResult& r) 
     f_->write(g + "/exact_passed", r.exact_passed.data(), {n});
     f_->write(g + "/token_accuracy_passed", r.token_accuracy_passed.data(), {n});
   }
-  f_->set_attr(g, "conv_passed", r.conv_passed ? "1" : "0");
-  f_->set_attr(g, "NX_class", "NXdata");
-  f_->set_attr(g, "signal", "exact");
-  f_->set_attr(g, "axes", "[\"length\"]");
-  f_->set_attr(g, "L", std::to_string(r.L));
-  f_->set_attr(g, "alphabet", std::to_string(r.alphabet));
-  f_->set_attr(g, "T", std::to_string(r.T));
-  f_->set_attr(g, "samples", std::to_string(r.samples));
+  f_->set_attr_i64(g, "conv_passed", r.conv_passed ? 1 : 0);
+  nx_data(*f_, g, "exact", {"length"});
+  prefer_default(*f_, run, "copying");
+  f_->set_attr_i64(g, "L", r.L);
+  f_->set_attr_i64(g, "alphabet", r.alphabet);
+  f_->set_attr_i64(g, "T", r.T);
+  f_->set_attr_i64(g, "samples", r.samples);
   f_->set_attr(g, "definition",
                "fresh model trained on examples BOS s SEP s EOS (strings of 1..L letters, one example per window of "
                "T tokens, padded, loss on the copy and EOS only); evaluated on 'BOS s SEP', decoding |s| tokens "
@@ -329,11 +354,10 @@ void ExperimentFile::write_babi(const std::string& run, const BabiResult& r) {
   f_->write(g + "/choice_accuracy", r.choice_accuracy.data(), {n});
   if (!r.last_mentioned_accuracy.empty()) f_->write(g + "/last_mentioned_accuracy", r.last_mentioned_accuracy.data(), {n});
   f_->write(g + "/mean_distance", r.mean_distance.data(), {n});
-  f_->set_attr(g, "NX_class", "NXdata");
-  f_->set_attr(g, "signal", "accuracy");
-  f_->set_attr(g, "axes", "[\"length\"]");
-  f_->set_attr(g, "samples", std::to_string(r.samples));
-  f_->set_attr(g, "candidates", std::to_string(r.candidates));
+  nx_data(*f_, g, "accuracy", {"length"});
+  prefer_default(*f_, run, "babi");
+  f_->set_attr_i64(g, "samples", r.samples);
+  f_->set_attr_i64(g, "candidates", r.candidates);
   f_->set_attr(g, "definition",
                "single-supporting-fact 'where is X?' in distractor prose; accuracy = greedy answer is the location; "
                "choice_accuracy = most likely of the candidate locations is right (chance 1/candidates); "

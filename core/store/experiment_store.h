@@ -106,6 +106,6 @@ std::vector<std::string> run_names(const H5File& f);
 
 std::string iso8601_now();
 constexpr const char* kFormatName = "statescope-experiment";
-constexpr const char* kFormatVersion = "1";
+constexpr const char* kFormatVersion = "2";  // 2: NeXus attributes, numbers as numbers
 
 }  // namespace statescope

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 
 #include "core/base/error.h"
@@ -29,9 +30,13 @@ struct Hdf5Guard {
   std::lock_guard<std::recursive_mutex> lock{hdf5_mutex()};
 };
 
-struct Handle {  // closes an hid_t with the right function
+struct Handle {  // closes an hid_t with the right function; moves, never copies
   hid_t id;
   herr_t (*close)(hid_t);
+  Handle(hid_t i, herr_t (*c)(hid_t)) : id(i), close(c) {}
+  Handle(Handle&& o) noexcept : id(o.id), close(o.close) { o.id = -1; }
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
   ~Handle() { if (id >= 0) close(id); }
 };
 
@@ -298,19 +303,69 @@ std::vector<std::string> H5File::attr_names(const std::string& object) const {
   return out;
 }
 
-void H5File::set_attr(const std::string& object, const std::string& key, const std::string& value) {
-  const Hdf5Guard hdf5_guard;
-  if (object != "/" && !has(object)) ensure_parents(object + "/x");
-  Handle obj{H5Oopen(id_, object.c_str(), H5P_DEFAULT), H5Oclose};
-  if (obj.id < 0) throw Error(path_ + ": object '" + object + "' not found for attribute '" + key + "'");
+// Opens `object` (creating a group and its parents when missing) and removes an old `key`.
+namespace {
+Handle open_for_attr(int64_t file, const std::string& path, const std::string& object, const std::string& key) {
+  Handle obj{H5Oopen(file, object.c_str(), H5P_DEFAULT), H5Oclose};
+  if (obj.id < 0) throw Error(path + ": object '" + object + "' not found for attribute '" + key + "'");
   if (H5Aexists(obj.id, key.c_str()) > 0) H5Adelete(obj.id, key.c_str());
+  return obj;
+}
+
+Handle utf8_vlen_string() {
   Handle ty{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(ty.id, H5T_VARIABLE);
   H5Tset_cset(ty.id, H5T_CSET_UTF8);
+  return ty;
+}
+
+constexpr hssize_t kMaxAttrStrings = 1024;  // an "axes" list; more is a damaged or foreign file
+}  // namespace
+
+void H5File::set_attr(const std::string& object, const std::string& key, const std::string& value) {
+  const Hdf5Guard hdf5_guard;
+  if (object != "/" && !has(object)) ensure_parents(object + "/x");
+  Handle obj = open_for_attr(id_, path_, object, key);
+  Handle ty = utf8_vlen_string();
   Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
   Handle at{H5Acreate2(obj.id, key.c_str(), ty.id, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
   const char* s = value.c_str();
   if (at.id < 0 || H5Awrite(at.id, ty.id, &s) < 0)
+    throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
+}
+
+void H5File::set_attr_i64(const std::string& object, const std::string& key, int64_t value) {
+  const Hdf5Guard hdf5_guard;
+  if (object != "/" && !has(object)) ensure_parents(object + "/x");
+  Handle obj = open_for_attr(id_, path_, object, key);
+  Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
+  Handle at{H5Acreate2(obj.id, key.c_str(), H5T_STD_I64LE, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  if (at.id < 0 || H5Awrite(at.id, H5T_NATIVE_INT64, &value) < 0)
+    throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
+}
+
+void H5File::set_attr_f64(const std::string& object, const std::string& key, double value) {
+  const Hdf5Guard hdf5_guard;
+  if (object != "/" && !has(object)) ensure_parents(object + "/x");
+  Handle obj = open_for_attr(id_, path_, object, key);
+  Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
+  Handle at{H5Acreate2(obj.id, key.c_str(), H5T_IEEE_F64LE, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  if (at.id < 0 || H5Awrite(at.id, H5T_NATIVE_DOUBLE, &value) < 0)
+    throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
+}
+
+void H5File::set_attr_strings(const std::string& object, const std::string& key, const std::vector<std::string>& values) {
+  const Hdf5Guard hdf5_guard;
+  if (values.empty()) throw Error(path_ + ": attribute '" + key + "' on '" + object + "': an empty list of strings");
+  if (object != "/" && !has(object)) ensure_parents(object + "/x");
+  Handle obj = open_for_attr(id_, path_, object, key);
+  Handle ty = utf8_vlen_string();
+  const hsize_t n = values.size();
+  Handle sp{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  Handle at{H5Acreate2(obj.id, key.c_str(), ty.id, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  if (at.id < 0 || H5Awrite(at.id, ty.id, ptrs.data()) < 0)
     throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
 }
 
@@ -320,18 +375,40 @@ std::string H5File::attr(const std::string& object, const std::string& key) cons
   if (obj.id < 0 || H5Aexists(obj.id, key.c_str()) <= 0)
     throw Error(path_ + ": attribute '" + key + "' not found on '" + object + "'");
   Handle at{H5Aopen(obj.id, key.c_str(), H5P_DEFAULT), H5Aclose};
-  // One string, never an array of them: H5Aread would write every element into `s`.
   Handle asp{H5Aget_space(at.id), H5Sclose};
-  if (at.id < 0 || asp.id < 0 || H5Sget_simple_extent_npoints(asp.id) != 1)
-    throw Error(path_ + ": attribute '" + key + "' on '" + object + "' is not a single string");
-  Handle ty{H5Tcopy(H5T_C_S1), H5Tclose};
-  H5Tset_size(ty.id, H5T_VARIABLE);
-  H5Tset_cset(ty.id, H5T_CSET_UTF8);
-  char* s = nullptr;
-  if (H5Aread(at.id, ty.id, &s) < 0 || !s) throw Error(path_ + ": cannot read attribute '" + key + "'");
-  std::string out(s);
-  H5free_memory(s);
-  return out;
+  Handle fty{H5Aget_type(at.id), H5Tclose};
+  if (at.id < 0 || asp.id < 0 || fty.id < 0) throw Error(path_ + ": cannot read attribute '" + key + "'");
+  const hssize_t n = H5Sget_simple_extent_npoints(asp.id);
+  const H5T_class_t cls = H5Tget_class(fty.id);
+  const std::string what = path_ + ": attribute '" + key + "' on '" + object + "'";
+  if (cls == H5T_INTEGER || cls == H5T_FLOAT) {
+    if (n != 1) throw Error(what + " is not a single number");
+    char buf[64];
+    if (cls == H5T_INTEGER) {
+      int64_t v = 0;
+      if (H5Aread(at.id, H5T_NATIVE_INT64, &v) < 0) throw Error(what + ": cannot read it");
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    } else {
+      double v = 0;
+      if (H5Aread(at.id, H5T_NATIVE_DOUBLE, &v) < 0) throw Error(what + ": cannot read it");
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+    }
+    return buf;
+  }
+  if (cls != H5T_STRING || n < 1 || n > kMaxAttrStrings) throw Error(what + " is not a string, a number or a list of strings");
+  // Read into exactly n pointers (H5Aread writes every element).
+  Handle ty = utf8_vlen_string();
+  std::vector<char*> s(static_cast<size_t>(n), nullptr);
+  if (H5Aread(at.id, ty.id, s.data()) < 0) throw Error(path_ + ": cannot read attribute '" + key + "'");
+  std::string out = n == 1 ? "" : "[";
+  for (hssize_t i = 0; i < n; ++i) {
+    const std::string v = s[i] ? s[i] : "";
+    if (n == 1) out = v;
+    else out += (i ? ", \"" : "\"") + v + "\"";
+    if (s[i]) H5free_memory(s[i]);
+  }
+  if (!s[0] && n == 1) throw Error(path_ + ": cannot read attribute '" + key + "'");
+  return n == 1 ? out : out + "]";
 }
 
 }  // namespace statescope

@@ -38,8 +38,17 @@ class H5File {
   void append(const std::string& dataset, const double* data, int64_t n);
   void append(const std::string& dataset, const int64_t* data, int64_t n);
 
-  // String attribute on a group or dataset ("/" for the root).
+  // Attributes on a group or dataset ("/" for the root): a UTF-8 string, a number (int64 or double:
+  // NeXus readers and h5py see numbers, not text), or an array of strings (NeXus "axes").
   void set_attr(const std::string& object, const std::string& key, const std::string& value);
+  void set_attr(const std::string& object, const std::string& key, const char* value) {
+    set_attr(object, key, std::string(value));
+  }
+  void set_attr_i64(const std::string& object, const std::string& key, int64_t value);
+  void set_attr_f64(const std::string& object, const std::string& key, double value);
+  void set_attr_strings(const std::string& object, const std::string& key, const std::vector<std::string>& values);
+  // Any of the above as text: a string as it is, a number in decimal ("%.17g" for doubles), an array
+  // of strings as a JSON array (["layer", "position"]). Throws Error naming the attribute otherwise.
   std::string attr(const std::string& object, const std::string& key) const;
   std::vector<std::string> attr_names(const std::string& object) const;
   std::vector<std::string> children(const std::string& group) const;  // member names, sorted

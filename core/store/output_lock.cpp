@@ -13,7 +13,24 @@
 
 namespace statescope {
 
+void check_output_writable(const std::string& path) {
+  if (path.empty()) throw Error("no output file named");
+  std::string dir = path.substr(0, path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/'));
+  if (path.find('/') == std::string::npos) dir = ".";
+  if (dir.empty()) dir = "/";
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw Error(path + ": cannot write here: the folder " + dir + " " +
+                (errno == ENOENT ? "does not exist" : std::string("cannot be read (") + std::strerror(errno) + ")") +
+                " (nothing was run)");
+  if (!S_ISDIR(st.st_mode)) throw Error(path + ": cannot write here: " + dir + " is not a folder (nothing was run)");
+  if (::access(dir.c_str(), W_OK) != 0)
+    throw Error(path + ": cannot write here: the folder " + dir + " is not writable (" + std::strerror(errno) +
+                "; nothing was run)");
+}
+
 OutputLock::OutputLock(const std::string& path) : lock_path_(path + ".lock") {
+  check_output_writable(path);
   for (int attempt = 0; attempt < 10; ++attempt) {
     fd_ = ::open(lock_path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw Error(path + ": cannot create the lock file " + lock_path_ + " (" + std::strerror(errno) + ")");

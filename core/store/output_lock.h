@@ -6,6 +6,10 @@
 
 namespace statescope {
 
+// Throws Error when `path` cannot be written, before any work starts: its folder is missing, is not a
+// folder, or refuses writing (permissions, a read-only file system); the message names the folder.
+void check_output_writable(const std::string& path);
+
 class OutputLock {
  public:
   explicit OutputLock(const std::string& path);  // throws Error naming `path` and the holder's pid
