@@ -18,6 +18,7 @@
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
+#include "core/dist/comm.h"
 #include "core/train/trainer.h"
 #include "core/base/version.h"
 #include "core/experiment/spec.h"
@@ -53,6 +54,18 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
   app.add_flag("--resume", o.resume, "continue from OUT/checkpoint (same options) and append to the record");
 }
 
+// Runs `f`; an error (a failed collective of a data-parallel job, say) marks the run "failed" with
+// its message before it goes on, so the record never says "running" for a run that died.
+template <class F>
+auto measure_or_fail(ExperimentFile* file, const std::string& run, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    if (file) file->set_status(run, status_after("failed"), e.what());
+    throw;
+  }
+}
+
 int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
                  ModelRecord rec, const std::string& command, const std::string& source_model) {
   const Corpus corpus = load_corpus(o.data, source_model, model->config().vocab_size);
@@ -60,18 +73,25 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
   const std::string ckdir = (fs::path(o.out) / "checkpoint").string();
   const bool resuming = o.resume && fs::exists(fs::path(ckdir) / "trainer.json") && fs::exists(record);
+  // Data parallel: every rank trains, only rank 0 writes the record, the model and the progress line.
+  const bool root = dist::is_root();
   // The training record belongs to the model folder being (re)written: a fresh run replaces it.
   WriteOptions w;
   w.overwrite = true;
-  auto file = resuming ? ExperimentFile::open(record) : ExperimentFile::create(record, w);
+  std::unique_ptr<ExperimentFile> file;
+  if (root) file = resuming ? ExperimentFile::open(record) : ExperimentFile::create(record, w);
   nlohmann::json spec{{"command", command}, {"T", o.t.T}, {"steps", o.t.steps}, {"batch", o.t.batch}, {"lr", o.t.lr},
-                      {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}};
-  if (resuming) file->file().set_attr(run_name, "status", "running");
-  else file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model), ps.label(),
-                   o.t.seed, std::string(kVersionString) + ", " + runtime_summary(), compute_summary()});
+                      {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}, {"processes", dist::world()}};
+  if (file && resuming) file->file().set_attr(run_name, "status", "running");
+  else if (file)
+    file->begin_run({run_name, spec.dump(), source_model, source_model.empty() ? "" : weights_hash(source_model),
+                     ps.label(), o.t.seed, std::string(kVersionString) + ", " + runtime_summary(),
+                     compute_summary() + (dist::group() ? ", " + std::to_string(dist::world()) + " processes (" +
+                                                             dist::group()->backend() + ")" : std::string())});
   auto policy = make_policy(ps, o.t.seed + 17);
   ProgressLine line;
-  auto result = train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
+  auto result = measure_or_fail(file.get(), run_name, [&] { return train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
+    if (!file) return !interrupted();
     file->append_train(run_name, s);
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f (%.3f bits/token)  lr %.2e  %.0f tok/s  ETA %s",
@@ -79,10 +99,11 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
     return !interrupted();
-  }, {(o.checkpoint_every > 0 || o.resume) ? ckdir : std::string(), o.checkpoint_every, o.resume});
+  }, {(o.checkpoint_every > 0 || o.resume) ? ckdir : std::string(), o.checkpoint_every, o.resume}); });
   line.done();
-  file->set_status(run_name, result.status, result.message);
+  if (file) file->set_status(run_name, result.status, result.message);
   if (result.status != "finished") throw Error(run_name + " " + result.status + ": " + result.message);
+  if (!root) return 0;
   save_model_dir(model, o.out);
   rec.T = o.t.T;
   rec.seed = o.t.seed;
@@ -90,6 +111,12 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   write_model_record(o.out, rec);
   std::cout << run_name << ": " << result.steps_done << " steps, final loss "
             << result.history.back().loss / std::log(2.0) << " bits/token -> " << o.out << " (record " << record << ")\n";
+  if (auto* g = dist::group()) {  // rank 0's time inside collectives: sending, and waiting for the slower rank
+    const double total = result.history.back().elapsed_s;
+    std::printf("data parallel: %d processes (%s), %.0f tokens/s; rank 0 spent %.2f s of %.2f s in collectives (%.0f%%)\n",
+                g->world(), g->backend().c_str(), result.history.back().tokens_per_s, g->comm_seconds(), total,
+                100.0 * g->comm_seconds() / std::max(total, 1e-9));
+  }
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
+#include "core/dist/comm.h"
 #include "progress.h"
 #include "core/base/version.h"
 
@@ -55,7 +56,10 @@ inline std::unique_ptr<ExperimentFile> start_run(const RunArgs& a, const std::st
   WriteOptions w;
   w.overwrite = a.overwrite;
   w.inputs = {model_dir, data};
-  auto file = a.append ? ExperimentFile::open(a.output) : ExperimentFile::create(a.output, w);
+  // Data parallel: ranks other than 0 write a scratch file that is thrown away (dist::rank_output).
+  const std::string out = dist::rank_output(a.output);
+  auto file = a.append && out == a.output ? ExperimentFile::open(out)
+                                          : ExperimentFile::create(out, out == a.output ? w : WriteOptions{});
   file->begin_run({a.run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
                    std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
                   a.replace_run);

@@ -6,11 +6,16 @@
 
 #include <csignal>
 #include <iostream>
+#include <cstdlib>
 #include <map>
+#include <set>
 
 #include "core/base/memory_tuning.h"
 #include "app/cli/commands.h"
 #include "app/cli/interrupt.h"
+#include "app/cli/launch.h"
+#include "core/dist/comm.h"
+#include "core/dist/env.h"
 #include "core/base/error.h"
 #include "core/base/version.h"
 #include "core/compute/runtime.h"
@@ -52,6 +57,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--precision", precision,
                  "fp32, or bf16: mixed precision (bf16 matmuls/convs; SSM state, A, dt, loss in fp32)")
+      ->capture_default_str();
+  int nproc = 1;
+  app.add_option("--nproc", nproc,
+                 "data-parallel processes on this machine (Gloo over loopback; the batch is split over them). "
+                 "Under torchrun or srun, WORLD_SIZE/RANK/MASTER_ADDR/MASTER_PORT from the environment instead")
       ->capture_default_str();
   std::string scan = "auto";
   app.add_option("--scan", scan,
@@ -98,7 +108,35 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  const char* world_env = std::getenv("WORLD_SIZE");
+  const bool in_job = world_env && *world_env && std::string(world_env) != "1";
   try {
+    if (nproc != 1 && !in_job) return statescope::cli::launch_local(nproc, argc, argv);
+    // A rank of this launcher (or a job that says the same): WORLD_SIZE rules. Another count is a mistake.
+    if (nproc != 1 && std::to_string(nproc) != world_env)
+      throw statescope::Error("--nproc " + std::to_string(nproc) + " inside a job of WORLD_SIZE=" + world_env +
+                              " processes: give one or the other");
+  } catch (const std::exception& e) {
+    std::cerr << "statescope-cli: error: " << e.what() << "\n";
+    return 1;
+  }
+  std::string rank_prefix;
+  struct LeaveJob {  // leaves the job before statics are torn down, on every path out
+    ~LeaveJob() { statescope::dist::shutdown(); }
+  } leave_job;
+  try {
+    const auto env = statescope::dist::env_from_environment();
+    if (env.distributed()) {
+      rank_prefix = "rank " + std::to_string(env.rank) + ": ";
+      static const std::set<std::string> parallel{"posttrain", "pretrain", "run", "eval"};
+      const std::string verb = app.get_subcommands().front()->get_name();
+      if (!parallel.count(verb))
+        throw statescope::Error("'" + verb + "' does not run data-parallel (posttrain, pretrain, run and eval do); "
+                                "run it as one process");
+      statescope::dist::init(env, device);
+      if (env.rank != 0 && !std::freopen("/dev/null", "w", stdout))  // rank 0 prints the job's tables
+        throw statescope::Error("rank " + std::to_string(env.rank) + ": cannot silence standard output");
+    }
     statescope::configure_threads(threads);
     statescope::set_compute(device, precision);
     statescope::set_scan_kernels(scan);
@@ -109,7 +147,7 @@ int main(int argc, char** argv) {
     }
   } catch (const std::exception& e) {
     std::string msg = e.what();
-    std::cerr << "statescope-cli: error: " << msg.substr(0, msg.find('\n')) << "\n";
+    std::cerr << "statescope-cli: error: " << rank_prefix << msg.substr(0, msg.find('\n')) << "\n";
     return statescope::cli::interrupted() ? 130 : 1;
   }
   return 1;

@@ -9,6 +9,7 @@
 #include <functional>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,7 @@ namespace statescope::cli {
 class ProgressLine {
  public:
   void update(const std::string& text, bool force = false) {
+    if (quiet_) return;
     const auto now = std::chrono::steady_clock::now();
     const double since = std::chrono::duration<double>(now - last_).count();
     if (!force && since < (tty_ ? 0.1 : 5.0)) return;
@@ -35,6 +37,12 @@ class ProgressLine {
 
  private:
   bool tty_ = isatty(2);
+  // A data-parallel job's ranks other than 0 stay silent (rank 0 speaks for the job).
+  bool quiet_ = [] {
+    const char* r = std::getenv("RANK");
+    const char* w = std::getenv("WORLD_SIZE");
+    return r && w && std::string(r) != "0" && std::string(w) != "1";
+  }();
   bool dirty_ = false;
   std::chrono::steady_clock::time_point last_{};
 };

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 #include "core/compute/runtime.h"
 #include "core/train/options.h"
 
@@ -153,9 +154,16 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
   auto norm_sum = torch::zeros({NL, L}, torch::kFloat64), head_sum = torch::zeros({NL, H, L}, torch::kFloat64);
   const Windows plan = plan_windows(o);
+  // Data parallel: batch k of sequences goes to rank k % world (the same batches as one process, so
+  // every sequence's losses are bit for bit those of one process); the results are summed over the
+  // ranks at the end, where each entry of nll_all and win_all comes from exactly one rank.
+  auto* g = dist::group();
+  const int64_t world = dist::world(), me = dist::rank();
+  const int64_t batches = (o.sequences + o.batch - 1) / o.batch;
+  const int64_t mine = batches / world + (me < batches % world ? 1 : 0);
   // Progress counts forward calls, so one long sequence still reports as it goes.
   const int64_t per_batch = (L + o.segment - 1) / o.segment + (o.windowed ? plan.forwards() : 0);
-  const int64_t total_work = (o.sequences + o.batch - 1) / o.batch * per_batch;
+  const int64_t total_work = mine * per_batch;
   int64_t done = 0;
   auto tick = [&] {
     ++done;
@@ -163,6 +171,7 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   };
 
   for (int64_t s0 = 0; s0 < o.sequences; s0 += o.batch) {
+    if ((s0 / o.batch) % world != me) continue;  // another rank's batch
     const int64_t b = std::min(o.batch, o.sequences - s0);
     auto tok = torch::empty({b, L + 1}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i)
@@ -173,6 +182,11 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
     if (o.windowed) win_all.narrow(0, s0, b).copy_(score_windowed(model, tok, nll, o, plan, tick));
   }
   if (done != total_work) throw Error("internal: evaluation progress counted " + std::to_string(done) + " of " + std::to_string(total_work));
+  if (g) {  // [S, L] rows from their one rank each; the norm sums in rank order (double precision)
+    std::vector<torch::Tensor> rows{nll_all, win_all}, sums{norm_sum, head_sum};
+    g->all_reduce(rows);
+    g->all_reduce(sums);
+  }
   auto to_vec = [&](const torch::Tensor& t) {
     auto c = (t / static_cast<double>(o.sequences)).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());

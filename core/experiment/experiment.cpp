@@ -23,6 +23,7 @@
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 #include "core/analyses/evaluate.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
@@ -221,7 +222,10 @@ class ExperimentRunner {
     WriteOptions w;
     w.overwrite = overwrite;
     w.inputs = {model_dir_, spec_.data, src_};  // the spec's source is a file name when it came from one
-    file_ = ExperimentFile::create(out_path, w);
+    // Data parallel: every rank runs every run (training and evaluation split over the ranks, the
+    // analyses repeated on each), one run at a time; only rank 0's file is the experiment's.
+    if (dist::group()) jobs = 1;
+    file_ = ExperimentFile::create(dist::rank_output(out_path), dist::is_root() ? w : WriteOptions{});
     file_->file().set_attr("/", "spec", spec_text_);
     file_->file().set_attr("/", "spec_source", src_);
     const std::vector<PlannedRun>& runs = plan_;

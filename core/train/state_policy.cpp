@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 
 namespace statescope {
 namespace {
@@ -64,6 +65,12 @@ class FittedNoisePolicy : public InitialStatePolicy {
     if (spec_.fit_length > 0 && step.step > 0) return;  // fitted at fit_length in calibration, then fixed
     auto [m, sd] = ssm_state_moments(fin);
     auto m2 = sd.square() + m.square();
+    if (auto* g = dist::group()) {  // every rank the same pooled moments of the whole batch (equal rows per rank)
+      std::vector<torch::Tensor> both{m, m2};
+      g->all_reduce(both);
+      m = both[0] / g->world();
+      m2 = both[1] / g->world();
+    }
     if (!m1_.defined()) {
       m1_ = m;
       m2_ = m2;
@@ -102,6 +109,7 @@ class PassingPolicy : public InitialStatePolicy {
   explicit PassingPolicy(PolicySpec s) : spec_(std::move(s)) {}
   const PolicySpec& spec() const override { return spec_; }
   bool wants_stream() const override { return spec_.kind == "tbtt"; }
+  bool per_row() const override { return true; }
   ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep& step) override {
     if (last_.empty()) return {};
     if (last_[0].ssm.size(0) != batch)

@@ -25,6 +25,11 @@ class InitialStatePolicy {
   virtual const PolicySpec& spec() const = 0;
   // TBTT needs consecutive segments of the same documents (StreamSampler).
   virtual bool wants_stream() const { return false; }
+  // State passing and TBTT keep a state per batch row: under data parallelism each rank's policy
+  // holds its own rows (initial() is asked for the rank's rows). Noise policies draw the whole
+  // batch on every rank from the same generator and each rank keeps its rows, so the draws are
+  // those of one process.
+  virtual bool per_row() const { return false; }
   // Initial state for this step's batch; an empty ModelState means zeros. Tensors carry no grad.
   virtual ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep& step) = 0;
   // The batch's final state (detached) after the forward pass.

@@ -12,6 +12,7 @@
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
+#include "core/dist/comm.h"
 #include "core/train/samplers.h"
 
 namespace statescope {
@@ -21,6 +22,24 @@ namespace {
 bool no_decay(const std::string& name) {
   auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
   return ends("A_log") || ends("dt_bias") || ends(".D") || name.find("norm") != std::string::npos || ends(".bias");
+}
+
+// Data parallelism: every rank draws the whole batch (same samplers, same seeds) and keeps rows
+// [rank * b, (rank + 1) * b), b = batch / world; one process keeps them all.
+int64_t local_rows(int64_t batch) { return batch / dist::world(); }
+torch::Tensor my_rows(const torch::Tensor& t, int64_t batch) {
+  if (!t.defined() || !dist::group()) return t;
+  const int64_t b = local_rows(batch);
+  return t.narrow(0, dist::rank() * b, b);
+}
+ModelState my_rows(const ModelState& s, int64_t batch) {
+  if (!dist::group()) return s;
+  ModelState out = s;
+  for (auto& l : out) {
+    l.ssm = my_rows(l.ssm, batch);
+    if (l.conv.defined()) l.conv = my_rows(l.conv, batch);
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,7 +67,7 @@ void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, Initia
   WindowSampler& sampler = own ? *own : windows;
   const int64_t len = L > 0 ? L : T;
   for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
-    auto tokens = sampler.next(batch).narrow(1, 0, len);  // [B, len]
+    auto tokens = my_rows(sampler.next(batch).narrow(1, 0, len), batch);  // [B, len] (this rank's rows)
     policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
   }
 }
@@ -93,13 +112,18 @@ class TrainLoop {
   int64_t resume(const fs::path& dir) {
     nlohmann::json st;
     std::ifstream(dir / "trainer.json") >> st;
+    const int64_t made_by = st.value("world", int64_t{1});
+    if (made_by != dist::world())
+      throw Error((dir / "trainer.json").string() + ": checkpoint made by " + std::to_string(made_by) +
+                  " process(es); resume it with as many (--nproc " + std::to_string(made_by) + "), not " +
+                  std::to_string(dist::world()) + " (state passing keeps each process's rows)");
     if (st.at("steps").get<int64_t>() != opt_.steps || st.at("batch").get<int64_t>() != opt_.batch ||
         st.at("T").get<int64_t>() != opt_.T || st.at("policy").get<std::string>() != policy_.spec().label())
       throw Error((dir / "trainer.json").string() + ": checkpoint was made with other options (steps, batch, T or policy)");
     load_state_dict(model_, read_weights_file((dir / "model.safetensors").string()), (dir / "model.safetensors").string());
     torch::load(*optimizer_, (dir / "optimizer.pt").string());
     std::vector<torch::Tensor> ps;
-    torch::load(ps, (dir / "policy.pt").string());
+    torch::load(ps, (dir / policy_file()).string());
     policy_.load_state(ps);
     windows_.set_rng_state(st.at("windows").get<std::string>());
     if (streams_) streams_->set_state(st.at("streams").get<std::string>());
@@ -107,22 +131,33 @@ class TrainLoop {
   }
 
   // Writes a checkpoint after `step` into dir, atomically: dir is either the old one or the new one.
+  // Data parallel: rank 0 writes all but the policy state, which each rank writes for its rows
+  // (policy.rank<r>.pt; the folder must be shared by the ranks, as OUT is on one machine).
   void save(const fs::path& dir, int64_t step) {
     const fs::path tmp = dir.string() + ".tmp";
-    fs::remove_all(tmp);
-    fs::create_directories(tmp);
-    save_model_dir(model_, tmp.string());
-    torch::save(*optimizer_, (tmp / "optimizer.pt").string());
+    auto* g = dist::group();
+    if (dist::is_root()) {
+      fs::remove_all(tmp);
+      fs::create_directories(tmp);
+    }
+    if (g) g->barrier();
     auto ps = policy_.save_state();
     for (auto& t : ps)
       if (!t.defined()) t = torch::empty({0});
-    torch::save(ps, (tmp / "policy.pt").string());
+    torch::save(ps, (tmp / policy_file()).string());
+    if (g) g->barrier();
+    if (!dist::is_root()) return;
+    save_model_dir(model_, tmp.string());
+    torch::save(*optimizer_, (tmp / "optimizer.pt").string());
     nlohmann::json st{{"step", step}, {"steps", opt_.steps}, {"batch", opt_.batch}, {"T", opt_.T},
                       {"policy", policy_.spec().label()}, {"windows", windows_.rng_state()},
-                      {"streams", streams_ ? streams_->state() : std::string()}};
+                      {"streams", streams_ ? streams_->state() : std::string()}, {"world", dist::world()}};
     std::ofstream(tmp / "trainer.json") << st.dump(2);
     fs::remove_all(dir);
     fs::rename(tmp, dir);
+  }
+  static std::string policy_file() {
+    return dist::group() ? "policy.rank" + std::to_string(dist::rank()) + ".pt" : "policy.pt";
   }
 
   // Fitted noise: final states of zero-state batches before step 1 (windows of fit_length tokens
@@ -144,25 +179,50 @@ class TrainLoop {
       tokens = windows_.next(opt_.batch, &mask);
     }
     if (!opt_.loss_mask) mask = torch::Tensor();
-    tokens = tokens.to(model_->output_weight().device());  // [B, T+1] on the model's device
-    ModelState init = policy_.initial(model_, opt_.batch, ps);
-    auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init);  // logits [B, T, V]
+    const int64_t b = local_rows(opt_.batch);  // this process's rows (the whole batch in one process)
+    tokens = my_rows(tokens, opt_.batch).to(model_->output_weight().device());  // [b, T+1] on the model's device
+    mask = my_rows(mask, opt_.batch);
+    PolicyStep mine{ps.step, my_rows(ps.fresh, opt_.batch)};
+    // Per-row policies hold this rank's rows; the others draw the whole batch, this rank keeps its rows.
+    ModelState init = policy_.per_row() ? policy_.initial(model_, b, mine)
+                                        : my_rows(policy_.initial(model_, opt_.batch, ps), opt_.batch);
+    auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init);  // logits [b, T, V]
     const int64_t V = model_->config().vocab_size;
-    auto logits = out.logits.reshape({-1, V}).to(torch::kFloat32);  // [B*T, V]
-    auto targets = tokens.narrow(1, 1, opt_.T).reshape({-1});        // [B*T]
+    auto logits = out.logits.reshape({-1, V}).to(torch::kFloat32);  // [b*T, V]
+    auto targets = tokens.narrow(1, 1, opt_.T).reshape({-1});        // [b*T]
     torch::Tensor loss;
-    if (mask.defined()) {  // mean over the marked targets only (a batch with none: loss 0, no update)
+    double loss_v = 0;
+    if (auto* g = dist::group()) {
+      // The whole batch's mean: each rank's sum over the global count, gradients summed below.
+      auto ce = torch::nn::functional::cross_entropy(
+          logits, targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));  // [b*T]
+      auto m = mask.defined() ? mask.narrow(1, 1, opt_.T).reshape({-1}).to(logits.device())
+                              : torch::ones_like(ce);  // [b*T]
+      auto sum = (ce * m).sum();
+      std::vector<torch::Tensor> totals{torch::stack({sum.detach(), m.sum()}).to(torch::kCPU, torch::kFloat64)};
+      g->all_reduce(totals);  // [global sum, global count]
+      const double count = std::max(1.0, totals[0][1].item<double>());
+      loss = sum / count;
+      loss_v = totals[0][0].item<double>() / count;
+    } else if (mask.defined()) {  // mean over the marked targets only (a batch with none: loss 0, no update)
       auto m = mask.narrow(1, 1, opt_.T).reshape({-1}).to(logits.device());  // [B*T]
       auto ce = torch::nn::functional::cross_entropy(
           logits, targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));  // [B*T]
       loss = (ce * m).sum() / m.sum().clamp_min(1.0);
+      loss_v = loss.item<double>();
     } else {
       loss = torch::nn::functional::cross_entropy(logits, targets);
+      loss_v = loss.item<double>();
     }
-    const double loss_v = loss.item<double>();
     if (!std::isfinite(loss_v)) return "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
     optimizer_->zero_grad();
     loss.backward();
+    if (auto* g = dist::group()) {  // the whole batch's gradient on every rank: one all-reduce of all of them
+      std::vector<torch::Tensor> grads;
+      for (auto& p : trainable_)
+        if (p.grad().defined()) grads.push_back(p.grad());
+      g->all_reduce(grads);
+    }
     double gn = 0;
     if (opt_.grad_clip > 0) {
       gn = torch::nn::utils::clip_grad_norm_(trainable_, opt_.grad_clip);
@@ -173,8 +233,13 @@ class TrainLoop {
     }
     if (!std::isfinite(gn)) return "gradient norm became " + std::to_string(gn) + " at step " + std::to_string(step);
     optimizer_->step();
-    if (seen_) seen_(init.empty() ? model_->zero_state(opt_.batch) : init, detach_state(out.final_state));
-    policy_.observe(detach_state(out.final_state), ps);
+    if (dist::group()) {  // identical parameters on every rank, checked after every step
+      std::vector<double> sums;
+      for (auto& p : trainable_) sums.push_back(p.detach().to(torch::kFloat64).sum().item<double>());
+      dist::check_same(sums, "parameters after step " + std::to_string(step));
+    }
+    if (seen_) seen_(init.empty() ? model_->zero_state(b) : init, detach_state(out.final_state));
+    policy_.observe(detach_state(out.final_state), mine);
     info.loss = loss_v;
     info.lr = lr;
     info.grad_norm = gn;
@@ -199,6 +264,9 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
                   const TrainOptions& opt, const ProgressFn& progress, const CheckpointOptions& ckpt,
                   const StatesSeenFn& states_seen) {
   check_train_options(opt);  // every knob in range, NaN included, before anything moves
+  if (opt.batch % dist::world() != 0)
+    throw Error("batch " + std::to_string(opt.batch) + " is not divisible by the " + std::to_string(dist::world()) +
+                " processes of the job (each takes batch / processes rows)");
   torch::manual_seed(opt.seed);
   model->train();
   TrainLoop loop(model, docs, policy, opt, states_seen);
@@ -228,7 +296,13 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
     result.history.push_back(info);
     result.steps_done = step;
     if (!ckpt.dir.empty() && ckpt.every > 0 && step % ckpt.every == 0 && step < opt.steps) loop.save(cdir, step);
-    if (progress && !progress(info)) {
+    bool stop = progress && !progress(info);
+    if (auto* g = dist::group()) {  // every rank stops at the same step when any of them is cancelled
+      std::vector<torch::Tensor> flag{torch::tensor({stop ? 1.0 : 0.0}, torch::kFloat64)};
+      g->all_reduce(flag, dist::Op::Max);
+      stop = flag[0].item<double>() > 0;
+    }
+    if (stop) {
       result.status = "cancelled";
       result.message = "cancelled after step " + std::to_string(step);
       break;

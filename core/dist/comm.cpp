@@ -1,0 +1,205 @@
+// comm.cpp — c10d process groups (see comm.h).
+//
+// Gloo's headers are not in the torch wheel; Debian's libgloo-dev provides them. They agree with
+// the gloo inside libtorch_cpu on what this file touches: sizeof(c10d::ProcessGroupGloo) is 488 and
+// sizeof(ProcessGroupGloo::Options) 176 both here and in torch 2.11's own allocations (read off
+// libtorch_python's `operator new` before the constructor call and libtorch_cpu's Options::create_default);
+// the static_asserts below stop a build whose headers disagree (a torch upgrade: re-read them).
+#include "core/dist/comm.h"
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+
+#include "core/base/error.h"
+
+#if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 11
+static_assert(sizeof(c10d::ProcessGroupGloo) == 488, "gloo headers disagree with libtorch's ProcessGroupGloo");
+static_assert(sizeof(c10d::ProcessGroupGloo::Options) == 176, "gloo headers disagree with libtorch's Options");
+#endif
+
+namespace statescope::dist {
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+c10d::ReduceOp reduce_op(Op op) {
+  switch (op) {
+    case Op::Max: return c10d::ReduceOp::MAX;
+    case Op::Min: return c10d::ReduceOp::MIN;
+    default: return c10d::ReduceOp::SUM;
+  }
+}
+
+class C10dGroup : public Group {
+ public:
+  C10dGroup(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<c10d::Backend> pg, int rank, int world,
+            std::string backend)
+      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), world_(world), backend_(std::move(backend)) {}
+  int rank() const override { return rank_; }
+  int world() const override { return world_; }
+  std::string backend() const override { return backend_; }
+
+  void all_reduce(std::vector<torch::Tensor>& ts, Op op) override {
+    if (ts.empty()) return;
+    timed("all_reduce", [&] {
+      // One flat buffer per call (all tensors share a dtype here: callers pass gradients or stats).
+      std::vector<torch::Tensor> flat_parts;
+      for (auto& t : ts) flat_parts.push_back(t.detach().reshape({-1}));
+      std::vector<torch::Tensor> buf{torch::cat(flat_parts)};
+      c10d::AllreduceOptions o;
+      o.reduceOp = reduce_op(op);
+      pg_->allreduce(buf, o)->wait();
+      int64_t at = 0;
+      for (auto& t : ts) {
+        const int64_t n = t.numel();
+        t.detach().copy_(buf[0].narrow(0, at, n).view(t.sizes()));
+        at += n;
+      }
+    });
+  }
+
+  void broadcast(torch::Tensor& t, int root) override {
+    timed("broadcast", [&] {
+      std::vector<torch::Tensor> v{t.detach()};
+      c10d::BroadcastOptions o;
+      o.rootRank = root;
+      pg_->broadcast(v, o)->wait();
+    });
+  }
+
+  torch::Tensor all_gather(const torch::Tensor& t) override {
+    std::vector<torch::Tensor> out;
+    timed("all_gather", [&] {
+      std::vector<std::vector<torch::Tensor>> outs(1);
+      for (int r = 0; r < world_; ++r) outs[0].push_back(torch::empty_like(t));
+      std::vector<torch::Tensor> in{t.detach().contiguous()};
+      pg_->allgather(outs, in)->wait();
+      out = outs[0];
+    });
+    return torch::cat(out, 0);
+  }
+
+  void barrier() override {
+    timed("barrier", [&] { pg_->barrier()->wait(); });
+  }
+
+  double comm_seconds() const override { return seconds_; }
+
+ private:
+  template <class F>
+  void timed(const char* what, F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      f();
+    } catch (const std::exception& e) {
+      throw Error(std::string(what) + " over " + std::to_string(world_) + " processes failed (" + backend_ +
+                  "): " + first_line(e.what()) + " (another process of the job stopped, or the network between "
+                  "them failed)");
+    }
+    seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::Backend> pg_;
+  int rank_, world_;
+  std::string backend_;
+  double seconds_ = 0;
+};
+
+std::unique_ptr<Group>& the_group() {
+  static std::unique_ptr<Group> g;
+  return g;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+Group* group() { return the_group().get(); }
+
+void init(const Env& env, const std::string& device) {
+  if (!env.distributed()) return;
+  if (the_group()) throw Error("dist::init: this process already joined a job");
+  const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
+  if (device.rfind("cuda", 0) == 0)
+    throw Error("rank " + std::to_string(env.rank) + ": device " + device +
+                ": this build has no NCCL backend yet; run the job on the CPU (--device cpu, Gloo)");
+  const auto timeout = std::chrono::milliseconds(int64_t{env.timeout_s} * 1000);
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(env.master_port);
+    so.isServer = env.rank == 0;
+    so.numWorkers = env.world;
+    so.waitWorkers = true;
+    so.timeout = timeout;
+    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(env.rank) + ": rendezvous at MASTER_ADDR:MASTER_PORT = " + where +
+                " failed within " + std::to_string(env.timeout_s) + " s: " + first_line(e.what()));
+  }
+  try {
+    auto o = c10d::ProcessGroupGloo::Options::create(timeout);
+    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+    if (ifname && *ifname) o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(ifname));
+    else if (is_loopback(env.master_addr)) o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+    else o->devices.push_back(c10d::ProcessGroupGloo::createDefaultDevice());
+    auto pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world, o);
+    the_group() = std::make_unique<C10dGroup>(store, pg, env.rank, env.world, "gloo");
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("rank " + std::to_string(env.rank) + ": Gloo process group via " + where + ": " + first_line(e.what()));
+  }
+}
+
+std::vector<std::string>& scratch_files() {
+  static std::vector<std::string> files;
+  return files;
+}
+
+std::string rank_output(const std::string& path) {
+  if (!group() || group()->rank() == 0) return path;
+  const std::string name = std::filesystem::path(path).filename().string();
+  const std::string p = (std::filesystem::temp_directory_path() /
+                         ("statescope-rank" + std::to_string(group()->rank()) + "-" + std::to_string(::getpid()) + "-" +
+                          std::to_string(scratch_files().size()) + "-" + name)).string();
+  scratch_files().push_back(p);
+  return p;
+}
+
+void shutdown() {
+  the_group().reset();
+  std::error_code ec;
+  for (const auto& f : scratch_files()) {
+    std::filesystem::remove(f, ec);
+    std::filesystem::remove(f + ".lock", ec);
+  }
+  scratch_files().clear();
+}
+
+void check_same(const std::vector<double>& values, const std::string& what) {
+  Group* g = group();
+  if (!g || values.empty()) return;
+  auto hi = torch::tensor(values, torch::kFloat64), lo = hi.clone();
+  std::vector<torch::Tensor> a{hi}, b{lo};
+  g->all_reduce(a, Op::Max);
+  g->all_reduce(b, Op::Min);
+  auto differ = (a[0] != b[0]).nonzero();
+  if (differ.numel() > 0) {
+    const int64_t i = differ[0][0].item<int64_t>();
+    throw Error(what + ": the ranks disagree at entry " + std::to_string(i) + " (from " +
+                std::to_string(b[0][i].item<double>()) + " to " + std::to_string(a[0][i].item<double>()) + ")");
+  }
+}
+
+}  // namespace statescope::dist

@@ -1,0 +1,20 @@
+// comm_none.cpp — a build without Gloo's headers: one process only (see CMakeLists.txt).
+#include "core/dist/comm.h"
+
+#include "core/base/error.h"
+
+namespace statescope::dist {
+
+Group* group() { return nullptr; }
+
+void init(const Env& env, const std::string&) {
+  if (env.distributed())
+    throw Error("WORLD_SIZE=" + std::to_string(env.world) +
+                ": this build has no distributed support (install libgloo-dev and rebuild)");
+}
+
+void shutdown() {}
+std::string rank_output(const std::string& path) { return path; }
+void check_same(const std::vector<double>&, const std::string&) {}
+
+}  // namespace statescope::dist
