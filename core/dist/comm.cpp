@@ -203,3 +203,25 @@ void check_same(const std::vector<double>& values, const std::string& what) {
 }
 
 }  // namespace statescope::dist
+
+namespace statescope::dist {
+
+bool agree_and_check(bool stop, const std::vector<double>& values, const std::string& what) {
+  Group* g = group();
+  if (!g) return stop;
+  const size_t n = values.size();
+  auto t = torch::empty({static_cast<int64_t>(2 * n + 1)}, torch::kFloat64);
+  t[0] = stop ? 1.0 : 0.0;
+  for (size_t i = 0; i < n; ++i) t[1 + i] = values[i], t[1 + n + i] = -values[i];
+  std::vector<torch::Tensor> v{t};
+  g->all_reduce(v, Op::Max);
+  for (size_t i = 0; i < n; ++i) {
+    const double hi = v[0][1 + i].item<double>(), lo = -v[0][1 + n + i].item<double>();
+    if (hi != lo)
+      throw Error(what + ": the ranks disagree at entry " + std::to_string(i) + " (from " + std::to_string(lo) +
+                  " to " + std::to_string(hi) + ")");
+  }
+  return v[0][0].item<double>() > 0;
+}
+
+}  // namespace statescope::dist

@@ -55,4 +55,8 @@ std::string rank_output(const std::string& path);
 // as "identical parameters after each step".
 void check_same(const std::vector<double>& values, const std::string& what);
 
+// check_same and "does any rank want to stop?" in one collective (a MAX over [flag, v, -v]): true
+// when any rank passed `stop`.
+bool agree_and_check(bool stop, const std::vector<double>& values, const std::string& what);
+
 }  // namespace statescope::dist

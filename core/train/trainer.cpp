@@ -156,6 +156,13 @@ class TrainLoop {
     fs::remove_all(dir);
     fs::rename(tmp, dir);
   }
+  // One number per trainable parameter tensor (its sum in float64): equal on every rank when the
+  // ranks hold identical parameters.
+  std::vector<double> fingerprint() const {
+    std::vector<double> sums;
+    for (auto& p : trainable_) sums.push_back(p.detach().to(torch::kFloat64).sum().item<double>());
+    return sums;
+  }
   static std::string policy_file() {
     return dist::group() ? "policy.rank" + std::to_string(dist::rank()) + ".pt" : "policy.pt";
   }
@@ -192,18 +199,25 @@ class TrainLoop {
     auto targets = tokens.narrow(1, 1, opt_.T).reshape({-1});        // [b*T]
     torch::Tensor loss;
     double loss_v = 0;
+    torch::Tensor loss_sum;  // data parallel: this rank's summed loss, added over the ranks with the gradients
+    double count = 0;
     if (auto* g = dist::group()) {
-      // The whole batch's mean: each rank's sum over the global count, gradients summed below.
+      // The whole batch's mean: each rank's sum over the global count, gradients summed below. The
+      // count is known without asking unless a mask decides it.
       auto ce = torch::nn::functional::cross_entropy(
           logits, targets, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone));  // [b*T]
-      auto m = mask.defined() ? mask.narrow(1, 1, opt_.T).reshape({-1}).to(logits.device())
-                              : torch::ones_like(ce);  // [b*T]
-      auto sum = (ce * m).sum();
-      std::vector<torch::Tensor> totals{torch::stack({sum.detach(), m.sum()}).to(torch::kCPU, torch::kFloat64)};
-      g->all_reduce(totals);  // [global sum, global count]
-      const double count = std::max(1.0, totals[0][1].item<double>());
-      loss = sum / count;
-      loss_v = totals[0][0].item<double>() / count;
+      if (mask.defined()) {
+        auto m = mask.narrow(1, 1, opt_.T).reshape({-1}).to(logits.device());  // [b*T]
+        loss_sum = (ce * m).sum();
+        std::vector<torch::Tensor> c{m.sum().to(torch::kCPU, torch::kFloat64).reshape({1})};
+        g->all_reduce(c);
+        count = std::max(1.0, c[0].item<double>());
+      } else {
+        loss_sum = ce.sum();
+        count = static_cast<double>(opt_.batch * opt_.T);
+      }
+      loss = loss_sum / count;
+      loss_v = 0;  // known after the all-reduce below: every rank then fails at the same step, or none
     } else if (mask.defined()) {  // mean over the marked targets only (a batch with none: loss 0, no update)
       auto m = mask.narrow(1, 1, opt_.T).reshape({-1}).to(logits.device());  // [B*T]
       auto ce = torch::nn::functional::cross_entropy(
@@ -217,11 +231,16 @@ class TrainLoop {
     if (!std::isfinite(loss_v)) return "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
     optimizer_->zero_grad();
     loss.backward();
-    if (auto* g = dist::group()) {  // the whole batch's gradient on every rank: one all-reduce of all of them
+    if (auto* g = dist::group()) {  // the whole batch's gradient (and loss) on every rank: one all-reduce
       std::vector<torch::Tensor> grads;
       for (auto& p : trainable_)
         if (p.grad().defined()) grads.push_back(p.grad());
+      auto total = loss_sum.detach().reshape({1}).to(grads.empty() ? torch::kFloat32 : grads[0].scalar_type()).cpu();
+      if (!grads.empty()) total = total.to(grads[0].device());
+      grads.push_back(total);
       g->all_reduce(grads);
+      loss_v = total.item<double>() / count;
+      if (!std::isfinite(loss_v)) return "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
     }
     double gn = 0;
     if (opt_.grad_clip > 0) {
@@ -233,11 +252,6 @@ class TrainLoop {
     }
     if (!std::isfinite(gn)) return "gradient norm became " + std::to_string(gn) + " at step " + std::to_string(step);
     optimizer_->step();
-    if (dist::group()) {  // identical parameters on every rank, checked after every step
-      std::vector<double> sums;
-      for (auto& p : trainable_) sums.push_back(p.detach().to(torch::kFloat64).sum().item<double>());
-      dist::check_same(sums, "parameters after step " + std::to_string(step));
-    }
     if (seen_) seen_(init.empty() ? model_->zero_state(b) : init, detach_state(out.final_state));
     policy_.observe(detach_state(out.final_state), mine);
     info.loss = loss_v;
@@ -297,10 +311,10 @@ TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialSta
     result.steps_done = step;
     if (!ckpt.dir.empty() && ckpt.every > 0 && step % ckpt.every == 0 && step < opt.steps) loop.save(cdir, step);
     bool stop = progress && !progress(info);
-    if (auto* g = dist::group()) {  // every rank stops at the same step when any of them is cancelled
-      std::vector<torch::Tensor> flag{torch::tensor({stop ? 1.0 : 0.0}, torch::kFloat64)};
-      g->all_reduce(flag, dist::Op::Max);
-      stop = flag[0].item<double>() > 0;
+    if (dist::group()) {
+      // One collective: every rank stops at the same step when any of them is cancelled, and the
+      // ranks' parameters are checked identical after every step.
+      stop = dist::agree_and_check(stop, loop.fingerprint(), "parameters after step " + std::to_string(step));
     }
     if (stop) {
       result.status = "cancelled";
