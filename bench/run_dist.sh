@@ -24,7 +24,7 @@ measure() {  # shape nproc -> "tokens/s comm%"
   local c; c="$(echo "$out" | sed -n 's/.*collectives (\([0-9]*\)%).*/\1/p')"
   echo "$t ${c:-0}"
 }
-for shape in "embedded embedded 32 16 40" "130m $work/m130 64 4 4"; do
+for shape in "embedded embedded 32 16 40" "130m $work/m130 256 4 3"; do
   set -- $shape
   name=$1 model=$2 T=$3 batch=$4 steps=$5
   echo "== $name: batch $batch x T $T, $steps steps of post-training (state passing)"

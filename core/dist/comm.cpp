@@ -50,12 +50,17 @@ class C10dGroup : public Group {
   void all_reduce(std::vector<torch::Tensor>& ts, Op op) override {
     if (ts.empty()) return;
     timed("all_reduce", [&] {
+      c10d::AllreduceOptions o;
+      o.reduceOp = reduce_op(op);
+      if (ts.size() == 1 && ts[0].is_contiguous()) {  // in place, no copies (the gradients' flat buffer)
+        std::vector<torch::Tensor> one{ts[0].detach()};
+        pg_->allreduce(one, o)->wait();
+        return;
+      }
       // One flat buffer per call (all tensors share a dtype here: callers pass gradients or stats).
       std::vector<torch::Tensor> flat_parts;
       for (auto& t : ts) flat_parts.push_back(t.detach().reshape({-1}));
       std::vector<torch::Tensor> buf{torch::cat(flat_parts)};
-      c10d::AllreduceOptions o;
-      o.reduceOp = reduce_op(op);
       pg_->allreduce(buf, o)->wait();
       int64_t at = 0;
       for (auto& t : ts) {

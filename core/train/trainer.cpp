@@ -106,6 +106,23 @@ class TrainLoop {
     optimizer_ = std::make_unique<torch::optim::AdamW>(groups);
     trainable_ = decay;
     trainable_.insert(trainable_.end(), plain.begin(), plain.end());
+    bind_flat_grads();
+  }
+
+  // Data parallel: every trainable parameter's gradient is a view into one flat buffer (with one
+  // slot more, for the loss sum), so backward accumulates into it in place and the all-reduce runs
+  // on it directly: no gathering copy before and no scattering copy after (PyTorch DDP's
+  // "gradient as bucket view"). Each step zeroes the buffer instead of dropping the gradients.
+  void bind_flat_grads() {
+    if (!dist::group() || trainable_.empty()) return;
+    int64_t n = 0;
+    for (auto& p : trainable_) n += p.numel();
+    flat_grad_ = torch::zeros({n + 1}, trainable_[0].options());  // [sum of numels + 1]
+    int64_t at = 0;
+    for (auto& p : trainable_) {
+      p.mutable_grad() = flat_grad_.narrow(0, at, p.numel()).view(p.sizes());
+      at += p.numel();
+    }
   }
 
   // Restores model, optimizer, policy and data order from dir; returns the step to continue with.
@@ -229,17 +246,18 @@ class TrainLoop {
       loss_v = loss.item<double>();
     }
     if (!std::isfinite(loss_v)) return "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
-    optimizer_->zero_grad();
+    if (flat_grad_.defined()) flat_grad_.zero_();  // the views stay (LibTorch's zero_grad(false) detach_()es them: refused for views)
+    else optimizer_->zero_grad();
     loss.backward();
     if (auto* g = dist::group()) {  // the whole batch's gradient (and loss) on every rank: one all-reduce
-      std::vector<torch::Tensor> grads;
-      for (auto& p : trainable_)
-        if (p.grad().defined()) grads.push_back(p.grad());
-      auto total = loss_sum.detach().reshape({1}).to(grads.empty() ? torch::kFloat32 : grads[0].scalar_type()).cpu();
-      if (!grads.empty()) total = total.to(grads[0].device());
-      grads.push_back(total);
-      g->all_reduce(grads);
-      loss_v = total.item<double>() / count;
+      for (auto& p : trainable_)  // backward accumulated in place: every gradient still a view of the buffer
+        if (p.grad().defined() && !p.grad().is_alias_of(flat_grad_))
+          return "internal: a gradient left its data-parallel buffer at step " + std::to_string(step);
+      const int64_t last = flat_grad_.numel() - 1;
+      flat_grad_.narrow(0, last, 1).copy_(loss_sum.detach().reshape({1}));
+      std::vector<torch::Tensor> buf{flat_grad_};
+      g->all_reduce(buf);
+      loss_v = flat_grad_[last].item<double>() / count;
       if (!std::isfinite(loss_v)) return "loss became " + std::to_string(loss_v) + " at step " + std::to_string(step);
     }
     double gn = 0;
@@ -268,6 +286,7 @@ class TrainLoop {
   const StatesSeenFn& seen_;
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::vector<torch::Tensor> trainable_;
+  torch::Tensor flat_grad_;  // data parallel only: [all trainable numels + 1], the gradients' storage
   WindowSampler windows_;
   std::unique_ptr<StreamSampler> streams_;
 };
