@@ -208,3 +208,24 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
   }
   EXPECT_EQ(b.attr("passing", "status"), "finished");
 }
+
+// EffRem's (T, t) items split over the ranks: the heatmap, its errors and the forward-token count
+// are those of one process, bit for bit.
+TEST(Dist, EffRemItemsOverTwoProcessesGiveTheHeatmapOfOne) {
+  const std::string args = " effrem --model embedded --T 32,64,128 --points 5 --sequences 3 -o ";
+  const std::string one = tmp("effrem1.h5"), two = tmp("effrem2.h5");
+  auto r1 = sh(kCli + args + one);
+  ASSERT_EQ(r1.code, 0) << r1.output;
+  auto r2 = sh(kCli + " --nproc 2" + args + two);
+  ASSERT_EQ(r2.code, 0) << r2.output;
+  H5File a(one, H5File::Mode::Read), b(two, H5File::Mode::Read);
+  for (const char* d : {"effrem/effrem/value", "effrem/effrem/stderr"}) {
+    const auto x = a.read_f64(d), y = b.read_f64(d);
+    ASSERT_EQ(x.size(), y.size()) << d;
+    for (size_t i = 0; i < x.size(); ++i) {
+      EXPECT_EQ(std::isnan(x[i]), std::isnan(y[i])) << d << " " << i;
+      if (!std::isnan(x[i])) EXPECT_EQ(x[i], y[i]) << d << " " << i;
+    }
+  }
+  EXPECT_EQ(a.attr("effrem/effrem", "forward_tokens"), b.attr("effrem/effrem", "forward_tokens"));
+}

@@ -64,8 +64,8 @@ if [ "$have_torch" != "$TORCH_VERSION" ]; then
   echo "[setup] installing torch==$TORCH_VERSION into $venv (large, ~5 GiB; not kept in pip's cache)"
   "$py" -m pip install -q --no-cache-dir "torch==$TORCH_VERSION"
 fi
-for m in "${PY_EXTRA[@]}"; do
-  "$py" -c "import $m" 2>/dev/null || { echo "[setup] installing $m"; "$py" -m pip install -q "$m"; }
+for m in "${PY_EXTRA[@]}"; do  # "name" or "name==version": the module is the name
+  "$py" -c "import ${m%%==*}" 2>/dev/null || { echo "[setup] installing $m"; "$py" -m pip install -q "$m"; }
 done
 if [ "${STATESCOPE_DEV:-0}" = "1" ]; then   # only for tests/golden and bench/ reference runs
   "$py" -c "import transformers, safetensors" 2>/dev/null || "$py" -m pip install -q transformers safetensors

@@ -19,6 +19,9 @@
 #include <mutex>
 
 #include "core/base/error.h"
+#if STATESCOPE_HAVE_NCCL
+#include "core/dist/nccl.h"
+#endif
 
 #if TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 11
 static_assert(sizeof(c10d::ProcessGroupGloo) == 488, "gloo headers disagree with libtorch's ProcessGroupGloo");
@@ -41,8 +44,9 @@ c10d::ReduceOp reduce_op(Op op) {
 class C10dGroup : public Group {
  public:
   C10dGroup(c10::intrusive_ptr<c10d::Store> store, c10::intrusive_ptr<c10d::Backend> pg, int rank, int world,
-            std::string backend)
-      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), world_(world), backend_(std::move(backend)) {}
+            std::string backend, torch::Device device = torch::kCPU)
+      : store_(std::move(store)), pg_(std::move(pg)), rank_(rank), world_(world), backend_(std::move(backend)),
+        device_(device) {}
   int rank() const override { return rank_; }
   int world() const override { return world_; }
   std::string backend() const override { return backend_; }
@@ -52,7 +56,7 @@ class C10dGroup : public Group {
     timed("all_reduce", [&] {
       c10d::AllreduceOptions o;
       o.reduceOp = reduce_op(op);
-      if (ts.size() == 1 && ts[0].is_contiguous()) {  // in place, no copies (the gradients' flat buffer)
+      if (ts.size() == 1 && ts[0].is_contiguous() && ts[0].device() == device_) {  // in place, no copies (the gradients' flat buffer)
         std::vector<torch::Tensor> one{ts[0].detach()};
         pg_->allreduce(one, o)->wait();
         return;
@@ -60,12 +64,12 @@ class C10dGroup : public Group {
       // One flat buffer per call (all tensors share a dtype here: callers pass gradients or stats).
       std::vector<torch::Tensor> flat_parts;
       for (auto& t : ts) flat_parts.push_back(t.detach().reshape({-1}));
-      std::vector<torch::Tensor> buf{torch::cat(flat_parts)};
+      std::vector<torch::Tensor> buf{torch::cat(flat_parts).to(device_)};  // NCCL: on this rank's GPU
       pg_->allreduce(buf, o)->wait();
       int64_t at = 0;
       for (auto& t : ts) {
         const int64_t n = t.numel();
-        t.detach().copy_(buf[0].narrow(0, at, n).view(t.sizes()));
+        t.detach().copy_(buf[0].narrow(0, at, n).view(t.sizes()).to(t.device()));
         at += n;
       }
     });
@@ -73,10 +77,11 @@ class C10dGroup : public Group {
 
   void broadcast(torch::Tensor& t, int root) override {
     timed("broadcast", [&] {
-      std::vector<torch::Tensor> v{t.detach()};
+      std::vector<torch::Tensor> v{t.detach().to(device_)};
       c10d::BroadcastOptions o;
       o.rootRank = root;
       pg_->broadcast(v, o)->wait();
+      if (v[0].data_ptr() != t.data_ptr()) t.detach().copy_(v[0]);
     });
   }
 
@@ -84,10 +89,10 @@ class C10dGroup : public Group {
     std::vector<torch::Tensor> out;
     timed("all_gather", [&] {
       std::vector<std::vector<torch::Tensor>> outs(1);
-      for (int r = 0; r < world_; ++r) outs[0].push_back(torch::empty_like(t));
-      std::vector<torch::Tensor> in{t.detach().contiguous()};
+      std::vector<torch::Tensor> in{t.detach().contiguous().to(device_)};
+      for (int r = 0; r < world_; ++r) outs[0].push_back(torch::empty_like(in[0]));
       pg_->allgather(outs, in)->wait();
-      out = outs[0];
+      for (auto& x : outs[0]) out.push_back(x.to(t.device()));
     });
     return torch::cat(out, 0);
   }
@@ -115,6 +120,7 @@ class C10dGroup : public Group {
   c10::intrusive_ptr<c10d::Backend> pg_;
   int rank_, world_;
   std::string backend_;
+  torch::Device device_;
   double seconds_ = 0;
 };
 
@@ -135,9 +141,12 @@ void init(const Env& env, const std::string& device) {
   if (!env.distributed()) return;
   if (the_group()) throw Error("dist::init: this process already joined a job");
   const std::string where = env.master_addr + ":" + std::to_string(env.master_port);
-  if (device.rfind("cuda", 0) == 0)
-    throw Error("rank " + std::to_string(env.rank) + ": device " + device +
-                ": this build has no NCCL backend yet; run the job on the CPU (--device cpu, Gloo)");
+  const bool cuda = device.rfind("cuda", 0) == 0;
+#if !STATESCOPE_HAVE_NCCL
+  if (cuda)
+    throw Error("device " + device + ": this build has no NCCL backend (a CUDA build with nccl.h has); run the job "
+                "on the CPU (--device cpu, Gloo)");
+#endif
   const auto timeout = std::chrono::milliseconds(int64_t{env.timeout_s} * 1000);
   c10::intrusive_ptr<c10d::Store> store;
   try {
@@ -149,9 +158,21 @@ void init(const Env& env, const std::string& device) {
     so.timeout = timeout;
     store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(env.rank) + ": rendezvous at MASTER_ADDR:MASTER_PORT = " + where +
+    throw Error("rendezvous at MASTER_ADDR:MASTER_PORT = " + where +
                 " failed within " + std::to_string(env.timeout_s) + " s: " + first_line(e.what()));
   }
+#if STATESCOPE_HAVE_NCCL
+  if (cuda) {  // one GPU per rank: the device given (cuda:LOCAL_RANK from the CLI)
+    try {
+      auto pg = make_nccl_backend(store, env.rank, env.world, timeout);
+      the_group() = std::make_unique<C10dGroup>(store, pg, env.rank, env.world, "nccl", torch::Device(device));
+      return;
+    } catch (const std::exception& e) {
+      throw Error("NCCL process group via " + where + " on " + device + ": " +
+                  first_line(e.what()));
+    }
+  }
+#endif
   try {
     auto o = c10d::ProcessGroupGloo::Options::create(timeout);
     const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
@@ -163,7 +184,7 @@ void init(const Env& env, const std::string& device) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(env.rank) + ": Gloo process group via " + where + ": " + first_line(e.what()));
+    throw Error("Gloo process group via " + where + ": " + first_line(e.what()));
   }
 }
 
