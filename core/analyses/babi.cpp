@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 
 namespace statescope {
 namespace {
@@ -229,23 +230,34 @@ BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, c
   TokenRows cand;  // each location's ids
   size_t longest = 0;
   for (auto& c : kLocations) cand.push_back(candidate_ids(tk, c)), longest = std::max(longest, cand.back().size());
+  // Data parallel: length k is answered by rank k mod N; every rank draws every prompt (cheap) so
+  // the random stream is one process's; the model's scores are summed over the ranks at the end.
+  const int64_t world = dist::world(), me = dist::rank();
+  int64_t item = 0;
   for (int64_t L : lengths) {
     std::vector<BabiPrompt> batch;
     TokenRows prompts;
-    double dist = 0;
+    double distance = 0, recency = 0;
     for (int64_t i = 0; i < samples; ++i) {
       batch.push_back(make_babi_prompt(tk, L, prose, facts, rng));
       prompts.push_back(batch.back().ids);
-      dist += static_cast<double>(batch.back().distance);
+      distance += static_cast<double>(batch.back().distance);
+      recency += batch.back().last_location == batch.back().answer;
+    }
+    r.last_mentioned_accuracy.push_back(recency / samples);
+    r.mean_distance.push_back(distance / samples);
+    if (item++ % world != me) {  // another rank's length
+      r.accuracy.push_back(0);
+      r.choice_accuracy.push_back(0);
+      continue;
     }
     const auto score = answerer.loglik(prompts, cand);                                   // [samples][candidates]
     const auto greedy = answerer.greedy(prompts, static_cast<int64_t>(longest) + 1);     // [samples][longest+1]
-    double acc = 0, choice = 0, recency = 0;
+    double acc = 0, choice = 0;
     for (int64_t i = 0; i < samples; ++i) {
       const auto truth = std::find(kLocations.begin(), kLocations.end(), batch[i].answer) - kLocations.begin();
       const auto& sc = score.at(i);
       choice += std::max_element(sc.begin(), sc.end()) - sc.begin() == truth;
-      recency += batch[i].last_location == batch[i].answer;
       // Greedy: the decoded continuation starts with the answer's text, and no letter follows it.
       const std::string target = tk.decode(cand[truth]);
       const std::string got = tk.decode(greedy.at(i));
@@ -254,8 +266,12 @@ BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, c
     }
     r.accuracy.push_back(acc / samples);
     r.choice_accuracy.push_back(choice / samples);
-    r.last_mentioned_accuracy.push_back(recency / samples);
-    r.mean_distance.push_back(dist / samples);
+  }
+  if (auto* g = dist::group()) {  // each length's scores from its one rank
+    std::vector<torch::Tensor> v{torch::tensor(r.accuracy, torch::kFloat64), torch::tensor(r.choice_accuracy, torch::kFloat64)};
+    g->all_reduce(v);
+    r.accuracy.assign(v[0].data_ptr<double>(), v[0].data_ptr<double>() + v[0].numel());
+    r.choice_accuracy.assign(v[1].data_ptr<double>(), v[1].data_ptr<double>() + v[1].numel());
   }
   return r;
 }

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 #include "core/compute/runtime.h"
 
 namespace statescope {
@@ -126,6 +127,10 @@ PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& length
   g.depths = depths;
   g.samples = samples;
   std::mt19937_64 rng(seed);
+  // Data parallel: cell k of the grid is answered by rank k mod N; every rank draws every prompt
+  // (cheap) so the random stream is one process's, and the cells' scores are summed over the ranks.
+  const int64_t world = dist::world(), me = dist::rank();
+  int64_t cell = 0;
   for (auto L : lengths) {
     for (auto d : depths) {
       std::vector<PasskeyPrompt> batch;
@@ -135,6 +140,11 @@ PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& length
         batch.push_back(make_passkey_prompt(t, L, d, rng));
         prompts.push_back(batch.back().ids);
         n = std::max<int64_t>(n, static_cast<int64_t>(batch.back().answer.size()));
+      }
+      if (cell++ % world != me) {  // another rank's cell
+        g.accuracy.push_back(0);
+        g.digit_accuracy.push_back(0);
+        continue;
       }
       const TokenRows got = answerer.greedy(prompts, n);  // [samples][n]
       double exact = 0, digits = 0;
@@ -147,6 +157,12 @@ PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& length
       g.accuracy.push_back(exact / samples);
       g.digit_accuracy.push_back(digits / samples);
     }
+  }
+  if (auto* grp = dist::group()) {  // each cell from its one rank
+    std::vector<torch::Tensor> v{torch::tensor(g.accuracy, torch::kFloat64), torch::tensor(g.digit_accuracy, torch::kFloat64)};
+    grp->all_reduce(v);
+    g.accuracy.assign(v[0].data_ptr<double>(), v[0].data_ptr<double>() + v[0].numel());
+    g.digit_accuracy.assign(v[1].data_ptr<double>(), v[1].data_ptr<double>() + v[1].numel());
   }
   return g;
 }
