@@ -54,6 +54,10 @@ statescope-cli run /usr/share/statescope/experiments/demo.json -o "$work/demo.h5
 echo "[check-deb] demo: $((SECONDS - start)) s"
 statescope-cli inspect "$work/demo.h5" | tee "$work/inspect.txt" | head -20
 grep -q "passing" "$work/inspect.txt" || fail "inspect does not list the state-passing run"
+echo "[check-deb] a data-parallel job from the installed files (2 processes, Gloo over loopback)"
+statescope-cli --nproc 2 posttrain --model embedded --out "$work/dp" --T 32 --steps 2 --batch 4 >"$work/dp.log" 2>&1 ||
+  { tail "$work/dp.log"; fail "--nproc 2 posttrain"; }
+grep "data parallel: 2 processes (gloo)" "$work/dp.log" || fail "the job did not run as 2 processes"
 echo "[check-deb] bad input"
 if statescope-cli run /usr/share/statescope/experiments/demo.json -o /proc/statescope/demo.h5 2>"$work/err.txt"; then
   fail "an output in a missing folder was accepted"
