@@ -11,6 +11,7 @@
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 #include "core/compute/runtime.h"
+#include "core/dist/comm.h"
 #include "core/base/version.h"
 
 namespace statescope::cli {
@@ -62,7 +63,9 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     std::vector<std::vector<CopyResult>> table(o->policies.size());  // [policy][seed]
     WriteOptions w;
     w.overwrite = o->overwrite;
-    std::unique_ptr<ExperimentFile> file = o->append ? ExperimentFile::open(o->output) : ExperimentFile::create(o->output, w);
+    const std::string out = dist::rank_output(o->output);  // data parallel: rank 0's file is the one kept
+    std::unique_ptr<ExperimentFile> file = o->append && out == o->output ? ExperimentFile::open(out)
+                                           : ExperimentFile::create(out, out == o->output ? w : WriteOptions{});
     for (uint64_t seed : o->seeds) {
       for (size_t p = 0; p < o->policies.size(); ++p) {
         const std::string& kind = o->policies[p];

@@ -128,10 +128,11 @@ int main(int argc, char** argv) {
     const auto env = statescope::dist::env_from_environment();
     if (env.distributed()) {
       rank_prefix = "rank " + std::to_string(env.rank) + ": ";
-      static const std::set<std::string> parallel{"posttrain", "pretrain", "run", "eval", "effrem", "passkey", "babi"};
+      static const std::set<std::string> parallel{"posttrain", "pretrain", "run", "eval", "effrem", "passkey", "babi",
+                                                  "copying"};
       const std::string verb = app.get_subcommands().front()->get_name();
       if (!parallel.count(verb))
-        throw statescope::Error("'" + verb + "' does not run data-parallel (posttrain, pretrain, run, eval, effrem, passkey and babi do); "
+        throw statescope::Error("'" + verb + "' does not run data-parallel (posttrain, pretrain, run, eval, effrem, passkey, babi and copying do); "
                                 "run it as one process");
       if (device == "cuda") device = "cuda:" + std::to_string(env.local_rank);  // one GPU per rank (NCCL)
       statescope::dist::init(env, device);

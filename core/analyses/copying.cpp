@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 #include "core/model/checkpoint.h"
 
 namespace statescope {
@@ -61,6 +62,10 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
   if (samples < 1) throw Error("copying: need at least one evaluation sample");
   std::mt19937_64 rng(seed);
   std::vector<double> exact, tok;
+  // Data parallel: length k is answered by rank k mod N; every rank draws every string (cheap) so
+  // the random stream is one process's; the scores are summed over the ranks at the end.
+  const int64_t world = dist::world(), me = dist::rank();
+  int64_t item = 0;
   for (int64_t n : lengths) {
     TokenRows prompts;                      // [samples][n + 2]: BOS s SEP
     std::vector<int32_t> targets;           // [samples * n]
@@ -68,6 +73,11 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
       auto e = make_copy_example(n, alphabet, rng);
       prompts.emplace_back(e.ids.begin(), e.ids.begin() + n + 2);
       targets.insert(targets.end(), e.ids.begin() + 1, e.ids.begin() + 1 + n);
+    }
+    if (item++ % world != me) {  // another rank's length
+      exact.push_back(0);
+      tok.push_back(0);
+      continue;
     }
     const TokenRows got = answerer.greedy(prompts, n);  // [samples][n]
     std::vector<int32_t> answers;
@@ -78,6 +88,12 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
     auto [e, t] = score_copies(answers, targets, samples, n);
     exact.push_back(e);
     tok.push_back(t);
+  }
+  if (auto* g = dist::group()) {  // each length's scores from its one rank
+    std::vector<torch::Tensor> v{torch::tensor(exact, torch::kFloat64), torch::tensor(tok, torch::kFloat64)};
+    g->all_reduce(v);
+    exact.assign(v[0].data_ptr<double>(), v[0].data_ptr<double>() + v[0].numel());
+    tok.assign(v[1].data_ptr<double>(), v[1].data_ptr<double>() + v[1].numel());
   }
   return {exact, tok};
 }
