@@ -142,6 +142,10 @@ TEST(Dist, BadRendezvousAndEnvironmentFailClearly) {
   r = sh(kCli + " --nproc 2 " + posttrain(out, "zero", 5));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("batch 5 is not divisible by the 2 processes"), std::string::npos) << r.output;
+  r = sh(kCli + " --nproc 2 info --model embedded");  // refused before any process starts
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("'info' does not run data-parallel"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("rank"), std::string::npos) << "processes were started: " << r.output;
   r = sh(kCli + " --nproc 0 " + posttrain(out, "zero", 4));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("--nproc 0"), std::string::npos) << r.output;
