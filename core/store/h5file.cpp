@@ -334,24 +334,28 @@ void H5File::set_attr(const std::string& object, const std::string& key, const s
     throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
 }
 
+namespace {
+// A scalar numeric attribute `key` of file type `ftype` on the open object, from memory of `mtype`.
+void write_scalar_attr(const Handle& obj, const std::string& path, const std::string& object, const std::string& key,
+                       hid_t ftype, hid_t mtype, const void* value) {
+  Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
+  Handle at{H5Acreate2(obj.id, key.c_str(), ftype, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  if (at.id < 0 || H5Awrite(at.id, mtype, value) < 0)
+    throw Error(path + ": cannot write attribute '" + key + "' on '" + object + "'");
+}
+}  // namespace
+
 void H5File::set_attr_i64(const std::string& object, const std::string& key, int64_t value) {
   const Hdf5Guard hdf5_guard;
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
-  Handle obj = open_for_attr(id_, path_, object, key);
-  Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
-  Handle at{H5Acreate2(obj.id, key.c_str(), H5T_STD_I64LE, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
-  if (at.id < 0 || H5Awrite(at.id, H5T_NATIVE_INT64, &value) < 0)
-    throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
+  write_scalar_attr(open_for_attr(id_, path_, object, key), path_, object, key, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
 }
 
 void H5File::set_attr_f64(const std::string& object, const std::string& key, double value) {
   const Hdf5Guard hdf5_guard;
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
-  Handle obj = open_for_attr(id_, path_, object, key);
-  Handle sp{H5Screate(H5S_SCALAR), H5Sclose};
-  Handle at{H5Acreate2(obj.id, key.c_str(), H5T_IEEE_F64LE, sp.id, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
-  if (at.id < 0 || H5Awrite(at.id, H5T_NATIVE_DOUBLE, &value) < 0)
-    throw Error(path_ + ": cannot write attribute '" + key + "' on '" + object + "'");
+  write_scalar_attr(open_for_attr(id_, path_, object, key), path_, object, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+                    &value);
 }
 
 void H5File::set_attr_strings(const std::string& object, const std::string& key, const std::vector<std::string>& values) {
