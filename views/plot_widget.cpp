@@ -246,7 +246,9 @@ void PlotWidget::reset_view() {
       clip_note_->setColor(theme(dark_).hint);
       clip_note_->setVisible(true);
     } else {
-      emit status(tr("%1 dominates the y range: tick \"robust y\" to fit the others").arg(names.join(", ")));
+      emit status((names.size() == 1 ? tr("%1 dominates the y range: tick \"robust y\" to fit the others")
+                                      : tr("%1 dominate the y range: tick \"robust y\" to fit the others"))
+                      .arg(names.join(", ")));
     }
   }
   replot();
