@@ -54,6 +54,18 @@ std::string posttrain(const std::string& out, const std::string& policy, int bat
          std::to_string(batch) + " --warmup 1 --seed 5 --policy " + policy;
 }
 
+// A verb and its options up to "-o", run as one process and as two (--nproc 2), each into its own file.
+struct OneAndTwo {
+  std::string one, two;  // the files
+  Run r1, r2;
+};
+OneAndTwo one_and_two(const std::string& args, const std::string& name) {
+  OneAndTwo b{tmp(name + "1.h5"), tmp(name + "2.h5"), {}, {}};
+  b.r1 = sh(kCli + " " + args + " " + b.one);
+  b.r2 = sh(kCli + " --nproc 2 " + args + " " + b.two);
+  return b;
+}
+
 double max_abs_diff(const StateDict& a, const StateDict& b) {
   double m = 0;
   for (auto& [k, v] : a) m = std::max(m, (v - b.at(k)).abs().max().item<double>());
@@ -166,13 +178,11 @@ TEST(Dist, ACheckpointResumesOnlyWithTheWorldSizeThatMadeIt) {
 // Evaluation split over the ranks (batch k of sequences on rank k % 2) writes what one process
 // writes: every sequence's losses bit for bit, the state norms to double rounding.
 TEST(Dist, EvaluationOverTwoProcessesWritesTheFileOfOne) {
-  const std::string args = " eval --model embedded --length 256 --sequences 6 --segment 128 --batch 2 -o ";
-  const std::string one = tmp("eval1.h5"), two = tmp("eval2.h5");
-  auto r1 = sh(kCli + args + one);
+  const auto both = one_and_two("eval --model embedded --length 256 --sequences 6 --segment 128 --batch 2 -o", "eval");
+  const auto &r1 = both.r1, &r2 = both.r2;
   ASSERT_EQ(r1.code, 0) << r1.output;
-  auto r2 = sh(kCli + " --nproc 2" + args + two);
   ASSERT_EQ(r2.code, 0) << r2.output;
-  H5File a(one, H5File::Mode::Read), b(two, H5File::Mode::Read);
+  H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   for (const char* d : {"eval/ppl/nll", "eval/ppl/nll_per_sequence", "eval/ppl/windowed_nll_per_sequence",
                         "eval/ppl/excess", "eval/ppl/nll_stderr"})
     EXPECT_EQ(a.read_f64(d), b.read_f64(d)) << d;
@@ -196,12 +206,10 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
   std::ofstream(spec) << R"({"model": "embedded", "T": 32, "posttrain": {"steps": 3, "batch": 4},
     "policies": [{"kind": "passing"}, {"kind": "fitted"}], "eval": {"length": 256, "sequences": 4, "segment": 128, "batch": 2},
     "analyses": {"effrem": {"T": [32], "points": 3, "sequences": 2}}})";
-  const std::string one = tmp("run1.h5"), two = tmp("run2.h5");
-  auto r1 = sh(kCli + " run " + spec + " -o " + one + " --jobs 1");
-  ASSERT_EQ(r1.code, 0) << r1.output;
-  auto r2 = sh(kCli + " --nproc 2 run " + spec + " -o " + two);
-  ASSERT_EQ(r2.code, 0) << r2.output;
-  H5File a(one, H5File::Mode::Read), b(two, H5File::Mode::Read);
+  const auto both = one_and_two("run " + spec + " --jobs 1 -o", "run");
+  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
+  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   EXPECT_EQ(a.read_f64("baseline/ppl/nll"), b.read_f64("baseline/ppl/nll"));
   EXPECT_EQ(a.read_f64("baseline/effrem/value"), b.read_f64("baseline/effrem/value"));
   for (const char* d : {"passing/ppl/nll", "fitted/ppl/nll", "passing/train/loss", "fitted/effrem/value"}) {
@@ -216,13 +224,10 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
 // EffRem's (T, t) items split over the ranks: the heatmap, its errors and the forward-token count
 // are those of one process, bit for bit.
 TEST(Dist, EffRemItemsOverTwoProcessesGiveTheHeatmapOfOne) {
-  const std::string args = " effrem --model embedded --T 32,64,128 --points 5 --sequences 3 -o ";
-  const std::string one = tmp("effrem1.h5"), two = tmp("effrem2.h5");
-  auto r1 = sh(kCli + args + one);
-  ASSERT_EQ(r1.code, 0) << r1.output;
-  auto r2 = sh(kCli + " --nproc 2" + args + two);
-  ASSERT_EQ(r2.code, 0) << r2.output;
-  H5File a(one, H5File::Mode::Read), b(two, H5File::Mode::Read);
+  const auto both = one_and_two("effrem --model embedded --T 32,64,128 --points 5 --sequences 3 -o", "effrem");
+  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
+  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   for (const char* d : {"effrem/effrem/value", "effrem/effrem/stderr"}) {
     const auto x = a.read_f64(d), y = b.read_f64(d);
     ASSERT_EQ(x.size(), y.size()) << d;
@@ -246,12 +251,10 @@ TEST(Dist, PasskeyAndBabiItemsOverTwoProcessesGiveTheGridsOfOne) {
        {Case{"passkey", " --model retrieval --lengths 128,256 --depths 0,0.5,1 --samples 2", "passkey/passkey/accuracy"},
         Case{"babi", " --model embedded --lengths 256,512,768 --samples 3", "babi/babi/choice_accuracy"}}) {
     SCOPED_TRACE(c.verb);
-    const std::string one = tmp(c.verb + "1.h5"), two = tmp(c.verb + "2.h5");
-    auto r1 = sh(kCli + " " + c.verb + c.args + " -o " + one);
-    ASSERT_EQ(r1.code, 0) << r1.output;
-    auto r2 = sh(kCli + " --nproc 2 " + c.verb + c.args + " -o " + two);
-    ASSERT_EQ(r2.code, 0) << r2.output;
-    H5File a(one, H5File::Mode::Read), b(two, H5File::Mode::Read);
+    const auto both = one_and_two(c.verb + c.args + " -o", c.verb);
+    ASSERT_EQ(both.r1.code, 0) << both.r1.output;
+    ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+    H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
     const auto grid = a.read_f64(c.dataset);
     bool rank1_scored = false;  // an item of rank 1 (odd index) that is not zero: the oracle bites
     for (size_t i = 1; i < grid.size(); i += 2) rank1_scored |= grid[i] > 0;
@@ -267,14 +270,11 @@ TEST(Dist, PasskeyAndBabiItemsOverTwoProcessesGiveTheGridsOfOne) {
 // decode may in principle flip one token: at most one token per length may differ; a rank whose
 // lengths were lost would leave zeros where one process scores 0.17-0.5.
 TEST(Dist, CopyingOverTwoProcessesScoresLikeOne) {
-  const std::string args = " copying --policies passing --steps 60 --batch 8 --L 4 --alphabet 4 --samples 6 "
-                           "--eval-lengths 2,3,4,5 -o ";
-  const std::string one = tmp("copy1.h5"), two = tmp("copy2.h5");
-  auto r1 = sh(kCli + args + one);
-  ASSERT_EQ(r1.code, 0) << r1.output;
-  auto r2 = sh(kCli + " --nproc 2" + args + two);
-  ASSERT_EQ(r2.code, 0) << r2.output;
-  H5File a(one, H5File::Mode::Read), b(two, H5File::Mode::Read);
+  const auto both = one_and_two("copying --policies passing --steps 60 --batch 8 --L 4 --alphabet 4 --samples 6 "
+                                "--eval-lengths 2,3,4,5 -o", "copy");
+  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
+  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   const int lengths[] = {2, 3, 4, 5};
   for (const char* d : {"copying_passing/copying/token_accuracy", "copying_passing/copying/token_accuracy_passed"}) {
     const auto x = a.read_f64(d), y = b.read_f64(d);

@@ -232,7 +232,6 @@ BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, c
   for (auto& c : kLocations) cand.push_back(candidate_ids(tk, c)), longest = std::max(longest, cand.back().size());
   // Data parallel: length k is answered by rank k mod N; every rank draws every prompt (cheap) so
   // the random stream is one process's; the model's scores are summed over the ranks at the end.
-  const int64_t world = dist::world(), me = dist::rank();
   int64_t item = 0;
   for (int64_t L : lengths) {
     std::vector<BabiPrompt> batch;
@@ -246,7 +245,7 @@ BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, c
     }
     r.last_mentioned_accuracy.push_back(recency / samples);
     r.mean_distance.push_back(distance / samples);
-    if (item++ % world != me) {  // another rank's length
+    if (!dist::mine(item++)) {  // another rank's length
       r.accuracy.push_back(0);
       r.choice_accuracy.push_back(0);
       continue;
@@ -267,12 +266,7 @@ BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, c
     r.accuracy.push_back(acc / samples);
     r.choice_accuracy.push_back(choice / samples);
   }
-  if (auto* g = dist::group()) {  // each length's scores from its one rank
-    std::vector<torch::Tensor> v{torch::tensor(r.accuracy, torch::kFloat64), torch::tensor(r.choice_accuracy, torch::kFloat64)};
-    g->all_reduce(v);
-    r.accuracy.assign(v[0].data_ptr<double>(), v[0].data_ptr<double>() + v[0].numel());
-    r.choice_accuracy.assign(v[1].data_ptr<double>(), v[1].data_ptr<double>() + v[1].numel());
-  }
+  dist::sum_over_ranks({&r.accuracy, &r.choice_accuracy});  // each length's scores from its one rank
   return r;
 }
 

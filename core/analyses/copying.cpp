@@ -64,7 +64,6 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
   std::vector<double> exact, tok;
   // Data parallel: length k is answered by rank k mod N; every rank draws every string (cheap) so
   // the random stream is one process's; the scores are summed over the ranks at the end.
-  const int64_t world = dist::world(), me = dist::rank();
   int64_t item = 0;
   for (int64_t n : lengths) {
     TokenRows prompts;                      // [samples][n + 2]: BOS s SEP
@@ -74,7 +73,7 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
       prompts.emplace_back(e.ids.begin(), e.ids.begin() + n + 2);
       targets.insert(targets.end(), e.ids.begin() + 1, e.ids.begin() + 1 + n);
     }
-    if (item++ % world != me) {  // another rank's length
+    if (!dist::mine(item++)) {  // another rank's length
       exact.push_back(0);
       tok.push_back(0);
       continue;
@@ -89,12 +88,7 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
     exact.push_back(e);
     tok.push_back(t);
   }
-  if (auto* g = dist::group()) {  // each length's scores from its one rank
-    std::vector<torch::Tensor> v{torch::tensor(exact, torch::kFloat64), torch::tensor(tok, torch::kFloat64)};
-    g->all_reduce(v);
-    exact.assign(v[0].data_ptr<double>(), v[0].data_ptr<double>() + v[0].numel());
-    tok.assign(v[1].data_ptr<double>(), v[1].data_ptr<double>() + v[1].numel());
-  }
+  dist::sum_over_ranks({&exact, &tok});  // each length's scores from its one rank
   return {exact, tok};
 }
 

@@ -39,20 +39,21 @@ EffRemResult effective_remembrance(Mamba2LM& model, const std::vector<Document>&
   r.sequences = o.sequences;
   r.t = effrem_grid(*std::max_element(o.Ts.begin(), o.Ts.end()), o.points, o.log_grid);
   const int64_t nT = static_cast<int64_t>(r.T.size()), nt = static_cast<int64_t>(r.t.size()), N = o.sequences;
-  r.value.assign(nT * nt, NAN);
-  r.stderr_.assign(nT * nt, NAN);
+  // NaN where t >= T (no value there); 0 until computed elsewhere (a data-parallel job sums them).
+  for (int64_t i = 0; i < nT; ++i)
+    for (int64_t j = 0; j < nt; ++j) {
+      r.value.push_back(r.t[j] < r.T[i] ? 0.0 : NAN);
+      r.stderr_.push_back(r.value.back());
+    }
   const auto dev = model->output_weight().device();
   // Data parallel: the (T, t) items, in order, go to the ranks in turn (item k to rank k mod N);
   // each item's value is computed exactly as one process computes it, and the values are summed
   // over the ranks at the end (each entry from one rank). forward_tokens counts what one process
   // would run: a T's full-context pass is counted by the rank owning its first item.
-  auto* g = dist::group();
-  const int64_t world = dist::world(), me = dist::rank();
-  auto owner = [&](int64_t item) { return item % world; };
   int64_t done = 0, total = 0, items = 0;
   for (auto T : r.T)
     for (auto t : r.t)
-      if (t < T && owner(items++) == me) ++total;
+      if (t < T && dist::mine(items++)) ++total;
 
   // Next-token distributions after tokens [start, T) of every sequence: [N, V] float64.
   auto next_dist = [&](const torch::Tensor& toks, int64_t start, int64_t T, bool counted = true) {
@@ -73,39 +74,27 @@ EffRemResult effective_remembrance(Mamba2LM& model, const std::vector<Document>&
     const int64_t first = item;  // this T's first item
     int64_t mine = 0;
     for (int64_t j = 0; j < nt; ++j)
-      if (r.t[j] < T && owner(item++) == me) ++mine;
+      if (r.t[j] < T && dist::mine(item++)) ++mine;
     if (mine == 0) continue;  // all of this T's items are other ranks'
     auto seqs = eval_sequences(docs, T - 1, N);  // N sequences of T tokens
     auto toks = torch::empty({N, T}, torch::kInt64);
     for (int64_t s = 0; s < N; ++s)
       for (int64_t k = 0; k < T; ++k) toks[s][k] = seqs[s][k];
     toks = toks.to(dev);
-    auto full = next_dist(toks, 0, T, owner(first) == me);
+    auto full = next_dist(toks, 0, T, dist::mine(first));
     for (int64_t j = 0, k = first; j < nt; ++j) {
       const int64_t t = r.t[j];
       if (t >= T) continue;
-      if (owner(k++) != me) continue;
+      if (!dist::mine(k++)) continue;
       auto tv = total_variation(full, next_dist(toks, t, T));  // [N]; t = 0 recomputed as a check
       r.value[i * nt + j] = tv.mean().item<double>();
       r.stderr_[i * nt + j] = N > 1 ? (tv.std(/*unbiased=*/true) / std::sqrt(static_cast<double>(N))).item<double>() : 0.0;
       if (progress && !progress(++done, total)) throw Error("effrem cancelled");
     }
   }
-  if (g) {  // [nT, nt] each entry from its one rank (NaN where t >= T, as in one process)
-    auto value = torch::tensor(r.value, torch::kFloat64), err = torch::tensor(r.stderr_, torch::kFloat64);
-    auto tokens = torch::tensor({static_cast<double>(r.forward_tokens)}, torch::kFloat64);
-    std::vector<torch::Tensor> v{value.nan_to_num(0.0), err.nan_to_num(0.0), tokens};
-    g->all_reduce(v);
-    // NaN where t >= T (no rank computes those), as one process leaves them.
-    int64_t k = 0;
-    for (int64_t i = 0; i < nT; ++i)
-      for (int64_t j = 0; j < nt; ++j, ++k) {
-        const bool valid = r.t[j] < r.T[i];
-        r.value[k] = valid ? v[0][k].item<double>() : NAN;
-        r.stderr_[k] = valid ? v[1][k].item<double>() : NAN;
-      }
-    r.forward_tokens = static_cast<int64_t>(v[2][0].item<double>());
-  }
+  std::vector<double> tokens{static_cast<double>(r.forward_tokens)};
+  dist::sum_over_ranks({&r.value, &r.stderr_, &tokens});  // each entry from its one rank
+  r.forward_tokens = static_cast<int64_t>(tokens[0]);
   return r;
 }
 

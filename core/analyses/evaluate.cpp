@@ -158,9 +158,9 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   // every sequence's losses are bit for bit those of one process); the results are summed over the
   // ranks at the end, where each entry of nll_all and win_all comes from exactly one rank.
   auto* g = dist::group();
-  const int64_t world = dist::world(), me = dist::rank();
   const int64_t batches = (o.sequences + o.batch - 1) / o.batch;
-  const int64_t mine = batches / world + (me < batches % world ? 1 : 0);
+  int64_t mine = 0;
+  for (int64_t k = 0; k < batches; ++k) mine += dist::mine(k);
   // Progress counts forward calls, so one long sequence still reports as it goes.
   const int64_t per_batch = (L + o.segment - 1) / o.segment + (o.windowed ? plan.forwards() : 0);
   const int64_t total_work = mine * per_batch;
@@ -171,7 +171,7 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   };
 
   for (int64_t s0 = 0; s0 < o.sequences; s0 += o.batch) {
-    if ((s0 / o.batch) % world != me) continue;  // another rank's batch
+    if (!dist::mine(s0 / o.batch)) continue;  // another rank's batch
     const int64_t b = std::min(o.batch, o.sequences - s0);
     auto tok = torch::empty({b, L + 1}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i)

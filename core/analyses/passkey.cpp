@@ -129,7 +129,6 @@ PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& length
   std::mt19937_64 rng(seed);
   // Data parallel: cell k of the grid is answered by rank k mod N; every rank draws every prompt
   // (cheap) so the random stream is one process's, and the cells' scores are summed over the ranks.
-  const int64_t world = dist::world(), me = dist::rank();
   int64_t cell = 0;
   for (auto L : lengths) {
     for (auto d : depths) {
@@ -141,7 +140,7 @@ PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& length
         prompts.push_back(batch.back().ids);
         n = std::max<int64_t>(n, static_cast<int64_t>(batch.back().answer.size()));
       }
-      if (cell++ % world != me) {  // another rank's cell
+      if (!dist::mine(cell++)) {  // another rank's cell
         g.accuracy.push_back(0);
         g.digit_accuracy.push_back(0);
         continue;
@@ -158,12 +157,7 @@ PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& length
       g.digit_accuracy.push_back(digits / samples);
     }
   }
-  if (auto* grp = dist::group()) {  // each cell from its one rank
-    std::vector<torch::Tensor> v{torch::tensor(g.accuracy, torch::kFloat64), torch::tensor(g.digit_accuracy, torch::kFloat64)};
-    grp->all_reduce(v);
-    g.accuracy.assign(v[0].data_ptr<double>(), v[0].data_ptr<double>() + v[0].numel());
-    g.digit_accuracy.assign(v[1].data_ptr<double>(), v[1].data_ptr<double>() + v[1].numel());
-  }
+  dist::sum_over_ranks({&g.accuracy, &g.digit_accuracy});  // each cell from its one rank
   return g;
 }
 

@@ -75,28 +75,6 @@ class C10dGroup : public Group {
     });
   }
 
-  void broadcast(torch::Tensor& t, int root) override {
-    timed("broadcast", [&] {
-      std::vector<torch::Tensor> v{t.detach().to(device_)};
-      c10d::BroadcastOptions o;
-      o.rootRank = root;
-      pg_->broadcast(v, o)->wait();
-      if (v[0].data_ptr() != t.data_ptr()) t.detach().copy_(v[0]);
-    });
-  }
-
-  torch::Tensor all_gather(const torch::Tensor& t) override {
-    std::vector<torch::Tensor> out;
-    timed("all_gather", [&] {
-      std::vector<std::vector<torch::Tensor>> outs(1);
-      std::vector<torch::Tensor> in{t.detach().contiguous().to(device_)};
-      for (int r = 0; r < world_; ++r) outs[0].push_back(torch::empty_like(in[0]));
-      pg_->allgather(outs, in)->wait();
-      for (auto& x : outs[0]) out.push_back(x.to(t.device()));
-    });
-    return torch::cat(out, 0);
-  }
-
   void barrier() override {
     timed("barrier", [&] { pg_->barrier()->wait(); });
   }
@@ -213,24 +191,18 @@ void shutdown() {
   scratch_files().clear();
 }
 
-void check_same(const std::vector<double>& values, const std::string& what) {
-  Group* g = group();
-  if (!g || values.empty()) return;
-  auto hi = torch::tensor(values, torch::kFloat64), lo = hi.clone();
-  std::vector<torch::Tensor> a{hi}, b{lo};
-  g->all_reduce(a, Op::Max);
-  g->all_reduce(b, Op::Min);
-  auto differ = (a[0] != b[0]).nonzero();
-  if (differ.numel() > 0) {
-    const int64_t i = differ[0][0].item<int64_t>();
-    throw Error(what + ": the ranks disagree at entry " + std::to_string(i) + " (from " +
-                std::to_string(b[0][i].item<double>()) + " to " + std::to_string(a[0][i].item<double>()) + ")");
-  }
-}
-
 }  // namespace statescope::dist
 
 namespace statescope::dist {
+
+void sum_over_ranks(const std::vector<std::vector<double>*>& values) {
+  Group* g = group();
+  if (!g) return;
+  std::vector<torch::Tensor> t;
+  for (auto* v : values) t.push_back(torch::tensor(*v, torch::kFloat64));
+  g->all_reduce(t);
+  for (size_t i = 0; i < values.size(); ++i) values[i]->assign(t[i].data_ptr<double>(), t[i].data_ptr<double>() + t[i].numel());
+}
 
 bool agree_and_check(bool stop, const std::vector<double>& values, const std::string& what) {
   Group* g = group();

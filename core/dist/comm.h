@@ -26,9 +26,6 @@ class Group {
   virtual std::string backend() const = 0;  // "gloo" | "nccl"
   // In place over every rank. Several tensors travel as one flat buffer per dtype (one collective).
   virtual void all_reduce(std::vector<torch::Tensor>& tensors, Op op = Op::Sum) = 0;
-  virtual void broadcast(torch::Tensor& t, int root) = 0;
-  // Every rank's `t` (same shape on all), concatenated along dim 0 in rank order.
-  virtual torch::Tensor all_gather(const torch::Tensor& t) = 0;
   virtual void barrier() = 0;
   // Seconds spent inside collectives so far (what the benchmarks report as communication).
   virtual double comm_seconds() const = 0;
@@ -39,6 +36,13 @@ Group* group();
 inline int rank() { return group() ? group()->rank() : 0; }
 inline int world() { return group() ? group()->world() : 1; }
 inline bool is_root() { return rank() == 0; }
+// Items of a split computation (evaluation batches, analysis items) go to the ranks in turn: item k
+// to rank k mod N. One process owns them all.
+inline bool mine(int64_t item) { return item % world() == rank(); }
+
+// Each entry summed over the ranks, in place: the results of a split computation, where every entry
+// was computed by its one rank and is 0 on the others. A no-op in one process.
+void sum_over_ranks(const std::vector<std::vector<double>*>& values);
 
 // Joins the job `env` describes (env.distributed() must hold). `device` is where this rank's tensors
 // live: "cpu" -> Gloo; "cuda:N" -> NCCL. Throws Error naming MASTER_ADDR:MASTER_PORT when the
@@ -51,12 +55,9 @@ void shutdown();  // leaves the job (idempotent)
 // Rank 0 (and a single process) gets `path` itself.
 std::string rank_output(const std::string& path);
 
-// The same value on every rank, or an Error naming `what` and the ranks' extremes: for checks such
-// as "identical parameters after each step".
-void check_same(const std::vector<double>& values, const std::string& what);
-
-// check_same and "does any rank want to stop?" in one collective (a MAX over [flag, v, -v]): true
-// when any rank passed `stop`.
+// "Does any rank want to stop?" and "are `values` the same on every rank?" in one collective (a MAX
+// over [flag, v, -v]): true when any rank passed `stop`; an Error naming `what` and the ranks'
+// extremes when the values differ (the per-step check that every rank holds the same parameters).
 bool agree_and_check(bool stop, const std::vector<double>& values, const std::string& what);
 
 }  // namespace statescope::dist
