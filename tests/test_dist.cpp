@@ -205,7 +205,8 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
   const std::string spec = tmp("spec.json");
   std::ofstream(spec) << R"({"model": "embedded", "T": 32, "posttrain": {"steps": 3, "batch": 4},
     "policies": [{"kind": "passing"}, {"kind": "fitted"}], "eval": {"length": 256, "sequences": 4, "segment": 128, "batch": 2},
-    "analyses": {"effrem": {"T": [32], "points": 3, "sequences": 2}}})";
+    "analyses": {"effrem": {"T": [32], "points": 3, "sequences": 2},
+                 "unexplored": {"train_steps": 4, "train_batch": 8, "samples": 200}}})";
   const auto both = one_and_two("run " + spec + " --jobs 1 -o", "run");
   ASSERT_EQ(both.r1.code, 0) << both.r1.output;
   ASSERT_EQ(both.r2.code, 0) << both.r2.output;
@@ -219,6 +220,18 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
       if (!std::isnan(x[i])) ASSERT_NEAR(x[i], y[i], 1e-4) << d << " " << i;
   }
   EXPECT_EQ(b.attr("passing", "status"), "finished");
+  // The detector: the baseline's (replayed states only) exactly; passing's envelope also holds the
+  // states its post-training met, gathered from both ranks' rows (as many as one process keeps).
+  EXPECT_EQ(a.read_f64("baseline/unexplored/outside"), b.read_f64("baseline/unexplored/outside"));
+  EXPECT_EQ(a.attr("passing/unexplored", "recorded_samples"), b.attr("passing/unexplored", "recorded_samples"));
+  // The envelope's thresholds move with every state in it (a rank's rows lost, or zeros in their
+  // place, move them by percents); the two trainings differ by ~1e-9.
+  const auto x = a.read_f64("passing/unexplored/threshold"), y = b.read_f64("passing/unexplored/threshold");
+  ASSERT_EQ(x.size(), y.size());
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5 * std::abs(x[i])) << "(layer, head) " << i;
+  const auto o1 = a.read_f64("passing/unexplored/outside_mean"), o2 = b.read_f64("passing/unexplored/outside_mean");
+  ASSERT_EQ(o1.size(), o2.size());
+  for (size_t i = 0; i < o1.size(); ++i) EXPECT_NEAR(o1[i], o2[i], 0.02) << "position index " << i;
 }
 
 // EffRem's (T, t) items split over the ranks: the heatmap, its errors and the forward-token count
@@ -282,5 +295,42 @@ TEST(Dist, CopyingOverTwoProcessesScoresLikeOne) {
     ASSERT_EQ(y.size(), 4u) << d;
     EXPECT_GT(x[1] + x[3], 0) << d << ": rank 1's lengths score 0, the comparison would prove nothing";
     for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(x[i], y[i], 1.0 / (6 * lengths[i]) + 1e-12) << d << " length " << lengths[i];
+  }
+}
+
+// State statistics: groups of 4 sequences split over the ranks (6 sequences: rank 1 holds the last
+// two), reduced in a fixed order (per-sequence sums, integer histogram counts): one process's
+// histograms, moments and state change per token, bit for bit. A rank whose sequences were lost
+// would shift every mean and leave a third of the histogram mass out.
+TEST(Dist, StateStatisticsOverTwoProcessesAreThoseOfOne) {
+  const auto both = one_and_two("states --model embedded --T 32 --length 256 --sequences 6 --bins 21 -o", "states");
+  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
+  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
+  for (const char* d : {"histogram", "mean", "std", "fitted_mean", "fitted_std", "delta_norm", "bin_edges"}) {
+    const std::string ds = std::string("states/state_stats/") + d;
+    const auto x = a.read_f64(ds), y = b.read_f64(ds);
+    ASSERT_FALSE(x.empty()) << ds;
+    EXPECT_EQ(x, y) << ds;
+  }
+}
+
+// The unexplored-states detector: evaluation batches of 16 sequences split over the ranks (20
+// sequences: rank 1 scores the last 4), the envelope replayed identically on each: one process's
+// outside fractions, exactly. Rank 1's sequences must have states outside (the oracle bites).
+TEST(Dist, UnexploredStatesOverTwoProcessesAreThoseOfOne) {
+  const auto both = one_and_two("unexplored --model embedded --T 32 --length 512 --sequences 20 --train-steps 8 "
+                                "--train-batch 8 -o", "unexpl");
+  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
+  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
+  const auto seq = a.read_f64("unexplored/unexplored/outside_seq");  // [sequences, positions]
+  ASSERT_EQ(seq.size() % 20, 0u);
+  double rank1 = 0;
+  for (size_t i = 16 * seq.size() / 20; i < seq.size(); ++i) rank1 += seq[i];
+  EXPECT_GT(rank1, 0) << "rank 1's sequences have no state outside: the comparison would prove nothing";
+  for (const char* d : {"outside", "outside_mean", "outside_seq", "threshold", "heldout_outside"}) {
+    const std::string ds = std::string("unexplored/unexplored/") + d;
+    EXPECT_EQ(a.read_f64(ds), b.read_f64(ds)) << ds;
   }
 }

@@ -111,13 +111,13 @@ int main(int argc, char** argv) {
   const char* world_env = std::getenv("WORLD_SIZE");
   const bool in_job = world_env && *world_env && std::string(world_env) != "1";
   // The verbs that run as data-parallel jobs; the others are refused before any process starts.
-  static const std::set<std::string> parallel{"posttrain", "pretrain", "run", "eval", "effrem", "passkey", "babi",
-                                              "copying"};
+  static const std::set<std::string> parallel{"posttrain", "pretrain", "run",    "eval",   "effrem",
+                                              "passkey",   "babi",     "copying", "states", "unexplored"};
   const std::string verb = app.get_subcommands().front()->get_name();
   try {
     if ((nproc != 1 || in_job) && !parallel.count(verb))
       throw statescope::Error("'" + verb + "' does not run data-parallel (posttrain, pretrain, run, eval, effrem, "
-                              "passkey, babi and copying do); run it as one process");
+                              "passkey, babi, copying, states and unexplored do); run it as one process");
     if (nproc != 1 && !in_job) return statescope::cli::launch_local(nproc, argc, argv);
     // A rank of this launcher (or a job that says the same): WORLD_SIZE rules. Another count is a mistake.
     if (nproc != 1 && std::to_string(nproc) != world_env)

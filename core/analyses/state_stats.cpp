@@ -7,12 +7,29 @@
 #include <set>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 #include "core/analyses/evaluate.h"
 
 namespace statescope {
 
-// One pass over the sequences gathering three things at once (histograms at the chosen positions,
-// fitted moments at T-1, per-token state change), so the long scan is paid once; ~90 lines on purpose.
+namespace {
+
+// Sequences per forward, and the unit a data-parallel job hands out (group k to rank k mod N). One
+// process runs the same groups, so its numbers do not depend on how many ranks there are.
+constexpr int64_t kGroup = 4;
+
+// Sums `t` over the ranks in place (a no-op in one process). Every entry comes from its one rank
+// (0 elsewhere) or is an integer count, so the sum is exact in any order.
+void sum_over_ranks(std::vector<torch::Tensor> t, dist::Op op = dist::Op::Sum) {
+  if (auto* g = dist::group()) g->all_reduce(t, op);
+}
+
+}  // namespace
+
+// One pass over the sequences gathering three things at once (states at the chosen positions,
+// fitted moments at T-1, per-token state change), so the long scan is paid once. The statistics
+// are then reduced in a fixed order: per-sequence sums (mean, then squared deviations from it) added
+// in sequence order, histogram counts as integers, so a job of N ranks writes one process's numbers.
 StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& docs, const StateStatsOptions& o0) {
   StateStatsOptions o = o0;
   const auto& c = model->config();
@@ -33,11 +50,12 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
 
   torch::NoGradGuard ng;
   model->eval();
-  auto seqs = eval_sequences(docs, o.length - 1, o.sequences);  // o.length tokens each
-  auto toks = torch::empty({o.sequences, o.length}, torch::kInt64);
-  for (int64_t s = 0; s < o.sequences; ++s)
-    for (int64_t t = 0; t < o.length; ++t) toks[s][t] = seqs[s][t];
-  toks = toks.to(model->output_weight().device());
+  const int64_t S = o.sequences, NL = c.n_layer, H = c.nheads(), nb = o.bins;
+  const int64_t G = (S + kGroup - 1) / kGroup;
+  const auto seqs = eval_sequences(docs, o.length - 1, S);  // o.length tokens each
+  const auto dev = model->output_weight().device();
+  std::map<int64_t, int64_t> slot;  // position -> index into the kept states
+  for (auto p : pos_set) slot.emplace(p, static_cast<int64_t>(slot.size()));
 
   // Segment boundaries: every o.segment tokens and right after each requested position, so the
   // final state of a segment is the state after that position.
@@ -45,64 +63,104 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
   for (int64_t p = o.segment; p < o.length; p += o.segment) cuts.insert(p);
   for (auto p : pos_set) cuts.insert(p + 1);
   cuts.insert(o.length);
-  std::map<int64_t, std::vector<torch::Tensor>> states;  // position -> per layer [N, H, P, Ns]
-  auto delta = torch::zeros({c.n_layer, o.length}, torch::kFloat64);
-  ModelState st;
-  int64_t start = 0;
-  for (int64_t end : cuts) {
-    if (end <= start) continue;
-    ForwardOptions fo = model->forward_options();
-    fo.state_norms = true;
-    auto out = model->forward(toks.narrow(1, start, end - start), st.empty() ? nullptr : &st, fo);
-    delta.narrow(1, start, end - start).copy_(out.delta_norm.mean(1).to(torch::kCPU, torch::kFloat64));
-    st = out.final_state;
-    if (pos_set.count(end - 1)) {
-      auto& v = states[end - 1];
-      for (auto& l : st) v.push_back(l.ssm.to(torch::kCPU, torch::kFloat64));
+
+  // This rank's groups: their states, [slot][layer] -> [b, H, P, Ns] float32 as the model made them.
+  struct Held {
+    int64_t s0 = 0, b = 0;
+    std::vector<std::vector<torch::Tensor>> at;
+  };
+  std::vector<Held> held;
+  auto delta = torch::zeros({G, NL, o.length}, torch::kFloat64);  // per group: sum over its sequences
+  for (int64_t g = 0; g < G; ++g) {
+    if (!dist::mine(g)) continue;  // another rank's group
+    Held h{g * kGroup, std::min(kGroup, S - g * kGroup), std::vector<std::vector<torch::Tensor>>(slot.size())};
+    auto toks = torch::empty({h.b, o.length}, torch::kInt64);  // [b, length]
+    for (int64_t i = 0; i < h.b; ++i)
+      for (int64_t t = 0; t < o.length; ++t) toks[i][t] = seqs[h.s0 + i][t];
+    toks = toks.to(dev);
+    ModelState st;
+    int64_t start = 0;
+    for (int64_t end : cuts) {
+      if (end <= start) continue;
+      ForwardOptions fo = model->forward_options();
+      fo.state_norms = true;
+      auto out = model->forward(toks.narrow(1, start, end - start), st.empty() ? nullptr : &st, fo);
+      // delta_norm [NL, b, len] -> summed over the group's sequences [NL, len]
+      delta[g].narrow(1, start, end - start).copy_(out.delta_norm.to(torch::kCPU, torch::kFloat64).sum(1));
+      st = out.final_state;
+      if (auto it = slot.find(end - 1); it != slot.end())
+        for (auto& l : st) h.at[it->second].push_back(l.ssm.to(torch::kCPU, torch::kFloat32));
+      start = end;
     }
-    start = end;
+    held.push_back(std::move(h));
   }
+  auto x_of = [&](const Held& h, int64_t p, int64_t l) {  // [b, H, P*Ns] float64
+    return h.at[slot.at(p)][l].to(torch::kFloat64).reshape({h.b, H, -1});
+  };
+
+  // The histogram range: the largest |entry| at the requested positions, over every rank.
+  double range = o.range;
+  if (!(range > 0)) {
+    auto m = torch::zeros({1}, torch::kFloat64);
+    for (auto& h : held)
+      for (auto p : o.positions)
+        for (auto l : o.layers) m = torch::maximum(m, x_of(h, p, l).abs().max().reshape({1}));
+    sum_over_ranks({m}, dist::Op::Max);
+    range = m.item<double>();
+    if (!(range > 0)) range = 1.0;
+  }
+  const double width = 2.0 * range / nb;
+
+  // Per (slot, layer): per-sequence sums [S, H], then per-sequence squared deviations from the mean.
+  const int64_t K = static_cast<int64_t>(slot.size());
+  auto sums = torch::zeros({K, NL, S, H}, torch::kFloat64);
+  auto counts = torch::zeros({K, NL, H, nb}, torch::kFloat64);  // histogram counts (integers)
+  for (auto& h : held)
+    for (auto [p, k] : slot)
+      for (auto l : o.layers) {
+        auto x = x_of(h, p, l);
+        sums[k][l].narrow(0, h.s0, h.b).copy_(x.sum(2));
+        auto per_head = x.transpose(0, 1).reshape({H, -1});  // [H, b*P*Ns]
+        for (int64_t hh = 0; hh < H; ++hh) counts[k][l][hh] += torch::histc(per_head[hh], nb, -range, range);
+      }
+  sum_over_ranks({sums, counts, delta});
+  const int64_t per_seq = c.headdim * c.d_state;  // entries of one head's state
+  const double entries = static_cast<double>(S * per_seq);
+  auto mean = sums.sum(2) / entries;  // [K, NL, H]
+  auto sq = torch::zeros({K, NL, S, H}, torch::kFloat64);
+  for (auto& h : held)
+    for (auto [p, k] : slot)
+      for (auto l : o.layers)
+        sq[k][l].narrow(0, h.s0, h.b).copy_((x_of(h, p, l) - mean[k][l].view({1, H, 1})).square().sum(2));
+  sum_over_ranks({sq});
+  auto sd = (sq.sum(2) / entries).sqrt();  // [K, NL, H]
 
   StateStatsResult r;
   r.positions = o.positions;
   r.layers = o.layers;
-  r.nheads = c.nheads();
+  r.nheads = H;
   r.length = o.length;
-  r.sequences = o.sequences;
+  r.sequences = S;
   r.T = o.T;
-  r.n_layer = c.n_layer;
-  const int64_t H = c.nheads(), nb = o.bins;
-  double range = o.range;
-  if (!(range > 0)) {
-    for (auto p : o.positions)
-      for (auto l : o.layers) range = std::max(range, states[p][l].abs().max().item<double>());
-    if (!(range > 0)) range = 1.0;
-  }
+  r.n_layer = NL;
   for (int64_t i = 0; i <= nb; ++i) r.bin_edges.push_back(-range + 2.0 * range * static_cast<double>(i) / nb);
-  const double width = 2.0 * range / nb;
   for (auto l : o.layers) {
     for (auto p : o.positions) {
-      auto x = states[p][l].transpose(0, 1).reshape({H, -1});  // [H, N*P*Ns]
+      const int64_t k = slot.at(p);
+      auto dens = (counts[k][l] / (entries * width)).contiguous();  // entries outside the range are dropped
+      r.histogram.insert(r.histogram.end(), dens.data_ptr<double>(), dens.data_ptr<double>() + H * nb);
       for (int64_t h = 0; h < H; ++h) {
-        auto counts = torch::histc(x[h], nb, -range, range);   // entries outside the range are dropped
-        auto dens = counts / (static_cast<double>(x.size(1)) * width);
-        auto d = dens.contiguous();
-        r.histogram.insert(r.histogram.end(), d.data_ptr<double>(), d.data_ptr<double>() + nb);
-      }
-      auto m = x.mean(1), sd = x.std(1, /*unbiased=*/false);
-      for (int64_t h = 0; h < H; ++h) {
-        r.mean.push_back(m[h].item<double>());
-        r.std.push_back(sd[h].item<double>());
+        r.mean.push_back(mean[k][l][h].item<double>());
+        r.std.push_back(sd[k][l][h].item<double>());
       }
     }
-    auto fit = states[o.T - 1][l].transpose(0, 1).reshape({H, -1});
-    auto fm = fit.mean(1), fs = fit.std(1, false);
+    const int64_t k = slot.at(o.T - 1);
     for (int64_t h = 0; h < H; ++h) {
-      r.fitted_mean.push_back(fm[h].item<double>());
-      r.fitted_std.push_back(fs[h].item<double>());
+      r.fitted_mean.push_back(mean[k][l][h].item<double>());
+      r.fitted_std.push_back(sd[k][l][h].item<double>());
     }
   }
-  auto dc = delta.contiguous();
+  auto dc = (delta.sum(0) / static_cast<double>(S)).contiguous();  // [NL, length]
   r.delta_norm.assign(dc.data_ptr<double>(), dc.data_ptr<double>() + dc.numel());
   return r;
 }

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "core/analyses/evaluate.h"
+#include "core/dist/comm.h"
 #include "core/base/error.h"
 #include "core/train/samplers.h"
 #include "core/train/state_policy.h"
@@ -126,6 +127,28 @@ void StateReservoir::offer(const ModelState& st) {
   }
 }
 
+void StateReservoir::offer_share(const ModelState& st) {
+  torch::NoGradGuard ng;
+  const int64_t b = st.front().ssm.size(0), first = dist::rank() * b, B = dist::world() * b;
+  for (int64_t r = 0; r < B; ++r, ++seen_) {
+    const int64_t slot = seen_ < capacity_ ? seen_ : std::uniform_int_distribution<int64_t>(0, seen_)(rng_);
+    if (slot >= capacity_) continue;
+    const bool own = r >= first && r < first + b;
+    for (size_t l = 0; l < keep_.size(); ++l)
+      if (own) keep_[l][slot].copy_(st[l].ssm[r - first].reshape({H_, D_}));
+      else keep_[l][slot].zero_();
+  }
+}
+
+void StateReservoir::gather() {
+  auto* g = dist::group();
+  if (!g) return;
+  for (auto& k : keep_) {  // each slot is non-zero on its one rank: the sum is that rank's row, exactly
+    std::vector<torch::Tensor> one{k.narrow(0, 0, std::min(seen_, capacity_))};
+    g->all_reduce(one);
+  }
+}
+
 std::vector<torch::Tensor> StateReservoir::states() const {
   std::vector<torch::Tensor> out;
   for (auto& k : keep_) out.push_back(k.narrow(0, 0, std::min(seen_, capacity_)));
@@ -193,7 +216,11 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   for (int64_t p = o.stride - 1; p < L; p += o.stride) positions.push_back(p);
   const int64_t npos = static_cast<int64_t>(positions.size());
   const int64_t eb = std::min<int64_t>(S, 16);  // sequences per forward
-  const int64_t total = o.train_steps + (S + eb - 1) / eb * npos;
+  // Data parallel: evaluation batch k goes to rank k mod N (the same batches as one process); the
+  // replay of training states (1-2) runs on every rank, so every rank holds the same envelopes.
+  int64_t my_batches = 0;
+  for (int64_t k = 0; k * eb < S; ++k) my_batches += dist::mine(k);
+  const int64_t total = o.train_steps + my_batches * npos;
   int64_t done = 0;
 
   // 1-2. Training states and their envelopes.
@@ -219,6 +246,7 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   std::vector<double> outside_seq(static_cast<size_t>(S * npos), 0.0);
   const auto dev = model->output_weight().device();
   for (int64_t s0 = 0; s0 < S; s0 += eb) {
+    if (!dist::mine(s0 / eb)) continue;  // another rank's batch
     const int64_t b = std::min(eb, S - s0);
     auto tok = torch::empty({b, L}, torch::kInt64);
     for (int64_t i = 0; i < b; ++i)
@@ -241,6 +269,11 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
       if (progress && !progress(++done, total)) throw Error("unexplored states cancelled");
     }
   }
+
+  // Counts are integers and each sequence's fraction comes from its one rank: exact in any order.
+  std::vector<double> count_v(counts.data_ptr<double>(), counts.data_ptr<double>() + counts.numel());
+  dist::sum_over_ranks({&count_v, &outside_seq});
+  counts = torch::tensor(count_v, torch::kFloat64).reshape({npos, NL, H});
 
   UnexploredResult r;
   r.T = o.T, r.length = L, r.sequences = S, r.n_layer = NL, r.nheads = H;

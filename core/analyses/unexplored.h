@@ -51,6 +51,12 @@ class StateReservoir {
  public:
   StateReservoir(int64_t n_layer, int64_t nheads, int64_t state_size, int64_t capacity, uint64_t seed);
   void offer(const ModelState& s);             // ssm [B, H, P, N] per layer
+  // Data parallel: `mine` ([b, H, P, N] per layer) is this rank's share, rows rank*b .. rank*b+b-1, of
+  // a batch of world*b rows every rank offers at once. Each rank draws the whole batch's slots as one
+  // process does and holds only its own rows (a slot another rank's row took is zeroed here), so
+  // gather() then leaves one process's sample on every rank. In one process: offer().
+  void offer_share(const ModelState& mine);
+  void gather();                               // one all-reduce per layer; a no-op in one process
   std::vector<torch::Tensor> states() const;   // per layer [min(seen, capacity), H, D]
   int64_t seen() const { return seen_; }
 

@@ -334,8 +334,8 @@ class ExperimentRunner {
       std::vector<torch::Tensor> met_states;
       if (!is_baseline && rs.posttrain.steps > 0) {
         const TrainResult tr = posttrain(model, run, met.get());
-        if (met) met_states = met->states();
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
+        if (met) met->gather(), met_states = met->states();  // data parallel: every rank's rows
       }
       EvalResult eval;
       RunSummary summary = evaluate(model, run, label, eval);
@@ -378,8 +378,8 @@ class ExperimentRunner {
     auto policy = make_policy(run.policy, run.spec.seed + 1000 + run.index);
     StatesSeenFn seen;
     if (met) seen = [met](const ModelState& initial, const ModelState& final_state) {
-      met->offer(initial);
-      met->offer(final_state);
+      met->offer_share(initial);  // this rank's rows of the step's batch (all of them in one process)
+      met->offer_share(final_state);
     };
     auto tr = train(model, corpus_.train, *policy, run.spec.posttrain, [&](const StepInfo& s) {
       file_->append_train(name, s);
