@@ -15,6 +15,17 @@ work="$(mktemp -d /tmp/statescope-deb-check.XXXXXX)"
 chmod 755 "$work"
 fail() { echo "[check-deb] FAIL: $*" >&2; exit 1; }
 
+# The check's own tools (Xvfb, window lookup, screenshot): installed when missing, as setup.sh does.
+need=()
+for t in Xvfb:xvfb xdotool:xdotool xwininfo:x11-utils xwd:x11-apps pnmtopng:netpbm unshare:util-linux; do
+  command -v "${t%%:*}" >/dev/null || need+=("${t##*:}")
+done
+if ((${#need[@]})); then
+  echo "[check-deb] installing ${need[*]}"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >"$work/apt.log" 2>&1 ||
+    { cat "$work/apt.log" >&2; fail "apt-get install ${need[*]}"; }
+fi
+
 echo "[check-deb] dpkg -i $(basename "$deb")"
 if ! $SUDO dpkg -i "$deb" >"$work/dpkg.log" 2>&1; then  # missing dependencies: let apt bring them
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -f -y -qq >>"$work/dpkg.log" 2>&1 ||
@@ -71,6 +82,7 @@ echo "[check-deb] the app from /usr/bin under Xvfb (1600x1000), a fresh user"
 export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" XDG_RUNTIME_DIR="$work/run"
 mkdir -p "$HOME" "$XDG_RUNTIME_DIR"; chmod 700 "$XDG_RUNTIME_DIR"
 Xvfb :57 -screen 0 1600x1000x24 -nolisten tcp >/dev/null 2>&1 & xpid=$!
+trap 'kill $xpid ${apid:-} 2>/dev/null || true' EXIT  # no display or app left behind on a failure
 sleep 1
 DISPLAY=:57 /usr/bin/statescope "$work/demo.h5" >"$work/app.log" 2>&1 & apid=$!
 wid=""
