@@ -30,7 +30,7 @@ namespace {
 struct CommonTrain {
   std::string out, data = "embedded", record;
   TrainOptions t;
-  int64_t checkpoint_every = 0;
+  int64_t checkpoint_every = 0, stop_after = 0;
   bool resume = false;
 };
 
@@ -51,7 +51,11 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
   app.add_option("--checkpoint-every", o.checkpoint_every,
                  "write OUT/checkpoint every N steps, at the end and on cancel (0: no checkpoints)")
       ->capture_default_str();
-  app.add_flag("--resume", o.resume, "continue from OUT/checkpoint (same options) and append to the record");
+  app.add_flag("--resume", o.resume, "continue from OUT/checkpoint (same options, any number of processes) and "
+               "append to the record");
+  app.add_option("--stop-after", o.stop_after, "stop after this step, writing OUT/checkpoint, and exit 0 (a job "
+                 "that must end within a time limit); continue with --resume")
+      ->check(CLI::PositiveNumber);
 }
 
 // Runs `f`; an error (a failed collective of a data-parallel job, say) marks the run "failed" with
@@ -90,18 +94,30 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                                                              dist::group()->backend() + ")" : std::string())});
   auto policy = make_policy(ps, o.t.seed + 17);
   ProgressLine line;
+  const bool checkpoints = o.checkpoint_every > 0 || o.resume || o.stop_after > 0;
+  auto stop_now = [&](const StepInfo& s) {
+    return interrupted() || (o.stop_after > 0 && s.step >= o.stop_after && s.step < s.steps);
+  };
   auto result = measure_or_fail(file.get(), run_name, [&] { return train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
-    if (!file) return !interrupted();
+    if (!file) return !stop_now(s);
     file->append_train(run_name, s);
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f (%.3f bits/token)  lr %.2e  %.0f tok/s  ETA %s",
                   run_name.c_str(), (long long)s.step, (long long)s.steps, s.loss, s.loss / std::log(2.0), s.lr,
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
-    return !interrupted();
-  }, {(o.checkpoint_every > 0 || o.resume) ? ckdir : std::string(), o.checkpoint_every, o.resume}); });
+    return !stop_now(s);
+  }, {checkpoints ? ckdir : std::string(), o.checkpoint_every, o.resume}); });
   line.done();
+  const bool planned_stop = result.status == "cancelled" && !interrupted() && o.stop_after > 0 &&
+                            result.steps_done >= o.stop_after;
+  if (planned_stop) result.message = "stopped after step " + std::to_string(result.steps_done) +
+                                     " (--stop-after); continue with --resume";
   if (file) file->set_status(run_name, result.status, result.message);
+  if (planned_stop) {
+    if (root) std::cout << run_name << ": " << result.message << " (checkpoint " << ckdir << ")\n";
+    return 0;
+  }
   if (result.status != "finished") throw Error(run_name + " " + result.status + ": " + result.message);
   if (!root) return 0;
   save_model_dir(model, o.out);

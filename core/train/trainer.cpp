@@ -130,18 +130,12 @@ class TrainLoop {
     nlohmann::json st;
     std::ifstream(dir / "trainer.json") >> st;
     const int64_t made_by = st.value("world", int64_t{1});
-    if (made_by != dist::world())
-      throw Error((dir / "trainer.json").string() + ": checkpoint made by " + std::to_string(made_by) +
-                  " process(es); resume it with as many (--nproc " + std::to_string(made_by) + "), not " +
-                  std::to_string(dist::world()) + " (state passing keeps each process's rows)");
     if (st.at("steps").get<int64_t>() != opt_.steps || st.at("batch").get<int64_t>() != opt_.batch ||
         st.at("T").get<int64_t>() != opt_.T || st.at("policy").get<std::string>() != policy_.spec().label())
       throw Error((dir / "trainer.json").string() + ": checkpoint was made with other options (steps, batch, T or policy)");
     load_state_dict(model_, read_weights_file((dir / "model.safetensors").string()), (dir / "model.safetensors").string());
     torch::load(*optimizer_, (dir / "optimizer.pt").string());
-    std::vector<torch::Tensor> ps;
-    torch::load(ps, (dir / policy_file()).string());
-    policy_.load_state(ps);
+    policy_.load_state(policy_state(dir, made_by));
     windows_.set_rng_state(st.at("windows").get<std::string>());
     if (streams_) streams_->set_state(st.at("streams").get<std::string>());
     return st.at("step").get<int64_t>() + 1;
@@ -180,8 +174,48 @@ class TrainLoop {
     for (auto& p : trainable_) sums.push_back(p.detach().to(torch::kFloat64).sum().item<double>());
     return sums;
   }
-  static std::string policy_file() {
-    return dist::group() ? "policy.rank" + std::to_string(dist::rank()) + ".pt" : "policy.pt";
+  static std::string policy_file(int64_t rank = dist::rank(), int64_t world = dist::world()) {
+    return world > 1 ? "policy.rank" + std::to_string(rank) + ".pt" : "policy.pt";
+  }
+
+  // This rank's policy state from a checkpoint made by `made_by` processes. The same world size:
+  // its own file. Another: a per-row policy's tensors (state passing, TBTT: [rows, ...], the
+  // global batch's rows split in rank order) are joined over the old ranks' files and split again
+  // for this job; other policies' state (generator, fitted moments) is the same on every rank.
+  std::vector<torch::Tensor> policy_state(const fs::path& dir, int64_t made_by) const {
+    auto load = [&](int64_t r) {
+      const fs::path f = dir / policy_file(r, made_by);
+      if (!fs::exists(f))
+        throw Error(f.string() + ": missing (the checkpoint was made by " + std::to_string(made_by) +
+                    " processes, each writing its rows' policy state; the folder must hold them all)");
+      std::vector<torch::Tensor> ps;
+      torch::load(ps, f.string());
+      return ps;
+    };
+    if (made_by == dist::world()) return load(dist::rank());
+    if (!policy_.per_row()) return load(0);
+    std::vector<std::vector<torch::Tensor>> parts;
+    for (int64_t r = 0; r < made_by; ++r) parts.push_back(load(r));
+    std::vector<torch::Tensor> out;
+    const int64_t b = local_rows(opt_.batch);
+    for (size_t i = 0; i < parts[0].size(); ++i) {
+      std::vector<torch::Tensor> rows;
+      for (auto& p : parts) {
+        if (p.size() != parts[0].size())
+          throw Error((dir / policy_file(0, made_by)).string() + ": the ranks' policy files hold different tensors");
+        rows.push_back(p[i]);
+      }
+      if (parts[0][i].numel() == 0) {  // an absent tensor (no conv state kept)
+        out.push_back(parts[0][i]);
+        continue;
+      }
+      auto all = torch::cat(rows, 0);  // [batch, ...]
+      if (all.size(0) != opt_.batch)
+        throw Error((dir / policy_file(0, made_by)).string() + ": the policy state holds " +
+                    std::to_string(all.size(0)) + " rows, the batch is " + std::to_string(opt_.batch));
+      out.push_back(all.narrow(0, dist::rank() * b, b).clone());
+    }
+    return out;
   }
 
   // Fitted noise: final states of zero-state batches before step 1 (windows of fit_length tokens
