@@ -163,6 +163,23 @@ TEST(Dist, BadRendezvousAndEnvironmentFailClearly) {
   EXPECT_NE(r.output.find("--nproc 0"), std::string::npos) << r.output;
 }
 
+// Under torchrun itself (the torch the build uses brings it): its agent hosts the rendezvous store
+// at MASTER_PORT and says so (TORCHELASTIC_USE_AGENT_STORE=True), so rank 0 joins as a client
+// instead of failing to bind the port; the job trains like --nproc 2 and like one process.
+TEST(Dist, RunsUnderTorchrun) {
+  const std::string viatr = tmp("torchrun"), one = tmp("torchrun_one");
+  auto r = sh(std::string("OMP_NUM_THREADS=1 ") + STATESCOPE_PYTHON + " -m torch.distributed.run --standalone "
+              "--nproc-per-node 2 --no-python " + kCli + " " + posttrain(viatr, "passing", 4));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("data parallel: 2 processes (gloo)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("failed to bind"), std::string::npos) << "rank 0 tried to host the agent's store:\n"
+                                                                 << r.output;
+  r = sh(kCli + " " + posttrain(one, "passing", 4));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_LT(mean_abs_diff(read_weights_file(one + "/model.safetensors"), read_weights_file(viatr + "/model.safetensors")),
+            1e-8);
+}
+
 // A job stopped by --stop-after and resumed with another number of processes trains like one that
 // never stopped: per-row policy states (state passing, TBTT) are joined over the old ranks' files and
 // split again; the rest of the checkpoint is the same on every rank. Rows joined in the wrong order,

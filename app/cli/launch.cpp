@@ -1,10 +1,7 @@
 // launch.cpp — N local ranks of the same command (see launch.h).
 #include "app/cli/launch.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +14,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/dist/comm.h"
 #include "core/dist/env.h"
 
 namespace statescope::cli {
@@ -29,21 +27,24 @@ void forward_signal(int sig) {
     if (p > 0) ::kill(p, sig);
 }
 
-// A TCP port nobody listens on now (the kernel's choice); rank 0's store binds it right after.
-int free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (s < 0) throw Error(std::string("--nproc: no socket for a free port (") + std::strerror(errno) + ")");
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t n = sizeof a;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &n) != 0) {
-    ::close(s);
-    throw Error(std::string("--nproc: cannot find a free port on 127.0.0.1 (") + std::strerror(errno) + ")");
+// The environment of rank r: this process's, with the job's variables set (built before fork: the
+// child of a process with threads, the store's among them, may only exec).
+std::vector<std::string> rank_environment(int r, int nproc, int port) {
+  const std::vector<std::pair<std::string, std::string>> job{
+      {"WORLD_SIZE", std::to_string(nproc)}, {"LOCAL_WORLD_SIZE", std::to_string(nproc)},
+      {"RANK", std::to_string(r)},           {"LOCAL_RANK", std::to_string(r)},
+      {"MASTER_ADDR", "127.0.0.1"},          {"MASTER_PORT", std::to_string(port)},
+      {"TORCHELASTIC_USE_AGENT_STORE", "True"}};
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    bool ours = false;
+    for (auto& [k, v] : job) ours |= k == key;
+    if (!ours) out.push_back(kv);
   }
-  const int port = ntohs(a.sin_port);
-  ::close(s);
-  return port;
+  for (auto& [k, v] : job) out.push_back(k + "=" + v);
+  return out;
 }
 
 std::string describe(int status) {
@@ -57,26 +58,26 @@ std::string describe(int status) {
 
 int launch_local(int nproc, int argc, char** argv) {
   if (nproc < 1 || nproc > 256) throw Error("--nproc " + std::to_string(nproc) + ": 1 to 256 processes");
-  const int port = free_port();
   const dist::Env env = dist::env_from_environment();  // STATESCOPE_DIST_TIMEOUT checked before anything starts
+  // The rendezvous store lives here, as torchrun's agent hosts it: listening before any rank starts.
+  const dist::HostedStore store(env.timeout_s);
   std::vector<char*> args(argv, argv + argc);
   args.push_back(nullptr);
   g_children.assign(nproc, 0);
   for (int r = 0; r < nproc; ++r) {
+    const auto envs = rank_environment(r, nproc, store.port());
+    std::vector<char*> envp;
+    for (auto& kv : envs) envp.push_back(const_cast<char*>(kv.c_str()));
+    envp.push_back(nullptr);
     const pid_t pid = ::fork();
     if (pid < 0) {
       forward_signal(SIGTERM);
       throw Error(std::string("--nproc: fork failed (") + std::strerror(errno) + ")");
     }
     if (pid == 0) {
-      ::setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
-      ::setenv("LOCAL_WORLD_SIZE", std::to_string(nproc).c_str(), 1);
-      ::setenv("RANK", std::to_string(r).c_str(), 1);
-      ::setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
-      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
-      ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
-      ::execv("/proc/self/exe", args.data());
-      std::fprintf(stderr, "statescope-cli: rank %d: cannot start (%s)\n", r, std::strerror(errno));
+      ::execve("/proc/self/exe", args.data(), envp.data());
+      static const char msg[] = "statescope-cli: a rank cannot start (execve failed)\n";
+      [[maybe_unused]] auto n = ::write(2, msg, sizeof msg - 1);
       ::_exit(127);
     }
     g_children[r] = pid;

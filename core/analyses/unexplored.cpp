@@ -75,12 +75,29 @@ double spearman(const std::vector<double>& x, const std::vector<double>& y) {
   return sxx > 0 && syy > 0 ? sxy / std::sqrt(sxx * syy) : kNaN;
 }
 
+// Principal components an envelope of M samples of D values keeps (its fit rows less one at most).
+static int64_t envelope_components(int64_t M, int64_t D, int64_t components) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < M; ++i) n += part_of(i) == Part::Fit;
+  return std::min({components, D, n - 1});
+}
+
+StateEnvelope StateEnvelope::unfitted(int64_t M, int64_t H, int64_t D, int64_t components) {
+  StateEnvelope e;
+  e.k_ = envelope_components(M, D, components);
+  const auto f64 = torch::kFloat64;
+  e.mean_ = torch::zeros({H, D}, f64), e.basis_ = torch::zeros({H, D, e.k_}, f64);
+  e.lambda_ = torch::zeros({H, e.k_}, f64), e.q_mean_ = torch::zeros({H}, f64);
+  e.threshold_ = torch::zeros({H}, f64), e.checked_ = torch::zeros({H}, f64);
+  return e;
+}
+
 StateEnvelope::StateEnvelope(const torch::Tensor& states, int64_t components, double quantile) {
   if (states.dim() != 3 || states.size(0) < 50) throw Error("state envelope: need states [M >= 50, H, D]");
   auto x = states.to(torch::kCPU, torch::kFloat64);  // [M, H, D]
   auto fit = rows_of(x, Part::Fit), cal = rows_of(x, Part::Calibrate), chk = rows_of(x, Part::Check);
   const int64_t n = fit.size(0), H = x.size(1), D = x.size(2);
-  k_ = std::min({components, D, n - 1});
+  k_ = envelope_components(x.size(0), D, components);
   mean_ = fit.mean(0);                                              // [H, D]
   basis_ = torch::empty({H, D, k_}, torch::kFloat64);
   lambda_ = torch::empty({H, k_}, torch::kFloat64);
@@ -235,8 +252,20 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
                 std::to_string(o.train_steps) + " steps x " + std::to_string(o.train_batch) +
                 " windows replayed, at most 'samples' kept); the envelope needs 50 or more: raise "
                 "analyses.unexplored.train_steps or train_batch");
+  // Data parallel: layer l's envelope is fitted by rank l mod N (the SVDs are most of the fixed
+  // cost) and summed over the ranks into everyone's zeros: every rank scores with the same fits.
   std::vector<StateEnvelope> env;
-  for (auto& s : samples) env.emplace_back(s, o.components, o.quantile);
+  for (size_t l = 0; l < samples.size(); ++l) {
+    const auto& s = samples[l];
+    env.push_back(dist::mine(static_cast<int64_t>(l)) ? StateEnvelope(s, o.components, o.quantile)
+                                                      : StateEnvelope::unfitted(s.size(0), H, D, o.components));
+  }
+  if (auto* g = dist::group()) {
+    std::vector<torch::Tensor> all;
+    for (auto& e : env)
+      for (auto& t : e.parameters()) all.push_back(t);
+    g->all_reduce(all);
+  }
 
   // 3. Evaluation states, scored after every stride-th position; counts only.
   torch::NoGradGuard ng;

@@ -40,7 +40,13 @@ class StateEnvelope {
   const torch::Tensor& heldout_outside() const { return checked_; }    // [H], the last 10%
   int64_t components() const { return k_; }
 
+  // Data parallel: the envelope of states [M, H, D] with every parameter 0, for the ranks that do
+  // not fit it; summing parameters() over the ranks then gives each rank the one rank's fit.
+  static StateEnvelope unfitted(int64_t M, int64_t H, int64_t D, int64_t components);
+  std::vector<torch::Tensor> parameters() const { return {mean_, basis_, lambda_, q_mean_, threshold_, checked_}; }
+
  private:
+  StateEnvelope() = default;
   torch::Tensor mean_, basis_, lambda_, q_mean_, threshold_, checked_;  // [H, D], [H, D, k], [H, k], [H], [H], [H]
   int64_t k_ = 0;
 };

@@ -8,6 +8,7 @@
 #include "core/dist/comm.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/torch.h>
 #include <torch/version.h>
@@ -130,11 +131,12 @@ void init(const Env& env, const std::string& device) {
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(env.master_port);
-    so.isServer = env.rank == 0;
+    so.isServer = env.rank == 0 && !env.agent_store;  // else the launcher hosts it
     so.numWorkers = env.world;
     so.waitWorkers = true;
     so.timeout = timeout;
-    store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    // Our keys under a prefix of their own: a launcher's store (torchrun's) holds the agent's too.
+    store = c10::make_intrusive<c10d::PrefixStore>("statescope", c10::make_intrusive<c10d::TCPStore>(env.master_addr, so));
   } catch (const std::exception& e) {
     throw Error("rendezvous at MASTER_ADDR:MASTER_PORT = " + where +
                 " failed within " + std::to_string(env.timeout_s) + " s: " + first_line(e.what()));
@@ -165,6 +167,26 @@ void init(const Env& env, const std::string& device) {
     throw Error("Gloo process group via " + where + ": " + first_line(e.what()));
   }
 }
+
+struct HostedStore::Impl {
+  c10::intrusive_ptr<c10d::TCPStore> store;
+};
+
+HostedStore::HostedStore(int timeout_s) : impl_(std::make_unique<Impl>()) {
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = 0;  // the kernel's choice
+    so.isServer = true;
+    so.waitWorkers = false;
+    so.timeout = std::chrono::milliseconds(int64_t{timeout_s} * 1000);
+    impl_->store = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", so);
+    port_ = impl_->store->getPort();
+  } catch (const std::exception& e) {
+    throw Error(std::string("--nproc: cannot host the rendezvous store on 127.0.0.1: ") + first_line(e.what()));
+  }
+}
+
+HostedStore::~HostedStore() = default;
 
 std::vector<std::string>& scratch_files() {
   static std::vector<std::string> files;

@@ -50,6 +50,22 @@ void sum_over_ranks(const std::vector<std::vector<double>*>& values);
 void init(const Env& env, const std::string& device);
 void shutdown();  // leaves the job (idempotent)
 
+// The rendezvous store of a job this process launches (statescope-cli --nproc), hosted here as
+// torchrun's agent hosts it: a TCPStore server on 127.0.0.1 at a port the kernel picks (nothing
+// can take it between choosing and binding), alive until destroyed. The ranks, started with
+// TORCHELASTIC_USE_AGENT_STORE=True, all join it as clients, none waiting for another to listen.
+class HostedStore {
+ public:
+  explicit HostedStore(int timeout_s);
+  ~HostedStore();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
 // Where a rank other than 0 writes what rank 0 writes to `path` (every rank runs the same code;
 // only rank 0's files are kept): a fresh file in the temporary folder, removed by shutdown().
 // Rank 0 (and a single process) gets `path` itself.

@@ -42,6 +42,7 @@ Env env_from_environment() {
   e.master_addr = addr;
   if (const char* port = var("MASTER_PORT"))
     e.master_port = static_cast<int>(number("MASTER_PORT", port, 1, 65535, "a TCP port, 1 to 65535"));
+  if (const char* agent = var("TORCHELASTIC_USE_AGENT_STORE")) e.agent_store = std::string(agent) == "True";
   return e;
 }
 

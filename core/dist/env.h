@@ -1,6 +1,6 @@
 // env.h — where this process sits in a data-parallel job, from the environment torchrun, Slurm
 // (srun, with the variables set per task) or statescope-cli --nproc set: WORLD_SIZE, RANK,
-// LOCAL_RANK, MASTER_ADDR, MASTER_PORT. No LibTorch.
+// LOCAL_RANK, MASTER_ADDR, MASTER_PORT, TORCHELASTIC_USE_AGENT_STORE. No LibTorch.
 #pragma once
 #include <string>
 
@@ -11,6 +11,9 @@ struct Env {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   int timeout_s = 300;  // rendezvous and every collective ($STATESCOPE_DIST_TIMEOUT)
+  // TORCHELASTIC_USE_AGENT_STORE=True: the launcher (torchrun's agent, statescope-cli --nproc)
+  // hosts the rendezvous store at MASTER_ADDR:MASTER_PORT, so rank 0 joins it as a client too.
+  bool agent_store = false;
   bool distributed() const { return world > 1; }
 };
 
