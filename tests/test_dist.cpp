@@ -54,16 +54,18 @@ std::string posttrain(const std::string& out, const std::string& policy, int bat
          std::to_string(batch) + " --warmup 1 --seed 5 --policy " + policy;
 }
 
-// A verb and its options up to "-o", run as one process and as two (--nproc 2), each into its own file.
+// A verb and its options up to "-o", run as one process and as two (--nproc 2), each into its own
+// file; both must succeed (it ASSERTs: call it through ASSERT_NO_FATAL_FAILURE).
 struct OneAndTwo {
   std::string one, two;  // the files
   Run r1, r2;
 };
-OneAndTwo one_and_two(const std::string& args, const std::string& name) {
-  OneAndTwo b{tmp(name + "1.h5"), tmp(name + "2.h5"), {}, {}};
+void one_and_two(const std::string& args, const std::string& name, OneAndTwo& b) {
+  b = OneAndTwo{tmp(name + "1.h5"), tmp(name + "2.h5"), {}, {}};
   b.r1 = sh(kCli + " " + args + " " + b.one);
+  ASSERT_EQ(b.r1.code, 0) << b.r1.output;
   b.r2 = sh(kCli + " --nproc 2 " + args + " " + b.two);
-  return b;
+  ASSERT_EQ(b.r2.code, 0) << b.r2.output;
 }
 
 double max_abs_diff(const StateDict& a, const StateDict& b) {
@@ -215,10 +217,9 @@ TEST(Dist, ACheckpointResumesWithAnotherNumberOfProcesses) {
 // Evaluation split over the ranks (batch k of sequences on rank k % 2) writes what one process
 // writes: every sequence's losses bit for bit, the state norms to double rounding.
 TEST(Dist, EvaluationOverTwoProcessesWritesTheFileOfOne) {
-  const auto both = one_and_two("eval --model embedded --length 256 --sequences 6 --segment 128 --batch 2 -o", "eval");
+  OneAndTwo both;
+  ASSERT_NO_FATAL_FAILURE(one_and_two("eval --model embedded --length 256 --sequences 6 --segment 128 --batch 2 -o", "eval", both));
   const auto &r1 = both.r1, &r2 = both.r2;
-  ASSERT_EQ(r1.code, 0) << r1.output;
-  ASSERT_EQ(r2.code, 0) << r2.output;
   H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   for (const char* d : {"eval/ppl/nll", "eval/ppl/nll_per_sequence", "eval/ppl/windowed_nll_per_sequence",
                         "eval/ppl/excess", "eval/ppl/nll_stderr"})
@@ -244,9 +245,8 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
     "policies": [{"kind": "passing"}, {"kind": "fitted"}], "eval": {"length": 256, "sequences": 4, "segment": 128, "batch": 2},
     "analyses": {"effrem": {"T": [32], "points": 3, "sequences": 2},
                  "unexplored": {"train_steps": 4, "train_batch": 8, "samples": 200}}})";
-  const auto both = one_and_two("run " + spec + " --jobs 1 -o", "run");
-  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
-  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  OneAndTwo both;
+  ASSERT_NO_FATAL_FAILURE(one_and_two("run " + spec + " --jobs 1 -o", "run", both));
   H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   EXPECT_EQ(a.read_f64("baseline/ppl/nll"), b.read_f64("baseline/ppl/nll"));
   EXPECT_EQ(a.read_f64("baseline/effrem/value"), b.read_f64("baseline/effrem/value"));
@@ -274,9 +274,8 @@ TEST(Dist, ARunOfTwoProcessesMatchesOneProcess) {
 // EffRem's (T, t) items split over the ranks: the heatmap, its errors and the forward-token count
 // are those of one process, bit for bit.
 TEST(Dist, EffRemItemsOverTwoProcessesGiveTheHeatmapOfOne) {
-  const auto both = one_and_two("effrem --model embedded --T 32,64,128 --points 5 --sequences 3 -o", "effrem");
-  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
-  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  OneAndTwo both;
+  ASSERT_NO_FATAL_FAILURE(one_and_two("effrem --model embedded --T 32,64,128 --points 5 --sequences 3 -o", "effrem", both));
   H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   for (const char* d : {"effrem/effrem/value", "effrem/effrem/stderr"}) {
     const auto x = a.read_f64(d), y = b.read_f64(d);
@@ -301,9 +300,8 @@ TEST(Dist, PasskeyAndBabiItemsOverTwoProcessesGiveTheGridsOfOne) {
        {Case{"passkey", " --model retrieval --lengths 128,256 --depths 0,0.5,1 --samples 2", "passkey/passkey/accuracy"},
         Case{"babi", " --model embedded --lengths 256,512,768 --samples 3", "babi/babi/choice_accuracy"}}) {
     SCOPED_TRACE(c.verb);
-    const auto both = one_and_two(c.verb + c.args + " -o", c.verb);
-    ASSERT_EQ(both.r1.code, 0) << both.r1.output;
-    ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+    OneAndTwo both;
+    ASSERT_NO_FATAL_FAILURE(one_and_two(c.verb + c.args + " -o", c.verb, both));
     H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
     const auto grid = a.read_f64(c.dataset);
     bool rank1_scored = false;  // an item of rank 1 (odd index) that is not zero: the oracle bites
@@ -320,10 +318,10 @@ TEST(Dist, PasskeyAndBabiItemsOverTwoProcessesGiveTheGridsOfOne) {
 // decode may in principle flip one token: at most one token per length may differ; a rank whose
 // lengths were lost would leave zeros where one process scores 0.17-0.5.
 TEST(Dist, CopyingOverTwoProcessesScoresLikeOne) {
-  const auto both = one_and_two("copying --policies passing --steps 60 --batch 8 --L 4 --alphabet 4 --samples 6 "
-                                "--eval-lengths 2,3,4,5 -o", "copy");
-  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
-  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  OneAndTwo both;
+  ASSERT_NO_FATAL_FAILURE(one_and_two("copying --policies passing --steps 60 --batch 8 --L 4 --alphabet 4 --samples 6 "
+                                      "--eval-lengths 2,3,4,5 -o",
+                                      "copy", both));
   H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   const int lengths[] = {2, 3, 4, 5};
   for (const char* d : {"copying_passing/copying/token_accuracy", "copying_passing/copying/token_accuracy_passed"}) {
@@ -340,9 +338,8 @@ TEST(Dist, CopyingOverTwoProcessesScoresLikeOne) {
 // histograms, moments and state change per token, bit for bit. A rank whose sequences were lost
 // would shift every mean and leave a third of the histogram mass out.
 TEST(Dist, StateStatisticsOverTwoProcessesAreThoseOfOne) {
-  const auto both = one_and_two("states --model embedded --T 32 --length 256 --sequences 6 --bins 21 -o", "states");
-  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
-  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  OneAndTwo both;
+  ASSERT_NO_FATAL_FAILURE(one_and_two("states --model embedded --T 32 --length 256 --sequences 6 --bins 21 -o", "states", both));
   H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   for (const char* d : {"histogram", "mean", "std", "fitted_mean", "fitted_std", "delta_norm", "bin_edges"}) {
     const std::string ds = std::string("states/state_stats/") + d;
@@ -353,13 +350,13 @@ TEST(Dist, StateStatisticsOverTwoProcessesAreThoseOfOne) {
 }
 
 // The unexplored-states detector: evaluation batches of 16 sequences split over the ranks (20
-// sequences: rank 1 scores the last 4), the envelope replayed identically on each: one process's
-// outside fractions, exactly. Rank 1's sequences must have states outside (the oracle bites).
+// sequences: rank 1 scores the last 4; each rank fits one layer's envelope): one process's outside
+// fractions, exactly. Rank 1's sequences must have states outside (the oracle bites).
 TEST(Dist, UnexploredStatesOverTwoProcessesAreThoseOfOne) {
-  const auto both = one_and_two("unexplored --model embedded --T 32 --length 512 --sequences 20 --train-steps 8 "
-                                "--train-batch 8 -o", "unexpl");
-  ASSERT_EQ(both.r1.code, 0) << both.r1.output;
-  ASSERT_EQ(both.r2.code, 0) << both.r2.output;
+  OneAndTwo both;
+  ASSERT_NO_FATAL_FAILURE(one_and_two("unexplored --model embedded --T 32 --length 512 --sequences 20 --train-steps 8 "
+                                      "--train-batch 8 -o",
+                                      "unexpl", both));
   H5File a(both.one, H5File::Mode::Read), b(both.two, H5File::Mode::Read);
   const auto seq = a.read_f64("unexplored/unexplored/outside_seq");  // [sequences, positions]
   ASSERT_EQ(seq.size() % 20, 0u);
