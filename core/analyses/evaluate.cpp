@@ -157,7 +157,6 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
   // Data parallel: batch k of sequences goes to rank k % world (the same batches as one process, so
   // every sequence's losses are bit for bit those of one process); the results are summed over the
   // ranks at the end, where each entry of nll_all and win_all comes from exactly one rank.
-  auto* g = dist::group();
   const int64_t batches = (o.sequences + o.batch - 1) / o.batch;
   int64_t mine = 0;
   for (int64_t k = 0; k < batches; ++k) mine += dist::mine(k);
@@ -182,11 +181,10 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
     if (o.windowed) win_all.narrow(0, s0, b).copy_(score_windowed(model, tok, nll, o, plan, tick));
   }
   if (done != total_work) throw Error("internal: evaluation progress counted " + std::to_string(done) + " of " + std::to_string(total_work));
-  if (g) {  // [S, L] rows from their one rank each; the norm sums in rank order (double precision)
-    std::vector<torch::Tensor> rows{nll_all, win_all}, sums{norm_sum, head_sum};
-    g->all_reduce(rows);
-    g->all_reduce(sums);
-  }
+  // [S, L] rows from their one rank each; the norm sums in rank order (double precision). One
+  // collective per dtype.
+  dist::reduce_over_ranks({nll_all, win_all});
+  dist::reduce_over_ranks({norm_sum, head_sum});
   auto to_vec = [&](const torch::Tensor& t) {
     auto c = (t / static_cast<double>(o.sequences)).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());

@@ -18,12 +18,6 @@ namespace {
 // process runs the same groups, so its numbers do not depend on how many ranks there are.
 constexpr int64_t kGroup = 4;
 
-// Sums `t` over the ranks in place (a no-op in one process). Every entry comes from its one rank
-// (0 elsewhere) or is an integer count, so the sum is exact in any order.
-void sum_over_ranks(std::vector<torch::Tensor> t, dist::Op op = dist::Op::Sum) {
-  if (auto* g = dist::group()) g->all_reduce(t, op);
-}
-
 }  // namespace
 
 // One pass over the sequences gathering three things at once (states at the chosen positions,
@@ -105,7 +99,7 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
     for (auto& h : held)
       for (auto p : o.positions)
         for (auto l : o.layers) m = torch::maximum(m, x_of(h, p, l).abs().max().reshape({1}));
-    sum_over_ranks({m}, dist::Op::Max);
+    dist::reduce_over_ranks({m}, dist::Op::Max);
     range = m.item<double>();
     if (!(range > 0)) range = 1.0;
   }
@@ -123,7 +117,7 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
         auto per_head = x.transpose(0, 1).reshape({H, -1});  // [H, b*P*Ns]
         for (int64_t hh = 0; hh < H; ++hh) counts[k][l][hh] += torch::histc(per_head[hh], nb, -range, range);
       }
-  sum_over_ranks({sums, counts, delta});
+  dist::reduce_over_ranks({sums, counts, delta});
   const int64_t per_seq = c.headdim * c.d_state;  // entries of one head's state
   const double entries = static_cast<double>(S * per_seq);
   auto mean = sums.sum(2) / entries;  // [K, NL, H]
@@ -132,7 +126,7 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
     for (auto [p, k] : slot)
       for (auto l : o.layers)
         sq[k][l].narrow(0, h.s0, h.b).copy_((x_of(h, p, l) - mean[k][l].view({1, H, 1})).square().sum(2));
-  sum_over_ranks({sq});
+  dist::reduce_over_ranks({sq});
   auto sd = (sq.sum(2) / entries).sqrt();  // [K, NL, H]
 
   StateStatsResult r;

@@ -158,12 +158,8 @@ void StateReservoir::offer_share(const ModelState& st) {
 }
 
 void StateReservoir::gather() {
-  auto* g = dist::group();
-  if (!g) return;
-  for (auto& k : keep_) {  // each slot is non-zero on its one rank: the sum is that rank's row, exactly
-    std::vector<torch::Tensor> one{k.narrow(0, 0, std::min(seen_, capacity_))};
-    g->all_reduce(one);
-  }
+  for (auto& k : keep_)  // each slot is non-zero on its one rank: the sum is that rank's row, exactly
+    dist::reduce_over_ranks({k.narrow(0, 0, std::min(seen_, capacity_))});  // a layer at a time (memory)
 }
 
 std::vector<torch::Tensor> StateReservoir::states() const {
@@ -260,12 +256,10 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
     env.push_back(dist::mine(static_cast<int64_t>(l)) ? StateEnvelope(s, o.components, o.quantile)
                                                       : StateEnvelope::unfitted(s.size(0), H, D, o.components));
   }
-  if (auto* g = dist::group()) {
-    std::vector<torch::Tensor> all;
-    for (auto& e : env)
-      for (auto& t : e.parameters()) all.push_back(t);
-    g->all_reduce(all);
-  }
+  std::vector<torch::Tensor> fits;
+  for (auto& e : env)
+    for (auto& t : e.parameters()) fits.push_back(t);
+  dist::reduce_over_ranks(fits);
 
   // 3. Evaluation states, scored after every stride-th position; counts only.
   torch::NoGradGuard ng;
@@ -300,9 +294,7 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   }
 
   // Counts are integers and each sequence's fraction comes from its one rank: exact in any order.
-  std::vector<double> count_v(counts.data_ptr<double>(), counts.data_ptr<double>() + counts.numel());
-  dist::sum_over_ranks({&count_v, &outside_seq});
-  counts = torch::tensor(count_v, torch::kFloat64).reshape({npos, NL, H});
+  dist::reduce_over_ranks({counts, torch::from_blob(outside_seq.data(), {S * npos}, torch::kFloat64)});
 
   UnexploredResult r;
   r.T = o.T, r.length = L, r.sequences = S, r.n_layer = NL, r.nheads = H;

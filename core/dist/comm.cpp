@@ -217,13 +217,14 @@ void shutdown() {
 
 namespace statescope::dist {
 
+void reduce_over_ranks(std::vector<torch::Tensor> tensors, Op op) {
+  if (Group* g = group()) g->all_reduce(tensors, op);
+}
+
 void sum_over_ranks(const std::vector<std::vector<double>*>& values) {
-  Group* g = group();
-  if (!g) return;
-  std::vector<torch::Tensor> t;
-  for (auto* v : values) t.push_back(torch::tensor(*v, torch::kFloat64));
-  g->all_reduce(t);
-  for (size_t i = 0; i < values.size(); ++i) values[i]->assign(t[i].data_ptr<double>(), t[i].data_ptr<double>() + t[i].numel());
+  std::vector<torch::Tensor> t;  // views of the vectors: the reduction writes into them
+  for (auto* v : values) t.push_back(torch::from_blob(v->data(), {static_cast<int64_t>(v->size())}, torch::kFloat64));
+  reduce_over_ranks(t);
 }
 
 bool agree_and_check(bool stop, const std::vector<double>& values, const std::string& what) {

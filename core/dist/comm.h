@@ -40,8 +40,11 @@ inline bool is_root() { return rank() == 0; }
 // to rank k mod N. One process owns them all.
 inline bool mine(int64_t item) { return item % world() == rank(); }
 
-// Each entry summed over the ranks, in place: the results of a split computation, where every entry
-// was computed by its one rank and is 0 on the others. A no-op in one process.
+// Tensors reduced over the ranks in place, as one collective (Sum: the results of a split
+// computation, where every entry was computed by its one rank and is 0 on the others, or is an
+// integer count, so the sum is exact in any order). A no-op in one process.
+void reduce_over_ranks(std::vector<torch::Tensor> tensors, Op op = Op::Sum);
+// The same for results held in vectors, summed.
 void sum_over_ranks(const std::vector<std::vector<double>*>& values);
 
 // Joins the job `env` describes (env.distributed() must hold). `device` is where this rank's tensors
