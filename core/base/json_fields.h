@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/base/error.h"
+#include "core/base/names.h"
 
 namespace statescope {
 
@@ -42,6 +43,10 @@ class JsonFields {
       if (!v.is_array()) throw wrong();
       for (const auto& x : v)
         if (!x.is_number_integer()) throw wrong();
+    }
+    if constexpr (std::is_same_v<T, std::string>) {  // a NUL would cut the string short at every C API
+      if (!v.is_string()) throw wrong();
+      check_text(v.get<std::string>(), src_ + ": field '" + name(key) + "'");
     }
     try {
       return v.get<T>();

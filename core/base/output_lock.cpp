@@ -1,5 +1,5 @@
 // output_lock.cpp — flock on "<path>.lock" (see output_lock.h).
-#include "core/store/output_lock.h"
+#include "core/base/output_lock.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
