@@ -270,6 +270,9 @@ class ExperimentRunner {
     return out;
   }
 
+  // Ends the experiment file under the output rule (output_rule.h): returns where the results are.
+  std::string close_file() { return file_ ? file_->close() : std::string(); }
+
  private:
   // Progress for run `name`; remembers a cancel. With several jobs the callback is still called
   // by one thread at a time. A cancel (or another run's failure) stops every run at its next report.
@@ -303,6 +306,8 @@ class ExperimentRunner {
 
   RunSummary ended(const std::string& name, const std::string& label, const std::string& status,
                    const std::string& message) {
+    // After a failed write the file is not written to again: the write's own error goes on.
+    if (file_->file().failed()) throw Error(message.empty() ? file_->path() + ": a write failed" : message);
     file_->set_status(name, status, message);
     run_finished(name);
     RunSummary rs;
@@ -366,6 +371,7 @@ class ExperimentRunner {
       run_finished(name);
       return summary;
     } catch (const Error& e) {
+      if (file_->file().failed()) throw;  // the write's error, as it was
       RunSummary rs = ended(name, label, cancelled_ ? "cancelled" : "failed", e.what());
       if (!cancelled_) throw;
       return rs;
@@ -439,11 +445,14 @@ class ExperimentRunner {
 
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite,
-                                       int jobs) {
+                                       int jobs, std::string* written_to) {
   if (jobs < 1) throw Error("jobs must be >= 1, got " + std::to_string(jobs));
   ExperimentRunner runner(spec_text, src, progress, run_done);
   runner.prepare(check_spec(spec_text, src));  // every field, the compute names included, before anything is read
-  return runner.run_all(out_path, overwrite, jobs);
+  auto runs = runner.run_all(out_path, overwrite, jobs);
+  const std::string where = runner.close_file();
+  if (written_to) *written_to = where;
+  return runs;
 }
 
 }  // namespace statescope

@@ -53,9 +53,14 @@ struct RunSummary {
 // callbacks are called by one thread at a time; a cancel stops every running job at its next
 // step, and a failed run stops the others (they end "cancelled") before its error is rethrown.
 // Summaries come back in spec order. jobs < 1 is refused.
+// The file follows the output rule (core/base/output_rule.h): written as "<out_path>.partial" and
+// renamed when the experiment ends; an existing file is replaced only when every run finished.
+// `written_to` receives where the results are: out_path, or the staging name beside an existing
+// file that a cancelled or failed experiment left as it was.
 std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
                                        const std::string& out_path, const ExperimentProgressFn& progress = {},
-                                       const RunDoneFn& run_done = {}, bool overwrite = false, int jobs = 1);
+                                       const RunDoneFn& run_done = {}, bool overwrite = false, int jobs = 1,
+                                       std::string* written_to = nullptr);
 
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);

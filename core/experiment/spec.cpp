@@ -8,6 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/base/json_fields.h"
+#include "core/base/names.h"
 #include "core/compute/runtime.h"
 
 namespace statescope {
@@ -325,6 +326,7 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
     const JsonFields pf(p, src, "policies[].");
     const PolicySpec ps = parse_policy(pf, s.policies.size());
     std::string name = pf.get<std::string>("name", ps.kind);
+    check_name(name, src, "field 'policies[].name'");  // it becomes the run's group in the file
     for (int k = 2; names.count(name); ++k) name = ps.kind + "_" + std::to_string(k);
     names.insert(name);
     s.policies.emplace_back(name, ps);

@@ -1,6 +1,8 @@
 // html_report.cpp — an experiment file as one HTML page (see html_report.h).
 #include "core/report/html_report.h"
 
+#include "core/base/output_rule.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -378,18 +380,9 @@ std::string html_report(const std::string& h5_path) {
   return o.str();
 }
 
-void write_html_report(const std::string& h5_path, const std::string& out_path) {
-  const std::string page = html_report(h5_path);
-  const std::string tmp = out_path + ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error(out_path + ": cannot write the report here");
-    out << page;
-    if (!out) throw Error(out_path + ": writing the report failed");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out_path, ec);
-  if (ec) throw Error(out_path + ": " + ec.message());
+void write_html_report(const std::string& h5_path, const std::string& out_path, bool overwrite) {
+  check_output(out_path, OutputRule{overwrite, {h5_path}, false});  // before the page is made
+  write_file_staged(out_path, html_report(h5_path), OutputRule{overwrite, {h5_path}, false});
 }
 
 }  // namespace statescope::report

@@ -12,6 +12,8 @@ namespace statescope::report {
 std::string html_report(const std::string& h5_path);
 
 // Writes it to `out_path` (whole or not at all: written beside, then renamed).
-void write_html_report(const std::string& h5_path, const std::string& out_path);
+// Writes it to `out_path` under the output rule (core/base/output_rule.h): an existing file is
+// replaced only with `overwrite`, never the experiment file itself.
+void write_html_report(const std::string& h5_path, const std::string& out_path, bool overwrite = false);
 
 }  // namespace statescope::report

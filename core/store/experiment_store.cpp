@@ -12,6 +12,8 @@
 #include <filesystem>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
+#include "core/base/names.h"
 #include "core/base/version.h"
 
 namespace statescope {
@@ -52,54 +54,64 @@ void prefer_default(H5File& f, const std::string& run, const std::string& child)
 }
 }  // namespace
 
-ExperimentFile::ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<OutputLock> lock, std::string path,
-                               std::string partial)
-    : lock_(std::move(lock)), f_(std::move(f)), path_(std::move(path)), partial_(std::move(partial)),
-      uncaught_(std::uncaught_exceptions()) {}
+ExperimentFile::ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<StagedOutput> out, std::string path)
+    : out_(std::move(out)), f_(std::move(f)), path_(std::move(path)), uncaught_(std::uncaught_exceptions()) {}
 
 ExperimentFile::~ExperimentFile() {
-  f_.reset();  // closes the HDF5 file
-  if (partial_.empty()) return;
-  std::error_code ec;
-  if (std::uncaught_exceptions() > uncaught_) {  // an error is unwinding: the old file stays as it was
-    std::fprintf(stderr, "statescope: %s left as it was; the interrupted replacement is %s\n", path_.c_str(),
-                 partial_.c_str());
-    return;
+  if (closed_) return;
+  try {
+    close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "statescope: %s\n", e.what());
   }
-  std::filesystem::rename(partial_, path_, ec);  // atomic: readers see the old file or the new one
-  if (ec)
-    std::fprintf(stderr, "statescope: could not rename %s onto %s (%s); the new results are in %s\n", partial_.c_str(),
-                 path_.c_str(), ec.message().c_str(), partial_.c_str());
+}
+
+std::string ExperimentFile::close() {
+  if (closed_) return path_;
+  closed_ = true;
+  const bool write_failed = f_->failed();
+  std::string close_error;
+  try {
+    f_->close();
+  } catch (const Error& e) {
+    close_error = e.what();
+  }
+  f_.reset();
+  if (!out_) {
+    if (!close_error.empty()) throw Error(close_error);
+    return path_;
+  }
+  using Outcome = StagedOutput::Outcome;
+  if (write_failed || !close_error.empty()) {
+    out_->finish(Outcome::Discard);
+    const std::string what = out_->replaces() ? " was left as it was" : " was not written";
+    if (!close_error.empty()) throw Error(close_error + "; " + path_ + what);
+    std::fprintf(stderr, "statescope: a write failed: %s%s (the unfinished copy was removed)\n", path_.c_str(), what.c_str());
+    return "";
+  }
+  const bool unwinding = std::uncaught_exceptions() > uncaught_;
+  bool all_finished = !unwinding;
+  std::lock_guard<std::mutex> g(begun_mu_);
+  if (unwinding && begun_.empty()) return out_->finish(Outcome::Discard);  // refused before any run began
+  for (const auto& [run, status] : begun_) all_finished = all_finished && status == "finished";
+  return out_->finish(all_finished ? Outcome::Replace : Outcome::KeepNew);
 }
 
 std::unique_ptr<ExperimentFile> ExperimentFile::create(const std::string& path, const WriteOptions& w) {
-  namespace fs = std::filesystem;
-  auto lock = std::make_unique<OutputLock>(path);  // before looking: no second writer decides meanwhile
-  std::error_code ec;
-  std::string partial;
-  if (fs::exists(path, ec)) {
-    if (!w.overwrite)
-      throw Error(path + ": already exists; choose another output or pass --overwrite to replace it (it was left as it is)");
-    if (fs::is_directory(path, ec)) throw Error(path + ": is a folder, not an experiment file");
-    for (const auto& in : w.inputs) {
-      if (in.empty() || !fs::exists(in, ec)) continue;
-      const bool same = fs::equivalent(path, in, ec);
-      const bool inside = fs::is_directory(in, ec) && fs::equivalent(fs::absolute(path).parent_path(), in, ec);
-      if (same || inside)
-        throw Error(path + ": is " + (same ? "" : "inside ") + "one of the run's inputs (" + in +
-                    "); choose another output (nothing was written)");
-    }
-    partial = path + ".partial";
-    fs::remove(partial, ec);  // a replacement left by a killed run: ours to redo (we hold the lock)
+  std::unique_ptr<StagedOutput> out;
+  if (w.in_place) {
+    check_output(path, OutputRule{w.overwrite, w.inputs, false});
+  } else {
+    out = std::make_unique<StagedOutput>(path, OutputRule{w.overwrite, w.inputs, false});
   }
-  auto f = std::make_unique<H5File>(partial.empty() ? path : partial, H5File::Mode::Create);
+  auto f = std::make_unique<H5File>(out ? out->staging() : path, H5File::Mode::Create);
   f->set_attr("/", "format", kFormatName);
   f->set_attr_i64("/", "format_version", std::strtol(kFormatVersion, nullptr, 10));
   f->set_attr("/", "NX_class", "NXroot");
   f->set_attr("/", "creator", kVersionString);
   f->set_attr("/", "created", iso8601_now());
   f->flush();
-  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(lock), path, partial));
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(out), path));
 }
 
 void check_experiment_file(const H5File& f) {
@@ -130,16 +142,20 @@ std::vector<std::string> run_names(const H5File& f) {
   return out;
 }
 
-std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path) {
-  auto lock = std::make_unique<OutputLock>(path);
-  auto f = std::make_unique<H5File>(path, H5File::Mode::ReadWrite);
-  check_experiment_file(*f);
-  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(lock), path, ""));
+std::unique_ptr<ExperimentFile> ExperimentFile::open(const std::string& path, const WriteOptions& w) {
+  {  // refused before a copy is made: not ours, or from a newer version
+    require_regular_file(path, "the experiment file to append to");
+    H5File probe(path, H5File::Mode::Read);
+    check_experiment_file(probe);
+  }
+  std::unique_ptr<StagedOutput> out;
+  if (!w.in_place) out = std::make_unique<StagedOutput>(path, OutputRule{true, w.inputs, false}, StagedOutput::Start::CopyTarget);
+  auto f = std::make_unique<H5File>(out ? out->staging() : path, H5File::Mode::ReadWrite);
+  return std::unique_ptr<ExperimentFile>(new ExperimentFile(std::move(f), std::move(out), path));
 }
 
 void ExperimentFile::begin_run(const RunInfo& i, bool replace) {
-  if (i.name.empty() || i.name.find('/') != std::string::npos || i.name == ".")
-    throw Error("run name '" + i.name + "' must be non-empty and contain no '/'");
+  check_name(i.name, path_, "run name");
   if (!replace && f_->has(i.name))
     throw Error(path_ + ": already holds a run '" + i.name + "'; choose another --run or pass --replace-run");
   const std::string g = i.name;
@@ -157,6 +173,10 @@ void ExperimentFile::begin_run(const RunInfo& i, bool replace) {
   f_->set_attr(g, "NX_class", "NXentry");
   f_->set_attr(g, "default", "train");  // until a result with a better plot arrives (prefer_default)
   f_->set_attr(g, "status", "running");
+  {
+    std::lock_guard<std::mutex> g_(begun_mu_);
+    begun_[g] = "running";
+  }
   // The file's plot is its first run's (by name, so the same whatever order parallel jobs start in).
   f_->set_attr("/", "default", run_names(*f_).front());
   f_->flush();
@@ -370,6 +390,8 @@ void ExperimentFile::set_status(const std::string& run, const std::string& statu
   f_->set_attr(run, "finished", iso8601_now());
   f_->set_attr(run, "message", message);
   f_->set_attr(run, "status", status);  // last
+  std::lock_guard<std::mutex> g(begun_mu_);
+  if (auto it = begun_.find(run); it != begun_.end()) it->second = status;
   f_->flush();
 }
 

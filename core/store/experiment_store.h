@@ -14,10 +14,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/store/h5file.h"
-#include "core/store/output_lock.h"
+#include "core/base/output_rule.h"
 #include "core/base/results.h"
 
 namespace statescope {
@@ -33,22 +34,30 @@ struct RunInfo {
   std::string device;
 };
 
-// How an experiment file is written. Nothing already saved is lost: an existing file is refused
-// unless `overwrite`; a replacement is written beside it as "<path>.partial" and renamed onto it when
-// the writer closes normally (after an error the old file stays, the partial one beside it); an
-// output that is one of the run's `inputs` (or a file inside an input folder) is refused; one
-// writer per file (OutputLock).
+// How an experiment file is written: under the output rule (core/base/output_rule.h). A new file or
+// a replacement (`overwrite`) is written as "<path>.partial" and renamed onto the target when the
+// writer closes; an output that is one of the run's `inputs` is refused; one writer per file. The
+// target is replaced only when every run this writer began finished; a new file is put in place
+// also when a run failed or was cancelled (it replaces nothing and says what happened); a failed
+// write discards the staging copy. `in_place`: write the path itself (a training record inside a
+// model folder that is itself staged).
 struct WriteOptions {
   bool overwrite = false;
   std::vector<std::string> inputs;  // files and folders the run reads
+  bool in_place = false;
 };
 
 class ExperimentFile {
  public:
-  // Creates a new file, or opens one for appending runs. Throws Error naming the path.
+  // Creates a new file, or opens one for appending runs. Throws Error naming the path. An append
+  // works on a copy ("<path>.partial") renamed over the file when every new run finished, so a
+  // failure at any point (disk full, a killed process) leaves the file as it was.
   static std::unique_ptr<ExperimentFile> create(const std::string& path, const WriteOptions& w = {});
-  static std::unique_ptr<ExperimentFile> open(const std::string& path);
-  ~ExperimentFile();  // closes; a replacement (.partial) is renamed onto its target unless unwinding an error
+  static std::unique_ptr<ExperimentFile> open(const std::string& path, const WriteOptions& w = {});
+  ~ExperimentFile();  // close() unless called; its errors are printed (an error is already unwinding)
+  // Closes the HDF5 file and ends the output as the rule says. Returns where the results are ("" when
+  // a write failed and nothing was kept). Throws Error when closing or renaming fails.
+  std::string close();
   const std::string& path() const { return path_; }  // the final name
 
   // Starts a run group with status "running". An existing run of that name is refused unless `replace`.
@@ -70,11 +79,14 @@ class ExperimentFile {
   H5File& file() { return *f_; }
 
  private:
-  ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<OutputLock> lock, std::string path, std::string partial);
-  std::unique_ptr<OutputLock> lock_;  // released last
+  ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<StagedOutput> out, std::string path);
+  std::unique_ptr<StagedOutput> out_;  // released last (holds the lock); null when written in place
   std::unique_ptr<H5File> f_;
-  std::string path_, partial_;        // partial_: where a replacement is written ("" = path_ itself)
+  std::string path_;
+  std::map<std::string, std::string> begun_;  // runs this writer began -> their last status
+  std::mutex begun_mu_;                       // parallel jobs start and end runs
   int uncaught_ = 0;                  // exceptions in flight when created (commit only on a normal close)
+  bool closed_ = false;
 };
 
 // Readers (experiment_reader.cpp), for inspect, export and the GUI. What they return keeps the

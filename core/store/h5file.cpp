@@ -5,10 +5,12 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <exception>
 #include <cstdio>
 #include <mutex>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 #include "core/store/h5_preflight.h"
 
 namespace statescope {
@@ -18,6 +20,12 @@ namespace {
 // thread-safe build Debian ships, so every thread that opens a file turns it off (we report errors
 // ourselves, naming the file).
 void quiet_hdf5() {
+  // HDF5 closes every file still open when the process exits (an atexit handler). A file whose flush
+  // failed (a full disk) stays open inside the library, and closing it there crashed the process
+  // after its error had been reported (SIGSEGV in H5F__close_cb). statescope closes every file it
+  // opens itself, so the handler is switched off before the library first starts.
+  static std::once_flag no_atexit;
+  std::call_once(no_atexit, [] { H5dont_atexit(); });
   thread_local bool done = false;
   if (!done) H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   done = true;
@@ -28,6 +36,16 @@ void quiet_hdf5() {
 // and wait forever). HDF5's thread-safe build serialises its calls anyway: nothing is lost.
 struct Hdf5Guard {
   std::lock_guard<std::recursive_mutex> lock{hdf5_mutex()};
+};
+
+// Marks the file failed when a write leaves by an exception: a file whose writes failed is never
+// renamed into place (experiment_store.cpp discards it).
+struct WriteScope {
+  bool& failed;
+  int before = std::uncaught_exceptions();
+  ~WriteScope() {
+    if (std::uncaught_exceptions() > before) failed = true;
+  }
 };
 
 struct Handle {  // closes an hid_t with the right function; moves, never copies
@@ -52,7 +70,11 @@ std::vector<int64_t> dataspace_dims(hid_t space) {
 H5File::H5File(const std::string& path, Mode mode) : path_(path) {
   // A file that already exists is read first by a child process (h5_preflight.h): if it crashes the
   // HDF5 library, it is refused by name and this process lives on.
-  if (mode != Mode::Create) preflight_read(path);
+  quiet_hdf5();  // before any HDF5 call of the process (see there)
+  if (mode != Mode::Create) {
+    require_regular_file(path);  // a FIFO or a device is refused before anything opens it
+    preflight_read(path);
+  }
   const Hdf5Guard hdf5_guard;
   quiet_hdf5();
   if (mode == Mode::Create) {
@@ -70,9 +92,23 @@ H5File::~H5File() {
   if (id_ >= 0) H5Fclose(id_);
 }
 
+void H5File::close() {
+  const Hdf5Guard hdf5_guard;
+  if (id_ < 0) return;
+  const bool writable = !failed_;
+  const herr_t flushed = writable ? H5Fflush(id_, H5F_SCOPE_GLOBAL) : 0;
+  const herr_t closed = H5Fclose(id_);
+  id_ = -1;
+  if (flushed < 0 || closed < 0) {
+    failed_ = true;
+    throw Error(path_ + ": closing the HDF5 file failed (disk full or an I/O error)");
+  }
+}
+
 void H5File::flush() {
   const Hdf5Guard hdf5_guard;
-  H5Fflush(id_, H5F_SCOPE_GLOBAL);
+  const WriteScope ws{failed_};
+  if (H5Fflush(id_, H5F_SCOPE_GLOBAL) < 0) throw Error(path_ + ": flushing the HDF5 file failed (disk full or an I/O error)");
 }
 
 bool H5File::has(const std::string& name) const {
@@ -172,6 +208,7 @@ void H5File::ensure_parents(const std::string& name) {
 void H5File::write_impl(const std::string& name, const void* data, const std::vector<int64_t>& dims,
                         int64_t mem_type) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   ensure_parents(name);
   if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
   std::vector<hsize_t> hd(dims.begin(), dims.end());
@@ -200,7 +237,7 @@ void H5File::write_impl(const std::string& name, const void* data, const std::ve
             H5Dclose};
   if (ds.id < 0) throw Error(path_ + ": cannot create dataset '" + name + "'");
   if (n > 0 && H5Dwrite(ds.id, static_cast<hid_t>(mem_type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    throw Error(path_ + ": writing dataset '" + name + "' failed (disk full?)");
+    throw Error(path_ + ": writing dataset '" + name + "' failed (disk full or an I/O error)");
 }
 
 void H5File::write(const std::string& n, const float* d, const std::vector<int64_t>& dims) {
@@ -218,6 +255,7 @@ void H5File::write(const std::string& n, const int64_t* d, const std::vector<int
 
 void H5File::create_growable(const std::string& name, bool integer) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   ensure_parents(name);
   if (H5Lexists(id_, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(id_, name.c_str(), H5P_DEFAULT);
   hsize_t zero = 0, unlimited = H5S_UNLIMITED, chunk = 4096;
@@ -238,6 +276,7 @@ void H5File::create_growable(const std::string& name, bool integer) {
 
 void H5File::append_impl(const std::string& name, const void* data, int64_t n, int64_t type) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   if (n <= 0) return;
   Handle ap{H5Pcreate(H5P_DATASET_ACCESS), H5Pclose};
   H5Pset_chunk_cache(ap.id, 0, 0, 1.0);  // write-through: no raw chunk cache
@@ -252,7 +291,7 @@ void H5File::append_impl(const std::string& name, const void* data, int64_t n, i
   H5Sselect_hyperslab(fs.id, H5S_SELECT_SET, &old, nullptr, &count, nullptr);
   Handle ms{H5Screate_simple(1, &count, nullptr), H5Sclose};
   if (H5Dwrite(ds.id, static_cast<hid_t>(type), ms.id, fs.id, H5P_DEFAULT, data) < 0)
-    throw Error(path_ + ": appending to dataset '" + name + "' failed (disk full?)");
+    throw Error(path_ + ": appending to dataset '" + name + "' failed (disk full or an I/O error)");
 }
 
 void H5File::append(const std::string& n, const double* d, int64_t k) { append_impl(n, d, k, H5T_NATIVE_DOUBLE); }
@@ -324,6 +363,7 @@ constexpr hssize_t kMaxAttrStrings = 1024;  // an "axes" list; more is a damaged
 
 void H5File::set_attr(const std::string& object, const std::string& key, const std::string& value) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
   Handle obj = open_for_attr(id_, path_, object, key);
   Handle ty = utf8_vlen_string();
@@ -347,12 +387,14 @@ void write_scalar_attr(const Handle& obj, const std::string& path, const std::st
 
 void H5File::set_attr_i64(const std::string& object, const std::string& key, int64_t value) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
   write_scalar_attr(open_for_attr(id_, path_, object, key), path_, object, key, H5T_STD_I64LE, H5T_NATIVE_INT64, &value);
 }
 
 void H5File::set_attr_f64(const std::string& object, const std::string& key, double value) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
   write_scalar_attr(open_for_attr(id_, path_, object, key), path_, object, key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
                     &value);
@@ -360,6 +402,7 @@ void H5File::set_attr_f64(const std::string& object, const std::string& key, dou
 
 void H5File::set_attr_strings(const std::string& object, const std::string& key, const std::vector<std::string>& values) {
   const Hdf5Guard hdf5_guard;
+  const WriteScope ws{failed_};
   if (values.empty()) throw Error(path_ + ": attribute '" + key + "' on '" + object + "': an empty list of strings");
   if (object != "/" && !has(object)) ensure_parents(object + "/x");
   Handle obj = open_for_attr(id_, path_, object, key);

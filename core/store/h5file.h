@@ -53,7 +53,13 @@ class H5File {
   std::vector<std::string> attr_names(const std::string& object) const;
   std::vector<std::string> children(const std::string& group) const;  // member names, sorted
   bool is_group(const std::string& name) const;
-  void flush();
+  void flush();  // throws Error when HDF5 cannot write its caches (disk full, I/O error)
+  // Flushes and closes; throws Error naming the file when either fails. The destructor closes
+  // without checking.
+  void close();
+  // Whether a write, append, attribute or flush of this file has failed: its contents are then not
+  // to be trusted (the experiment store discards such a file instead of renaming it into place).
+  bool failed() const { return failed_; }
 
  private:
   void append_impl(const std::string& name, const void* data, int64_t n, int64_t type);
@@ -64,6 +70,7 @@ class H5File {
   std::string path_;
   static constexpr int64_t kMaxReadElements = int64_t{1} << 34;  // 128 GiB of doubles: beyond any real result
   int64_t id_ = -1;  // hid_t
+  bool failed_ = false;
 };
 
 }  // namespace statescope
