@@ -13,6 +13,8 @@ Compute g_default;  // the process default; runs carry their own Compute
 }
 
 int configure_threads(int requested) {
+  if (requested > 1024 || requested < 0)
+    throw Error("--threads " + std::to_string(requested) + ": expected 0 (the default) to 1024 intra-op threads");
   int n = requested;
   if (n <= 0) {
     const char* env = std::getenv("STATESCOPE_THREADS");

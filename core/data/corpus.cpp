@@ -9,12 +9,14 @@
 
 #include "core/base/error.h"
 #include "core/base/paths.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
 namespace {
 
 std::string read_file(const std::string& path) {
+  require_regular_file(path, "text file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open text file");
   std::stringstream ss;

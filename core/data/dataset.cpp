@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -19,7 +20,7 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kFormat = "statescope-tokens-v1";
+constexpr const char* kFormat = kTokenCacheFormat;
 
 enum class Kind { WholeFile, TextFile, Jsonl, U16, U32 };
 
@@ -68,7 +69,7 @@ std::vector<SourceFile> list_sources(const std::string& data) {
     const Kind k = ext == ".jsonl" ? Kind::Jsonl : ext == ".u16" ? Kind::U16 : ext == ".u32" ? Kind::U32 : Kind::TextFile;
     out.push_back(describe(data, fs::path(data).filename().string(), k));
   } else {
-    throw Error(data + ": no such file or directory");
+    require_regular_file(data, "data");  // says what it is instead: missing, a FIFO, a device
   }
   return out;
 }
@@ -76,14 +77,7 @@ std::vector<SourceFile> list_sources(const std::string& data) {
 // One split's token file and its packed spans.
 class SplitWriter {
  public:
-  SplitWriter(const fs::path& path, int width, int64_t pack) : path_(path), width_(width), pack_(pack) {
-    f_ = std::fopen(path.c_str(), "wb");
-    if (!f_) throw Error(path.string() + ": cannot create token file");
-    std::setvbuf(f_, nullptr, _IOFBF, 1 << 20);
-  }
-  ~SplitWriter() {
-    if (f_) std::fclose(f_);
-  }
+  SplitWriter(const fs::path& path, int width, int64_t pack) : path_(path), width_(width), pack_(pack), f_(path.string()) {}
   void add(const std::string& name, const std::vector<int32_t>& ids) {
     const auto n = static_cast<int64_t>(ids.size());
     if (width_ == 2) {
@@ -104,16 +98,14 @@ class SplitWriter {
   }
   void finish() {
     close_span();
-    if (std::fflush(f_) != 0 || std::ferror(f_)) throw Error(path_.string() + ": write failed (disk full?)");
-    std::fclose(f_);
-    f_ = nullptr;
+    f_.close();
   }
   int64_t documents() const { return documents_; }
   json index() const { return {{"tokens", tokens_}, {"documents", documents_}, {"spans", spans_}}; }
 
  private:
   void put(const void* p, size_t bytes) {
-    if (bytes && std::fwrite(p, 1, bytes, f_) != bytes) throw Error(path_.string() + ": write failed (disk full?)");
+    f_.write(p, bytes);  // every write checked: a full disk is an Error naming the token file
   }
   void close_span() {
     if (open_docs_ == 0) return;
@@ -125,7 +117,7 @@ class SplitWriter {
   fs::path path_;
   int width_;
   int64_t pack_;
-  std::FILE* f_ = nullptr;
+  FileWriter f_;
   std::vector<uint16_t> buf16_;
   int64_t tokens_ = 0, documents_ = 0, open_start_ = 0, open_docs_ = 0;
   std::string open_name_;
@@ -166,6 +158,7 @@ class Router {
 };
 
 std::string read_whole(const fs::path& p) {
+  require_regular_file(p.string());
   std::ifstream in(p, std::ios::binary);
   if (!in) throw Error(p.string() + ": cannot open");
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -391,9 +384,9 @@ Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOption
              {"doc_bytes", o.doc_bytes},  {"val_every", o.val_every},
              {"pack_tokens", o.pack_tokens}, {"files", files.size()},
              {"train", train.index()},    {"validation", val.index()}};
-    std::ofstream out(tmp / "index.json");
-    out << idx.dump(1) << "\n";
-    if (!out.flush()) throw Error((tmp / "index.json").string() + ": write failed");
+    FileWriter out((tmp / "index.json").string());
+    out.write(idx.dump(1) + "\n");
+    out.close();
   } catch (...) {
     fs::remove_all(tmp, ec);
     throw;

@@ -45,6 +45,8 @@ Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOption
 Corpus load_model_data(const std::string& data, const std::string& model_dir, int64_t model_vocab,
                        const DataOptions& opt = {}, const DataProgressFn& progress = {});
 
+// The format of a token cache entry's index.json (its "format" field); an entry without it is not ours.
+inline constexpr const char* kTokenCacheFormat = "statescope-tokens-v1";
 // $STATESCOPE_CACHE, else $XDG_CACHE_HOME/statescope/tokens, else ~/.cache/statescope/tokens.
 std::string default_cache_dir();
 

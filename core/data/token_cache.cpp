@@ -14,6 +14,7 @@
 
 #include "core/data/dataset.h"
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -32,6 +33,21 @@ int64_t folder_bytes(const fs::path& dir) {
 int64_t seconds(fs::file_time_type t) {
   const auto sys = std::chrono::file_clock::to_sys(t);
   return std::chrono::duration_cast<std::chrono::seconds>(sys.time_since_epoch()).count();
+}
+
+// What a cache entry holds: nothing else. A folder with any other file is not ours to remove.
+bool holds_only_entry_files(const fs::path& dir) {
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const std::string n = it->path().filename().string();
+    if (!it->is_regular_file(ec) || (n != "index.json" && n != "train.tok" && n != "validation.tok")) return false;
+  }
+  return !ec;
+}
+
+// "<16 hex digits>": the name load_data gives an entry (a hash of its source and options).
+bool entry_name(const std::string& name) {
+  return name.size() == 16 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
 // "<key>.tmp-<pid>": a preparation in progress, or one whose process died.
@@ -56,15 +72,25 @@ std::vector<TokenCacheEntry> list_token_cache(const std::string& cache_dir) {
     const std::string name = d.path().filename().string();
     TokenCacheEntry e;
     e.dir = d.path().string();
-    if (name.find(".tmp-") != std::string::npos) {
+    // Only folders that are verifiably entries: the name load_data gives, only the files it writes,
+    // and (when complete) an index in its format. Anything else in the folder is never touched.
+    const auto tmp_at = name.find(".tmp-");
+    if (!entry_name(name.substr(0, tmp_at)) || !holds_only_entry_files(d.path())) continue;
+    if (tmp_at != std::string::npos) {
       if (!partial_of_dead_process(name)) continue;  // still being written by a live process
       e.partial = true;
       when.push_back(fs::last_write_time(d.path(), ec));
     } else {
       const fs::path index = d.path() / "index.json";
-      std::ifstream in(index);
-      const json j = in ? json::parse(in, nullptr, false) : json();
-      if (!j.is_object() || !j.contains("source")) continue;  // not a cache entry: never touched
+      std::string text;
+      try {
+        text = read_file_bounded(index.string(), kMaxJsonBytes, "token cache index");
+      } catch (const Error&) {
+        continue;  // not a cache entry: never touched
+      }
+      const json j = json::parse(text, nullptr, false);
+      if (!j.is_object() || j.value("format", json()) != json(kTokenCacheFormat) || !j.contains("source"))
+        continue;  // not a cache entry: never touched
       e.source = j.value("source", std::string());
       e.tokenizer = j.value("tokenizer_kind", std::string());
       e.source_missing = e.source.empty() || !fs::exists(e.source, ec);

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 #if STATESCOPE_HAVE_ICU
@@ -168,9 +169,7 @@ std::vector<std::string> BpeTokenizer::pre_tokenize(const std::string& text) {
 // Reads tokenizer.json field by field, each with its own error; a flat list of checks is easier to
 // audit than the same checks spread over helpers (~80 lines on purpose).
 std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) try {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open");
-  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const std::string text = read_file_bounded(path, kMaxJsonBytes, "tokenizer");
   json j;
   try {
     j = json::parse(text);

@@ -18,6 +18,7 @@
 #include "core/model/fused_scan.h"
 #include "core/model/safetensors.h"
 #include "core/model/torch_pickle.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -62,10 +63,10 @@ StateDict read_safetensors_dict(const std::string& path) {
 // pytorch_model.bin.index.json): every tensor from the shard the weight_map names. Shard names must
 // be plain file names in the model folder (no path: an index cannot point outside its folder).
 StateDict read_sharded(const std::string& dir, const std::string& index_path) {
-  std::ifstream in(index_path);
+  const std::string text = read_file_bounded(index_path, kMaxJsonBytes, "shard index");
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(text);
   } catch (const std::exception&) {
     throw Error(index_path + ": not valid JSON");
   }
@@ -233,9 +234,9 @@ void save_model_dir(Mamba2LM& model, const std::string& dir, const std::map<std:
   const auto tmp = (fs::path(dir) / ("model.safetensors.tmp-" + writer)).string();
   write_safetensors(tmp, ts, meta);
   fs::rename(tmp, fs::path(dir) / "model.safetensors");
-  std::ofstream c(fs::path(dir) / "config.json");
-  c << to_hf_config_json(model->config());
-  if (!c) throw Error(dir + "/config.json: write failed");
+  FileWriter c((fs::path(dir) / "config.json").string());
+  c.write(to_hf_config_json(model->config()));
+  c.close();
 }
 
 }  // namespace statescope

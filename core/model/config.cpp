@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace {
@@ -265,11 +266,7 @@ Mamba2Config parse_config_json(const std::string& text, const std::string& sourc
 }
 
 Mamba2Config load_config_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(path + ": cannot open config file");
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return parse_config_json(ss.str(), path);
+  return parse_config_json(read_file_bounded(path, kMaxJsonBytes, "config file"), path);
 }
 
 std::string to_hf_config_json(const Mamba2Config& c) {

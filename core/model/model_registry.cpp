@@ -9,6 +9,7 @@
 
 #include "core/base/error.h"
 #include "core/base/paths.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -27,10 +28,9 @@ ModelRecord read_model_record(const std::string& dir) {
   ModelRecord r;
   const auto path = fs::path(dir) / "statescope.json";
   if (!fs::exists(path)) return r;
-  std::ifstream in(path);
   nlohmann::json j;
   try {
-    in >> j;
+    j = nlohmann::json::parse(read_file_bounded(path.string(), kMaxJsonBytes, "statescope.json"));
     r.T = j.value("T", int64_t{0});
     r.freeze_A_log = j.value("freeze_A_log", false);
     r.seed = j.value("seed", uint64_t{0});
@@ -46,9 +46,9 @@ ModelRecord read_model_record(const std::string& dir) {
 void write_model_record(const std::string& dir, const ModelRecord& r) {
   nlohmann::json j{{"T", r.T}, {"freeze_A_log", r.freeze_A_log}, {"seed", r.seed}, {"command", r.command},
                    {"tokenizer", r.tokenizer}, {"notes", r.notes}};
-  std::ofstream out(fs::path(dir) / "statescope.json");
-  out << j.dump(2) << "\n";
-  if (!out) throw Error(dir + "/statescope.json: write failed");
+  FileWriter out((fs::path(dir) / "statescope.json").string());
+  out.write(j.dump(2) + "\n");
+  out.close();
 }
 
 std::string weights_hash(const std::string& dir) {
@@ -59,6 +59,7 @@ std::string weights_hash(const std::string& dir) {
       break;
     }
   if (p.empty()) return "";
+  require_regular_file(p.string(), "weights");
   std::ifstream in(p, std::ios::binary);
   uint64_t h = 1469598103934665603ULL;
   char buf[1 << 16];

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 
@@ -119,6 +120,7 @@ SafetensorsFile parse_safetensors(std::vector<char> bytes, const std::string& so
 }
 
 SafetensorsFile read_safetensors(const std::string& path) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open safetensors file");
   const auto size = static_cast<size_t>(in.tellg());
@@ -146,19 +148,18 @@ void write_safetensors(const std::string& path, std::vector<TensorToWrite> tenso
   }
   std::string h = header.dump();
   while (h.size() % 8) h += ' ';
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(path + ": cannot open for writing");
+  FileWriter out(path);  // every write checked: a full disk is an Error naming the file, never a short file
   uint64_t n = h.size();
   char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
   out.write(len, 8);
-  out.write(h.data(), static_cast<std::streamsize>(h.size()));
+  out.write(h);
   for (auto& t : tensors) {
     int64_t numel = 1;
     for (auto s : t.shape) numel *= s;
-    out.write(static_cast<const char*>(t.data), static_cast<std::streamsize>(numel * dtype_size(t.dtype)));
+    out.write(t.data, static_cast<size_t>(numel) * dtype_size(t.dtype));
   }
-  if (!out) throw Error(path + ": write failed (disk full?)");
+  out.close();
 }
 
 }  // namespace statescope

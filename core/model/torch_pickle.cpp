@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "core/base/error.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace {
@@ -382,6 +383,7 @@ std::map<std::string, torch::Tensor> parse_state_dict_pickle(const std::string& 
 }
 
 std::map<std::string, torch::Tensor> read_torch_state_dict(const std::string& path) {
+  require_regular_file(path);
   std::error_code ec;
   const uint64_t file_size = std::filesystem::file_size(path, ec);
   if (ec) throw Error(path + ": cannot open");

@@ -1,12 +1,17 @@
 // trainer.cpp — the training loop.
 #include "core/train/trainer.h"
 
+#include <cerrno>
+#include <cstring>
+#include <stdio.h>
+#include <fcntl.h>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "core/model/checkpoint.h"
@@ -14,6 +19,7 @@
 #include "core/compute/runtime.h"
 #include "core/dist/comm.h"
 #include "core/train/samplers.h"
+#include "core/base/file_io.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -141,6 +147,18 @@ class TrainLoop {
     return st.at("step").get<int64_t>() + 1;
   }
 
+  // torch::save straight to a file ends the process when a write fails (its zip writer throws from a
+  // destructor: std::terminate). The archive is made in memory and written by FileWriter instead,
+  // so a full disk is an Error naming the file.
+  template <class T>
+  static void save_checked(const T& value, const fs::path& path) {
+    std::ostringstream bytes;
+    torch::save(value, bytes);
+    FileWriter out(path.string());
+    out.write(bytes.str());
+    out.close();
+  }
+
   // Writes a checkpoint after `step` into dir, atomically: dir is either the old one or the new one.
   // Data parallel: rank 0 writes all but the policy state, which each rank writes for its rows
   // (policy.rank<r>.pt; the folder must be shared by the ranks, as OUT is on one machine).
@@ -155,17 +173,26 @@ class TrainLoop {
     auto ps = policy_.save_state();
     for (auto& t : ps)
       if (!t.defined()) t = torch::empty({0});
-    torch::save(ps, (tmp / policy_file()).string());
+    save_checked(ps, tmp / policy_file());
     if (g) g->barrier();
     if (!dist::is_root()) return;
     save_model_dir(model_, tmp.string());
-    torch::save(*optimizer_, (tmp / "optimizer.pt").string());
+    save_checked(*optimizer_, tmp / "optimizer.pt");
     nlohmann::json st{{"step", step}, {"steps", opt_.steps}, {"batch", opt_.batch}, {"T", opt_.T},
                       {"policy", policy_.spec().label()}, {"windows", windows_.rng_state()},
                       {"streams", streams_ ? streams_->state() : std::string()}, {"world", dist::world()}};
-    std::ofstream(tmp / "trainer.json") << st.dump(2);
-    fs::remove_all(dir);
-    fs::rename(tmp, dir);
+    FileWriter tj((tmp / "trainer.json").string());
+    tj.write(st.dump(2));
+    tj.close();
+    // The new checkpoint takes the old one's place in one step (renameat2 exchange), then the old goes.
+    std::error_code ec;
+    if (fs::exists(dir, ec)) {
+      if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0)
+        throw Error(dir.string() + ": cannot replace the checkpoint (" + std::strerror(errno) + ")");
+      fs::remove_all(tmp, ec);
+    } else if (::rename(tmp.c_str(), dir.c_str()) != 0) {
+      throw Error(dir.string() + ": cannot put the checkpoint in place (" + std::strerror(errno) + ")");
+    }
   }
   // One number per trainable parameter tensor (its sum in float64): equal on every rank when the
   // ranks hold identical parameters.
