@@ -1,6 +1,7 @@
 // plot_widget.cpp — shared plot behaviour (see plot_widget.h).
 #include "views/plot_widget.h"
 
+#include "core/base/output_rule.h"
 #include "views/robust_range.h"
 #include "views/theme.h"
 
@@ -284,47 +285,64 @@ void PlotWidget::set_table(const QStringList& header, const std::vector<std::vec
   table_rows_ = rows;
 }
 
+// Both exports follow the output rule (core/base/output_rule.h): written under a staging name and
+// renamed when complete, so a failed export never leaves half a file where an old one was. The file
+// dialog has asked before an existing file is replaced.
 bool PlotWidget::export_image(const QString& path, int w, int h) {
   if (w <= 0) w = plot_->width();
   if (h <= 0) h = plot_->height();
   sync_overlays();
   const QString suffix = QFileInfo(path).suffix().toLower();
-  if (suffix == "png") return plot_->savePng(path, w, h, 2.0);
-  if (suffix == "pdf") return plot_->savePdf(path, w, h);
-  if (suffix == "svg") {
-    QSvgGenerator gen;
-    gen.setFileName(path);
-    gen.setSize(QSize(w, h));
-    gen.setViewBox(QRect(0, 0, w, h));
-    gen.setTitle(plot_->objectName());
-    QCPPainter painter;
-    if (!painter.begin(&gen)) return false;
-    plot_->toPainter(&painter, w, h);
-    painter.end();
-    return QFileInfo(path).size() > 0;
+  if (suffix != "png" && suffix != "pdf" && suffix != "svg") return false;
+  try {
+    StagedOutput out(path.toStdString(), OutputRule{true, {}, false});
+    const QString tmp = QString::fromStdString(out.staging());
+    bool ok = false;
+    if (suffix == "png") ok = plot_->savePng(tmp, w, h, 2.0);
+    if (suffix == "pdf") ok = plot_->savePdf(tmp, w, h);
+    if (suffix == "svg") {
+      QSvgGenerator gen;
+      gen.setFileName(tmp);
+      gen.setSize(QSize(w, h));
+      gen.setViewBox(QRect(0, 0, w, h));
+      gen.setTitle(plot_->objectName());
+      QCPPainter painter;
+      if (!painter.begin(&gen)) return false;
+      plot_->toPainter(&painter, w, h);
+      ok = painter.end() && QFileInfo(tmp).size() > 0;
+    }
+    if (!ok) return false;  // the staging copy is removed; an old file stays
+    out.finish(StagedOutput::Outcome::Replace);
+    return true;
+  } catch (const std::exception&) {
+    return false;
   }
-  return false;
 }
 
 bool PlotWidget::export_csv(const QString& path) const {
-  QFile f(path);
-  if (!f.open(QIODevice::WriteOnly | QIODevice::Text)) return false;
-  QTextStream o(&f);
+  QString text;
+  QTextStream o(&text);
   if (!table_header_.isEmpty()) {
     o << table_header_.join(',') << '\n';
     for (auto& r : table_rows_) o << QStringList(r.begin(), r.end()).join(',') << '\n';
-    return true;
+  } else {
+    // Long format: one row per point, so series of different lengths share one file.
+    o << "series," << plot_->xAxis->label().replace(',', ';') << ',' << plot_->yAxis->label().replace(',', ';')
+      << ",stderr\n";
+    for (auto& s : series_)
+      for (size_t i = 0; i < s.x.size(); ++i) {
+        o << '"' << s.name << "\"," << QString::number(s.x[i], 'g', 10) << ',' << QString::number(s.y[i], 'g', 10) << ',';
+        if (i < s.err.size()) o << QString::number(s.err[i], 'g', 10);
+        o << '\n';
+      }
   }
-  // Long format: one row per point, so series of different lengths share one file.
-  o << "series," << plot_->xAxis->label().replace(',', ';') << ',' << plot_->yAxis->label().replace(',', ';')
-    << ",stderr\n";
-  for (auto& s : series_)
-    for (size_t i = 0; i < s.x.size(); ++i) {
-      o << '"' << s.name << "\"," << QString::number(s.x[i], 'g', 10) << ',' << QString::number(s.y[i], 'g', 10) << ',';
-      if (i < s.err.size()) o << QString::number(s.err[i], 'g', 10);
-      o << '\n';
-    }
-  return true;
+  o.flush();
+  try {
+    write_file_staged(path.toStdString(), text.toStdString(), OutputRule{true, {}, false});
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 void PlotWidget::hover_at(const QPointF& px) {

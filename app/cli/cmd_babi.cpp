@@ -64,6 +64,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     for (size_t i = 0; i < r.lengths.size(); ++i)
       std::printf("%8lld %10.2f %10.2f %15.2f %14.0f\n", (long long)r.lengths[i], r.accuracy[i], r.choice_accuracy[i],
                   r.last_mentioned_accuracy[i], r.mean_distance[i]);
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

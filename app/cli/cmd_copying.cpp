@@ -64,7 +64,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     WriteOptions w;
     w.overwrite = o->overwrite;
     const std::string out = dist::rank_output(o->output);  // data parallel: rank 0's file is the one kept
-    std::unique_ptr<ExperimentFile> file = o->append && out == o->output ? ExperimentFile::open(out)
+    std::unique_ptr<ExperimentFile> file = o->append && out == o->output ? ExperimentFile::open(out, w)
                                            : ExperimentFile::create(out, out == o->output ? w : WriteOptions{});
     for (uint64_t seed : o->seeds) {
       for (size_t p = 0; p < o->policies.size(); ++p) {
@@ -126,6 +126,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       for (auto& rs : table) std::printf("%*s", w_col, (cell(rs, i, false) + " | " + cell(rs, i, true)).c_str());
       std::printf("%s\n", first.lengths[i] > first.L ? "   > L" : "");
     }
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

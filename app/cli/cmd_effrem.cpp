@@ -66,6 +66,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
     }
     std::cout << std::setprecision(1) << "cost: " << r.forward_tokens << " forward tokens in " << secs << " s -> "
               << o->output << "\n";
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

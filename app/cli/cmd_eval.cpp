@@ -14,6 +14,7 @@
 
 #include "app/cli/interrupt.h"
 #include "app/cli/commands.h"
+#include "core/base/file_io.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/experiment/sweep.h"
@@ -70,6 +71,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     getrusage(RUSAGE_SELF, &ru);
     std::cout << "evaluated " << o->e.sequences << " x " << o->e.length << " positions (segment " << o->e.segment
               << "); peak resident memory " << ru.ru_maxrss / 1024 << " MiB\n";
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }
@@ -93,10 +95,8 @@ Runner add_run(CLI::App& app, const std::string&) {
                "replace an existing output file (written beside it and renamed when the experiment ends)");
   app.add_flag("--yes,-y", o->yes, "run a sweep of more than " + std::to_string(kSweepConfirmRuns) + " runs");
   return [o]() {
-    std::ifstream in(o->spec);
-    if (!in) throw Error(o->spec + ": cannot open experiment spec");
     std::stringstream ss;
-    ss << in.rdbuf();
+    ss << read_file_bounded(o->spec, kMaxJsonBytes, "experiment spec");
     if (o->seed) {  // the spec as run, with the seed replaced; a spec that is not JSON is left to the parser's message
       try {
         auto j = nlohmann::json::parse(ss.str());
@@ -111,6 +111,7 @@ Runner add_run(CLI::App& app, const std::string&) {
       throw Error(o->spec + ": the sweep makes " + std::to_string(n) + " runs (more than " +
                   std::to_string(kSweepConfirmRuns) + "); add --yes to run them");
     ProgressBoard board;  // one entry per running job
+    std::string written;
     auto runs = run_experiment(
         ss.str(), o->spec, o->output,
         [&](const ExperimentProgress& p) {
@@ -125,16 +126,16 @@ Runner add_run(CLI::App& app, const std::string&) {
           board.update(p.run, buf);
           return !interrupted();
         },
-        [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs);
+        [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs, &written);
     board.done();
     std::cout << format_summary_table(runs) << format_sweep_table(runs);
-    std::cout << "wrote " << o->output << "\n";
+    std::cout << "wrote " << written << (written == o->output ? "" : " (" + o->output + " was left as it was)") << "\n";
     std::string failed;
     for (const auto& r : runs)
       if (r.status != "finished") failed += (failed.empty() ? "" : ", ") + r.name + " (" + r.status + ")";
     if (!failed.empty()) {
       std::cerr << "statescope-cli: not every run finished: " << failed << "; see their 'message' attributes in "
-                << o->output << "\n";
+                << written << "\n";
       return 1;
     }
     return 0;

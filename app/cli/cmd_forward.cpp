@@ -15,6 +15,8 @@
 #include "core/model/checkpoint.h"
 #include "core/model/model_registry.h"
 #include "core/base/error.h"
+#include "core/base/memory_budget.h"
+#include "core/base/output_rule.h"
 #include "core/store/h5file.h"
 
 namespace statescope::cli {
@@ -40,7 +42,7 @@ void write_tensor(H5File& f, const std::string& name, const torch::Tensor& t) {
 }  // namespace
 
 Runner add_forward(CLI::App& app) {
-  struct Opts { std::string model, input, output, scan = "chunked"; int64_t chunk = 0; };
+  struct Opts { std::string model, input, output, scan = "chunked"; int64_t chunk = 0; bool overwrite = false; };
   auto o = std::make_shared<Opts>();
   app.add_option("--model", o->model, "model directory (config.json + model.safetensors or pytorch_model.bin)")
       ->required();
@@ -52,9 +54,12 @@ Runner add_forward(CLI::App& app) {
                  "HDF5 file to write: logits [B,L,V], final_ssm_state, final_conv_state, "
                  "ssm_state_norm [n_layer,B,L], ssm_state_norm_per_head [n_layer,B,L,nheads]")
       ->required();
+  app.add_flag("--overwrite", o->overwrite, "replace an existing output file (never the input)");
   app.add_option("--scan", o->scan, "scan implementation (fused: the CUDA kernel on a GPU, chunked elsewhere)")->check(CLI::IsMember({"chunked", "sequential", "fused"}));
   app.add_option("--chunk-size", o->chunk, "chunk length for the chunked scan (default: the config's)");
   return [o]() {
+    // The output rule before any work (core/base/output_rule.h): new, or --overwrite; never an input.
+    StagedOutput staged(o->output, OutputRule{o->overwrite, {o->input, o->model}, false});
     auto model = load_model_dir(resolve_model(o->model));
     model->eval();
     const auto& c = model->config();
@@ -67,6 +72,14 @@ Runner add_forward(CLI::App& app) {
     auto tokens = torch::from_blob(ids.data(), d, torch::kInt64).clone();  // [B, L]
     model->check_tokens(tokens, o->input + ": dataset 'input_ids'");
     const int64_t B = d[0], L = d[1];
+    {  // what the pass holds at once, budgeted before anything is allocated: logits [B, L, V] with the
+       // activations of a layer (about 8 x d_inner per token) and the norms, in float32
+      const uint64_t tokens = mul_sat(static_cast<uint64_t>(B), static_cast<uint64_t>(L));
+      const uint64_t per_token = static_cast<uint64_t>(c.vocab_size) + 8 * static_cast<uint64_t>(c.d_inner()) +
+                                 static_cast<uint64_t>(c.n_layer) * (1 + static_cast<uint64_t>(c.nheads()));
+      check_memory_budget(mul_sat(mul_sat(tokens, per_token), 4),
+                          o->input + ": dataset 'input_ids' [" + std::to_string(B) + ", " + std::to_string(L) + "]");
+    }
 
     auto ssm0 = read_state(in, "initial_ssm_state", {c.n_layer, B, c.nheads(), c.headdim, c.d_state});
     auto conv0 = read_state(in, "initial_conv_state", {c.n_layer, B, c.conv_dim(), c.d_conv - 1});
@@ -84,7 +97,7 @@ Runner add_forward(CLI::App& app) {
 
     std::vector<torch::Tensor> ssm, conv;
     for (auto& s : out.final_state) { ssm.push_back(s.ssm); conv.push_back(s.conv); }
-    H5File f(o->output, H5File::Mode::Create);
+    H5File f(staged.staging(), H5File::Mode::Create);
     write_tensor(f, "logits", out.logits);
     write_tensor(f, "final_ssm_state", torch::stack(ssm));
     write_tensor(f, "final_conv_state", torch::stack(conv));
@@ -93,6 +106,8 @@ Runner add_forward(CLI::App& app) {
     f.set_attr("/", "creator", "statescope-cli forward");
     f.set_attr("/", "model", o->model);
     f.set_attr("/", "scan", o->scan);
+    f.close();
+    staged.finish(StagedOutput::Outcome::Replace);
     // Finite weights and states can still overflow: said, naming the tensor, with a failing exit
     // (the file is written, so the values can be looked at).
     const int64_t bad_logits = (~torch::isfinite(out.logits)).sum().item<int64_t>();

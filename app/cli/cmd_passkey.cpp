@@ -74,6 +74,7 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
       }
       std::cout << "\n";
     }
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -59,6 +59,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
       std::cout << "\n";
     }
     std::cout << "-> " << o->output << "\n";
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <exception>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
+#include "core/base/output_rule.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
@@ -31,11 +33,14 @@ struct CommonTrain {
   std::string out, data = "embedded", record;
   TrainOptions t;
   int64_t checkpoint_every = 0, stop_after = 0;
-  bool resume = false;
+  bool resume = false, overwrite = false;
 };
 
 void add_train_options(CLI::App& app, CommonTrain& o) {
-  app.add_option("--out", o.out, "model directory to write")->required();
+  app.add_option("--out", o.out, "model directory to write (a new one; see --overwrite). It is written as OUT.partial "
+                 "and renamed when training ends")->required();
+  app.add_flag("--overwrite", o.overwrite, "replace an existing model directory when training ends (never the model "
+               "being trained)");
   app.add_option("--data", o.data, "'embedded' (Austen), a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")->capture_default_str();
   app.add_option("--record", o.record, "training record HDF5 (default: OUT/training.h5)");
   app.add_option("--T", o.t.T, "training context in tokens")->capture_default_str();
@@ -65,25 +70,53 @@ auto measure_or_fail(ExperimentFile* file, const std::string& run, F&& f) {
   try {
     return f();
   } catch (const std::exception& e) {
-    if (file) file->set_status(run, status_after("failed"), e.what());
+    if (file && !file->file().failed()) file->set_status(run, status_after("failed"), e.what());
     throw;
   }
 }
 
+// On an error, the work folder stays for a look or a --resume unless a write of it failed (then it
+// may be damaged and goes).
+struct KeepWorkOnError {
+  StagedOutput* staged;
+  ExperimentFile* file;
+  int before = std::uncaught_exceptions();
+  ~KeepWorkOnError() {
+    if (!staged || std::uncaught_exceptions() <= before) return;
+    const bool damaged = file && file->file().failed();
+    try {
+      staged->finish(damaged ? StagedOutput::Outcome::Discard : StagedOutput::Outcome::KeepStaging);
+    } catch (...) {
+    }
+  }
+};
+
 int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
                  ModelRecord rec, const std::string& command, const std::string& source_model) {
   const Corpus corpus = load_corpus(o.data, source_model, model->config().vocab_size);
-  fs::create_directories(o.out);
-  const std::string record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
-  const std::string ckdir = (fs::path(o.out) / "checkpoint").string();
-  const bool resuming = o.resume && fs::exists(fs::path(ckdir) / "trainer.json") && fs::exists(record);
-  // Data parallel: every rank trains, only rank 0 writes the record, the model and the progress line.
-  const bool root = dist::is_root();
-  // The training record belongs to the model folder being (re)written: a fresh run replaces it.
+  // The model folder follows the output rule (core/base/output_rule.h): the work goes to OUT.partial
+  // (checkpoints included) and is renamed onto OUT when training finished; an existing OUT is
+  // replaced only with --overwrite, never the model being read. A stopped or cancelled run leaves
+  // OUT.partial for --resume; one stopped by an older statescope continues in OUT itself.
+  const bool root = dist::is_root();  // data parallel: only rank 0 writes the record, the model and the progress
+  const OutputRule rule{o.overwrite, {source_model, o.data == "embedded" ? std::string() : o.data}, true};
+  const std::string staging = staging_name(o.out);
+  auto has_checkpoint = [](const std::string& dir) { return fs::exists(fs::path(dir) / "checkpoint" / "trainer.json"); };
+  const bool resume_staged = o.resume && has_checkpoint(staging);
+  const bool resume_in_place = o.resume && !resume_staged && has_checkpoint(o.out);
+  const std::string work = resume_in_place ? o.out : staging;
+  std::unique_ptr<StagedOutput> staged;
+  if (root && !resume_in_place)
+    staged = std::make_unique<StagedOutput>(o.out, rule, resume_staged ? StagedOutput::Start::Reuse : StagedOutput::Start::Empty);
+  const std::string record = o.record.empty() ? (fs::path(work) / "training.h5").string() : o.record;
+  const std::string ckdir = (fs::path(work) / "checkpoint").string();
+  const bool resuming = (resume_staged || resume_in_place) && fs::exists(record);
+  // The record lives in the staged folder (written in place there); one given by --record follows the rule itself.
   WriteOptions w;
-  w.overwrite = true;
+  w.in_place = true;
+  w.overwrite = o.record.empty() || o.overwrite;
   std::unique_ptr<ExperimentFile> file;
-  if (root) file = resuming ? ExperimentFile::open(record) : ExperimentFile::create(record, w);
+  if (root) file = resuming ? ExperimentFile::open(record, w) : ExperimentFile::create(record, w);
   nlohmann::json spec{{"command", command}, {"T", o.t.T}, {"steps", o.t.steps}, {"batch", o.t.batch}, {"lr", o.t.lr},
                       {"seed", o.t.seed}, {"policy", ps.label()}, {"data", o.data}, {"processes", dist::world()}};
   if (file && resuming) file->file().set_attr(run_name, "status", "running");
@@ -98,6 +131,7 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
   auto stop_now = [&](const StepInfo& s) {
     return interrupted() || (o.stop_after > 0 && s.step >= o.stop_after && s.step < s.steps);
   };
+  const KeepWorkOnError keep_work{staged.get(), file.get()};
   auto result = measure_or_fail(file.get(), run_name, [&] { return train(model, corpus.train, *policy, o.t, [&](const StepInfo& s) {
     if (!file) return !stop_now(s);
     file->append_train(run_name, s);
@@ -115,18 +149,29 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
                                      " (--stop-after); continue with --resume";
   if (file) file->set_status(run_name, result.status, result.message);
   if (planned_stop) {
+    if (file) file->close();
+    if (staged) staged->finish(StagedOutput::Outcome::KeepStaging);
     if (root) std::cout << run_name << ": " << result.message << " (checkpoint " << ckdir << ")\n";
     return 0;
   }
-  if (result.status != "finished") throw Error(run_name + " " + result.status + ": " + result.message);
+  if (result.status != "finished") {
+    if (file) file->close();
+    // Nothing replaces OUT; the record (and any checkpoint) stays in the work folder.
+    if (staged) staged->finish(StagedOutput::Outcome::KeepStaging);
+    throw Error(run_name + " " + result.status + ": " + result.message + " (" + o.out + " was not written; the record is in " +
+                record + ")");
+  }
   if (!root) return 0;
-  save_model_dir(model, o.out);
+  save_model_dir(model, work);
   rec.T = o.t.T;
   rec.seed = o.t.seed;
   rec.command = command;
-  write_model_record(o.out, rec);
+  write_model_record(work, rec);
+  file->close();
+  if (staged) staged->finish(StagedOutput::Outcome::Replace);
+  const std::string final_record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
   std::cout << run_name << ": " << result.steps_done << " steps, final loss "
-            << result.history.back().loss / std::log(2.0) << " bits/token -> " << o.out << " (record " << record << ")\n";
+            << result.history.back().loss / std::log(2.0) << " bits/token -> " << o.out << " (record " << final_record << ")\n";
   if (auto* g = dist::group()) {  // rank 0's time inside collectives: sending, and waiting for the slower rank
     const double total = result.history.back().elapsed_s;
     std::printf("data parallel: %d processes (%s), %.0f tokens/s; rank 0 spent %.2f s of %.2f s in collectives (%.0f%%)\n",
@@ -165,7 +210,10 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
     if (o->dt_limit > 0) o->c.dt_limit_hi = o->dt_limit;
     o->c.dt_init_floor = std::min(o->c.dt_init_floor, o->c.dt_min);
     o->c.validate("pretrain options");
-    if (!(o->a_min > 0) || o->a_max < o->a_min) throw Error("--a-min/--a-max: need 0 < a-min <= a-max");
+    if (!(o->a_min > 0) || !(o->a_max >= o->a_min) || !(o->a_max <= 1e4))  // NaN and Inf fail too
+      throw Error("--a-min/--a-max: need 0 < a-min <= a-max <= 10000, got " + std::to_string(o->a_min) + " and " +
+                  std::to_string(o->a_max));
+    if (!(o->dt_limit >= 0 && o->dt_limit <= 1e3)) throw Error("--dt-limit: need 0 <= dt-limit <= 1000 (0: none)");
     Mamba2LM model(o->c);
     model->reset_parameters(o->t.seed, o->a_min, o->a_max);
     place_model(model);

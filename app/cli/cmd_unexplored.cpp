@@ -87,6 +87,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
     std::printf("held-out training states outside: %.3f (quantile %.3f)\nSpearman with the excess over positions >= T: "
                 "%.3f (95%% %.3f to %.3f)\n-> %s\n",
                 held, r.quantile, r.excess_rho, r.excess_rho_lo, r.excess_rho_hi, o->output.c_str());
+    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -12,6 +12,7 @@
 
 #include "app/cli/interrupt.h"
 #include "core/base/error.h"
+#include "core/base/names.h"
 #include "core/data/corpus.h"
 #include "core/data/dataset.h"
 #include "core/store/experiment_store.h"
@@ -53,12 +54,13 @@ inline void add_run_options(CLI::App& app, RunArgs& a, const std::string& defaul
 inline std::unique_ptr<ExperimentFile> start_run(const RunArgs& a, const std::string& spec_json,
                                                  const std::string& model_dir, const std::string& intervention,
                                                  uint64_t seed, const std::string& data = "") {
+  check_name(a.run, "--run", "run name");  // before any file is made
   WriteOptions w;
   w.overwrite = a.overwrite;
   w.inputs = {model_dir, data};
   // Data parallel: ranks other than 0 write a scratch file that is thrown away (dist::rank_output).
   const std::string out = dist::rank_output(a.output);
-  auto file = a.append && out == a.output ? ExperimentFile::open(out)
+  auto file = a.append && out == a.output ? ExperimentFile::open(out, w)
                                           : ExperimentFile::create(out, out == a.output ? w : WriteOptions{});
   file->begin_run({a.run, spec_json, model_dir, weights_hash(model_dir), intervention, seed,
                    std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
@@ -74,7 +76,7 @@ auto measure_run(ExperimentFile& file, const std::string& run, F&& measure) {
   try {
     return measure();
   } catch (const Error& e) {
-    file.set_status(run, status_after("failed"), e.what());
+    if (!file.file().failed()) file.set_status(run, status_after("failed"), e.what());  // never after a failed write
     throw;
   }
 }

@@ -1,6 +1,7 @@
 // main.cpp — statescope-cli: the headless front end. Verbs live in cmd_*.cpp.
 // Exit codes: 0 success, 1 failure (with one line on stderr naming the cause), 2 bad usage,
 // 130 cancelled by SIGINT/SIGTERM (interrupt.h).
+#include <cmath>
 #include <signal.h>
 #include <unistd.h>
 
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("statescope-cli (statescope) ") + statescope::kVersion,
                        "print the version and exit");
   int threads = 0;
-  app.add_option("--threads", threads, "intra-op CPU threads (default: $STATESCOPE_THREADS or 1)");
+  app.add_option("--threads", threads, "intra-op CPU threads (default: $STATESCOPE_THREADS or 1)")
+      ->check(CLI::Range(0, 1024));
   std::string device = "cpu", precision = "fp32";
   app.add_option("--device", device, "cpu, cuda, cuda:N or auto (models, training and analyses run there)")
       ->capture_default_str();
@@ -103,6 +105,26 @@ int main(int argc, char** argv) {
   addc("report", "an experiment file as one self-contained HTML page (spec, environment, runs, plots)",
        statescope::cli::add_report);
   addc("inspect", "summarise experiment files (several: one table compares their runs)", statescope::cli::add_inspect);
+  // Every numeric flag has a range, checked before any work starts: a number must be finite and of
+  // magnitude at most 1e15 (a typo like 1e308 or inf is refused by the flag's name, never handed to
+  // LibTorch); flags with a tighter range say so in their own check, and core/ checks its options too.
+  const CLI::Validator finite(
+      [](std::string& v) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(v.c_str(), &end);
+        if (end == v.c_str()) return "";  // not a number at all: CLI11's own conversion names it
+        if (!std::isfinite(x) || std::abs(x) > 1e15)
+          return "'" + v + "' is out of range (a finite number of magnitude at most 1e15)";
+        return "";
+      },
+      "", "finite");
+  std::vector<CLI::App*> apps{&app};
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) apps.push_back(sub);
+  for (CLI::App* a : apps)
+    for (CLI::Option* opt : a->get_options()) {
+      const std::string type = opt->get_type_name();
+      if (type.find("FLOAT") != std::string::npos || type.find("INT") != std::string::npos) opt->check(finite);
+    }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

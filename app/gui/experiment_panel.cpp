@@ -4,6 +4,8 @@
 #include <thread>
 
 #include <QAction>
+#include <cmath>
+
 #include <QCheckBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -179,7 +181,7 @@ void ExperimentPanel::build_training_rows(QFormLayout* form, const ExperimentSpe
                                                     tr("optimizer steps per policy")));
   form->addRow(tr("Batch"), make_spin(this, batch, 1, 4096, static_cast<int>(d.posttrain.batch), tr("sequences per step")));
   lr = new QDoubleSpinBox(this);
-  lr->setDecimals(6);
+  lr->setDecimals(10);  // 1e-10 steps: any learning rate a spec holds is shown as it is
   lr->setRange(0, 1);
   lr->setSingleStep(1e-4);
   lr->setValue(d.posttrain.lr);
@@ -453,6 +455,29 @@ QString ExperimentPanel::load_spec(const QString& text) {
   } catch (const std::exception& e) {
     return QString::fromStdString(e.what());  // the form stays as it was
   }
+  // The form shows a spec only if every value fits its field as it is: a value outside a field's
+  // range (or finer than it shows) is refused by name, never clamped or rounded into another run.
+  auto fits = [](const char* field, double v, double lo, double hi, int decimals = 0) -> QString {
+    const double scale = std::pow(10.0, decimals);
+    const bool exact = std::abs(std::round(v * scale) / scale - v) <= 1e-12 * std::max(1.0, std::abs(v));
+    if (v >= lo && v <= hi && exact) return {};
+    return tr("field '%1' is %2, which the experiment panel cannot show (it takes %3 to %4%5); edit the spec, or run it "
+              "with statescope-cli run")
+        .arg(field).arg(v, 0, 'g', 10).arg(lo, 0, 'g', 10).arg(hi, 0, 'g', 10)
+        .arg(decimals ? tr(", in steps of %1").arg(1.0 / scale, 0, 'g', 3) : tr(", whole numbers"));
+  };
+  for (const QString& why :
+       {spec.T > 0 ? fits("T", static_cast<double>(spec.T), T->minimum(), T->maximum()) : QString(),
+        fits("seed", static_cast<double>(spec.seed), seed->minimum(), seed->maximum()),
+        fits("posttrain.steps", static_cast<double>(spec.posttrain.steps), steps->minimum(), steps->maximum()),
+        fits("posttrain.batch", static_cast<double>(spec.posttrain.batch), batch->minimum(), batch->maximum()),
+        fits("posttrain.lr", spec.posttrain.lr, lr->minimum(), lr->maximum(), lr->decimals()),
+        spec.eval.length > 0 ? fits("eval.length", static_cast<double>(spec.eval.length), eval_length->minimum(),
+                                    eval_length->maximum())
+                             : QString(),
+        fits("eval.sequences", static_cast<double>(spec.eval.sequences), eval_sequences->minimum(),
+             eval_sequences->maximum())})
+    if (!why.isEmpty()) return why;  // the form stays as it was
   const json j = json::parse(text.toStdString());
   loading_ = true;
   base_ = text;

@@ -3,6 +3,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFile>
+
+#include "core/base/file_io.h"
 #include <QIcon>
 #include <QTimer>
 #include <cstdio>
@@ -42,12 +44,14 @@ int main(int argc, char** argv) {
     }
   }
   if (cli.isSet(run)) {
-    QFile f(cli.value(run));
-    if (!f.open(QIODevice::ReadOnly)) {
-      qCritical("cannot read %s", qPrintable(cli.value(run)));
+    std::string text;
+    try {  // a FIFO or a device is refused before it is opened; a spec is bounded in size
+      text = statescope::read_file_bounded(cli.value(run).toStdString(), statescope::kMaxJsonBytes, "experiment spec");
+    } catch (const std::exception& e) {
+      qCritical("%s", e.what());
       return 2;
     }
-    if (const QString why = w.panel()->load_spec(QString::fromUtf8(f.readAll())); !why.isEmpty()) {
+    if (const QString why = w.panel()->load_spec(QString::fromStdString(text)); !why.isEmpty()) {
       qCritical("%s: %s", qPrintable(cli.value(run)), qPrintable(why));
       return 2;
     }

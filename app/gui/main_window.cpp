@@ -1,6 +1,8 @@
 // main_window.cpp — window, menus, live run wiring, files, export, settings.
 #include "app/gui/main_window.h"
 
+#include "core/base/output_rule.h"
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -42,7 +44,7 @@
 #include "core/report/html_report.h"
 #include "core/experiment/sweep.h"
 #include "core/base/paths.h"
-#include "core/store/output_lock.h"
+#include "core/base/output_lock.h"
 
 namespace statescope::gui {
 
@@ -470,7 +472,7 @@ QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {
 
 bool MainWindow::export_report(const QString& path) {
   try {
-    report::write_html_report(file_.toStdString(), path.toStdString());
+    report::write_html_report(file_.toStdString(), path.toStdString(), /*overwrite=*/true);  // the dialog asked
     status_->setText(tr("Report written to %1").arg(path));
     return true;
   } catch (const std::exception& e) {
@@ -502,9 +504,10 @@ void MainWindow::save_as() {
   if (file_.isEmpty() || running_) return;
   const QString p = QFileDialog::getSaveFileName(this, tr("Save experiment as"), QFileInfo(file_).fileName(), tr("*.h5"));
   if (p.isEmpty() || p == file_) return;
-  QFile::remove(p);
-  if (!QFile::copy(file_, p)) {
-    error(tr("Save failed"), tr("Could not copy %1 to %2").arg(file_, p));
+  try {  // the copy is made beside p and renamed onto it: a failed copy leaves an existing p as it was
+    copy_file_staged(file_.toStdString(), p.toStdString(), OutputRule{/*overwrite=*/true, {file_.toStdString()}, false});
+  } catch (const std::exception& e) {
+    error(tr("Save failed"), QString::fromStdString(e.what()));
     return;
   }
   open_file(p);

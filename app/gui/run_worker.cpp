@@ -15,6 +15,7 @@ void RunWorker::start(const QString& spec_json, const QString& out_path, bool ov
   // starve the event loop: 250-360 ms stalls were measured with LibTorch's default of all cores).
   configure_threads(0);
   try {
+    std::string written;
     auto sums = run_experiment(
         spec_json.toStdString(), "experiment panel", out_path.toStdString(),
         [this](const ExperimentProgress& p) {
@@ -22,7 +23,12 @@ void RunWorker::start(const QString& spec_json, const QString& out_path, bool ov
                                  p.eta_s, p.loss});
           return !cancel_.load();
         },
-        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); }, overwrite, jobs);
+        [this](const std::string& run, const H5File& f) { emit run_loaded(read_run(f, run)); }, overwrite, jobs,
+        &written);
+    // A replaced file stays as it was unless every run finished (the output rule): say where the results went.
+    const QString where = written == out_path.toStdString()
+                              ? QString()
+                              : tr(" %1 was left as it was; these results are in %2").arg(out_path, QString::fromStdString(written));
     bool cancelled = false;
     QStringList failed;
     for (auto& s : sums) {
@@ -30,9 +36,9 @@ void RunWorker::start(const QString& spec_json, const QString& out_path, bool ov
       if (s.status == "failed") failed << QString::fromStdString(s.name);
     }
     if (!failed.isEmpty())
-      emit finished(false, tr("runs failed: %1 (their 'message' attributes in the file say why)").arg(failed.join(", ")));
+      emit finished(false, tr("runs failed: %1 (their 'message' attributes in the file say why).").arg(failed.join(", ")) + where);
     else
-      emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step")
+      emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step.") + where
                                           : QString::fromStdString(format_summary_table(sums)));
   } catch (const std::exception& e) {
     emit finished(false, QString::fromStdString(e.what()));
