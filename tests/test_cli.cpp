@@ -183,9 +183,11 @@ TEST(Cli, RefusesBadInput) {
 
 // A training process killed with SIGKILL mid-run leaves a record that opens, with the steps it
 // logged and status "running" (the status is written last, so a half-written run is recognisable).
+// It is in the work folder OUT.partial: OUT itself appears only when training ends (the output rule).
 TEST(Cli, KilledRunLeavesAReadableRecord) {
   const auto out = tmp("killed_model");
   fs::remove_all(out);
+  fs::remove_all(out + ".partial");
   const std::string cmd = "timeout -s KILL 4 " + std::string(STATESCOPE_CLI) + " posttrain --model " +
                           std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded --out " + out +
                           " --steps 100000 --batch 4 --policy passing > /dev/null 2>&1";
@@ -194,12 +196,13 @@ TEST(Cli, KilledRunLeavesAReadableRecord) {
   std::unique_ptr<H5File> fp;
   for (int i = 0; i < 40 && !fp; ++i) {
     try {
-      fp = std::make_unique<H5File>(out + "/training.h5", H5File::Mode::Read);
+      fp = std::make_unique<H5File>(out + ".partial/training.h5", H5File::Mode::Read);
     } catch (const std::exception&) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
   ASSERT_TRUE(fp) << "record not readable after the kill";
+  EXPECT_FALSE(fs::exists(out)) << "a killed training must not leave a half-made model folder";
   H5File& f = *fp;
   EXPECT_EQ(f.attr("posttrain", "status"), "running");
   auto loss = f.read_f64("posttrain/train/loss");
@@ -310,10 +313,13 @@ TEST(Cli, InspectComparesTheRunsOfSeveralFiles) {
   const auto a = tmp("cmp_a.h5"), b = tmp("cmp_b.h5");
   ASSERT_EQ(cli("run " + write_spec("cmp_a.json", 64) + " -o " + a).code, 0);
   ASSERT_EQ(cli("run " + write_spec("cmp_b.json", 128) + " -o " + b).code, 0);
-  // A run that fails (here: lr 1e8 makes the loss non-finite) is recorded as failed and the exit is non-zero.
+  // A run that fails (here: weight decay 100 at lr 10 scales every weight by -999 per step, so the loss
+  // overflows within 20 steps) is recorded as failed and the exit is non-zero. (A learning rate large
+  // enough to overflow at once, like 1e8, is now refused before any run starts: lr is bounded to (0, 10].)
   const auto nan_spec = tmp("nan.json");
   std::ofstream(nan_spec) << R"({"model": "embedded", "baseline": false, "policies": [{"kind": "zero"}],
-    "posttrain": {"steps": 5, "batch": 2, "lr": 1e8, "warmup": 0}, "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
+    "posttrain": {"steps": 20, "batch": 2, "lr": 10, "warmup": 0, "weight_decay": 100},
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
   auto failed = cli("run " + nan_spec + " -o " + tmp("nan.h5"));
   EXPECT_NE(failed.code, 0) << failed.output;
   EXPECT_NE(failed.output.find("not every run finished: zero (failed)"), std::string::npos) << failed.output;
@@ -471,7 +477,7 @@ TEST(Cli, DataVerbPreparesJsonLinesThroughTheCache) {
   EXPECT_NE(again.output.find("(reused)"), std::string::npos) << again.output;
   auto missing = cli("data --data " + (dir / "nope.jsonl").string() + " --cache " + (dir / "cache").string());
   EXPECT_EQ(missing.code, 1);
-  EXPECT_NE(missing.output.find("nope.jsonl: no such file or directory"), std::string::npos) << missing.output;
+  EXPECT_NE(missing.output.find("nope.jsonl (data): no such file"), std::string::npos) << missing.output;
   fs::remove_all(dir);
 }
 

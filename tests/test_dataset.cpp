@@ -248,8 +248,8 @@ TEST(Dataset, TokenCacheListsAndClearsStaleEntries) {
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::ofstream(src / "f0.txt") << "edited\n";
   const auto current = load_data(src.string(), bytes, opts(cache, 2)).cache;  // a new entry; the old one is superseded
-  fs::create_directories(cache / "0123abcd.tmp-999999999");                  // a killed preparation
-  std::ofstream(cache / "0123abcd.tmp-999999999" / "train.tok") << "xx";
+  fs::create_directories(cache / "0123456789abcdef.tmp-999999999");                  // a killed preparation
+  std::ofstream(cache / "0123456789abcdef.tmp-999999999" / "train.tok") << "xx";
   fs::create_directories(cache / "notes");                                    // not an entry: never touched
   auto entries = list_token_cache(cache.string());
   ASSERT_EQ(entries.size(), 4u);

@@ -117,14 +117,16 @@ TEST(Dist, AKilledRankStopsTheOtherWithAClearErrorAndTheLauncherSaysWhich) {
   const std::string script = tmp("kill.sh");
   std::ofstream(script) << "STATESCOPE_DIST_TIMEOUT=30 " << kCli << " --nproc 2 " << posttrain(out, "passing", 4, 100000)
                         << " &\nlauncher=$!\n"
-                        << "for i in $(seq 150); do [ -s " << out << "/training.h5 ] && break; sleep 0.2; done\n"
+                        << "for i in $(seq 150); do [ -s " << out << ".partial/training.h5 ] && break; sleep 0.2; done\n"
                         << "sleep 1\npkill -9 -n -f 'out " << out << " '\nstart=$(date +%s%N)\n"
                         << "wait $launcher\ncode=$?\n"
                         << "echo \"launcher exit $code after $(( ($(date +%s%N) - start) / 1000000 )) ms\"\n";
   auto r = sh("bash " + script);
   EXPECT_NE(r.output.find("rank 1 of 2 was killed by signal 9"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("rank 0: all_reduce over 2 processes failed (gloo)"), std::string::npos) << r.output;
-  H5File record(out + "/training.h5", H5File::Mode::Read);  // rank 0's record says what happened
+  // Rank 0's record says what happened; it is in the work folder (OUT appears only when training ends).
+  H5File record(out + ".partial/training.h5", H5File::Mode::Read);
+  EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_EQ(record.attr("posttrain", "status"), "failed");
   EXPECT_NE(record.attr("posttrain", "message").find("all_reduce over 2 processes failed"), std::string::npos);
   EXPECT_NE(r.output.find("launcher exit 1"), std::string::npos) << r.output;

@@ -394,11 +394,16 @@ TEST(Trainer, OptionsOutOfRangeAreRefusedByName) {
     }
   };
   EXPECT_EQ(why([](TrainOptions& o) { o.grad_clip = std::nan(""); }),
-            "training option grad_clip must be a finite number >= 0 (0: no clipping), got nan");
-  EXPECT_EQ(why([](TrainOptions& o) { o.warmup = -3; }), "training option warmup must be >= 0, got -3");
-  EXPECT_EQ(why([](TrainOptions& o) { o.min_lr_ratio = 2; }), "training option min_lr_ratio must be in [0, 1], got 2");
+            "training option grad_clip (--grad-clip; posttrain.grad_clip in a spec) must be in [0, 1e6] (0: no clipping), "
+            "got nan");
+  EXPECT_EQ(why([](TrainOptions& o) { o.warmup = -3; }),
+            "training option warmup (--warmup; posttrain.warmup in a spec) must be in [0, 1e9], got -3");
+  EXPECT_EQ(why([](TrainOptions& o) { o.min_lr_ratio = 2; }),
+            "training option min_lr_ratio (--min-lr-ratio; posttrain.min_lr_ratio in a spec) must be in [0, 1], got 2");
   EXPECT_EQ(why([](TrainOptions& o) { o.lr = std::numeric_limits<double>::infinity(); }),
-            "training option lr must be a finite number > 0, got inf");
-  EXPECT_EQ(why([](TrainOptions& o) { o.T = 0; }), "training option T must be >= 2, got 0");
+            "training option lr (--lr; posttrain.lr in a spec) must be in (0, 10], got inf");
+  EXPECT_EQ(why([](TrainOptions& o) { o.T = 0; }), "training option T (--T; T in a spec) must be >= 2, got 0");
+  EXPECT_EQ(why([](TrainOptions& o) { o.lr = 1e308; }),
+            "training option lr (--lr; posttrain.lr in a spec) must be in (0, 10], got 1e+308");
   EXPECT_EQ(why([](TrainOptions&) {}), "trained");
 }

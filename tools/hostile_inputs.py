@@ -54,7 +54,9 @@ def cli(args, env=None):
     e = dict(os.environ, STATESCOPE_CACHE=str(CACHE), STATESCOPE_THREADS="1")
     e.update(env or {})
     p = subprocess.run([CLI] + args, capture_output=True, text=True, env=e, timeout=300)
-    return p.returncode, (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or [""])[-1]
+    # A usage error (exit 2) ends with CLI11's "Run with --help ..." after the line that names the flag.
+    err = [l for l in p.stderr.strip().splitlines() if not l.startswith("Run with --help")]
+    return p.returncode, (err or p.stdout.strip().splitlines() or [""])[-1]
 
 
 def case(cls, args, code, fragment, untouched=(), shown=None):
@@ -193,10 +195,11 @@ for cls, spec, frag in [
     ("spec eval.length = -32", {"eval": {"length": -32}}, "length"),
 ]:
     case(cls, ["run", write_spec(f"spec{len(cases)}.json", spec), "-o", TMP / f"o{len(cases)}.h5"], 1, frag)
-for flag, value in [("--grad-clip", "nan"), ("--warmup", "-3"), ("--min-lr-ratio", "2")]:
+# A value that is not a finite number is a usage error (exit 2) naming the flag; one out of range, exit 1.
+for flag, value, code in [("--grad-clip", "nan", 2), ("--lr", "1e308", 2), ("--lr", "20", 1), ("--warmup", "-3", 1), ("--min-lr-ratio", "2", 1)]:
     case(f"posttrain {flag} {value}", ["posttrain", "--model", "embedded", "--T", "32",
-                                       "--steps", "1", "--out", TMP / f"m{len(cases)}", flag, value], 1,
-         flag.lstrip("-").replace("-", "_"))
+                                       "--steps", "1", "--out", TMP / f"m{len(cases)}", flag, value], code,
+         flag if code == 2 else flag.lstrip("-").replace("-", "_"))
 
 # --- outputs that must not be destroyed ---------------------------------------------------------
 good = write_spec("good.json", {})

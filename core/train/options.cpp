@@ -18,14 +18,16 @@ std::string PolicySpec::label() const {
 }
 
 void check_train_options(const TrainOptions& o) {
-  // Named as the CLI flag and the spec field that set it.
+  // Named as the CLI flag and the spec field that set it (beta1 and beta2 have neither).
   auto bad = [](const std::string& knob, const std::string& rule, double v) {
     std::string flag = knob;
     for (char& c : flag)
       if (c == '_') c = '-';
     std::ostringstream s;
-    s << "training option " << knob << " (--" << flag << "; posttrain." << knob << " in a spec) must be " << rule
-      << ", got " << v;
+    s << "training option " << knob;
+    if (knob != "beta1" && knob != "beta2")
+      s << " (--" << flag << "; " << (knob == "T" ? "T" : "posttrain." + knob) << " in a spec)";
+    s << " must be " << rule << ", got " << v;
     throw Error(s.str());
   };
   if (o.steps < 0 || o.steps > 1000000000) bad("steps", "in [0, 1e9]", static_cast<double>(o.steps));
