@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/memory_tuning.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/mamba2/model.h"
 
 using namespace statescope;
 
@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   c.d_model = s["d_model"]; c.n_layer = s["n_layer"]; c.d_state = s["d_state"]; c.headdim = s["headdim"];
   c.vocab_size = s["vocab_size"]; c.chunk_size = s["chunk_size"]; c.ngroups = 1; c.tie_embeddings = true;
   const int64_t B = s["batch"], L = s["length"];
-  Mamba2LM model(c);
+  RecurrentLM model = Mamba2LM(c);
   torch::manual_seed(0);
   auto tokens = torch::randint(0, c.vocab_size, {B, L}, torch::kInt64);
   const std::string scan = argc == 6 ? argv[5] : "aten";  // fused on the CPU: the plain-loop scan (cpu_scan.h)

@@ -17,7 +17,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "core/model/mamba2_model.h"
+#include "core/model/mamba2/model.h"
 #include "kernels/ssm_scan.h"
 
 using namespace statescope;
@@ -125,7 +125,7 @@ int main(int argc, char** argv) {
   for (const bool fused : {false, true})
   for (const bool bf16 : {false, true}) {  // post-training step at T = 2048
     torch::AutoGradMode on(true);
-    Mamba2LM m(shape_130m());
+    RecurrentLM m = Mamba2LM(shape_130m());
     m->reset_parameters(0, 1.0, 16.0);
     m->to(dev);
     m->mixed_bf16 = bf16;
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
                       {"T", T}, {"batch", B}, {"tokens_per_s", B * T * reps / s}, {"peak_MiB", peak_mib()}}.dump() << std::endl;
   }
   {  // evaluation: per-position loss over long sequences in segments, state carried
-    Mamba2LM m(shape_130m());
+    RecurrentLM m = Mamba2LM(shape_130m());
     m->reset_parameters(0, 1.0, 16.0);
     m->to(dev);
     for (const bool fused : {false, true})

@@ -3,7 +3,7 @@
 //
 // y[b, t, c] = act(bias[c] + sum_k w[c, k] * in[b, t + k, c]), where `in` is the K-1 state columns
 // followed by x (in[b, j, c] = state0[b, c, j] for j < K-1, else x[b, j-(K-1), c]): exactly
-// F::conv1d(cat(state0, x^T), w, bias, groups = C) as core/model/mamba2_model.cpp computes it, with SiLU
+// F::conv1d(cat(state0, x^T), w, bias, groups = C) as core/model/mamba2/model.cpp computes it, with SiLU
 // fused when `silu`. The new state is the last K-1 columns of `in`.
 #pragma once
 #include <cstdint>

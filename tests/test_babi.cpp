@@ -6,6 +6,7 @@
 
 #include <regex>
 
+#include "core/model/mamba2/model.h"
 #include "core/analyses/babi.h"
 #include "core/base/error.h"
 
@@ -67,7 +68,7 @@ TEST(Babi, PromptLengthQuestionAnswerAndDistance) {
 TEST(Babi, ChoiceAccuracyAgreesWithFullForwardLikelihoods) {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(5);
   m->to(torch::kFloat64);
   const std::string text = prose();
@@ -135,7 +136,7 @@ TEST(Babi, BpePromptsCountTokens) {
   }
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(5);
   auto r = evaluate_babi(m, {100, 150}, text, 2, 3, 9, tok.get());
   ASSERT_EQ(r.accuracy.size(), 2u);

@@ -393,7 +393,7 @@ TEST(Cli, TaskStudySpecMatchesTheVerbs) {
   const fs::path dir = tmp("task_model");
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(2);
   save_model_dir(m, dir.string());
   ModelRecord rec;

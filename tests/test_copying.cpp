@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/model/mamba2/model.h"
 #include "core/analyses/copying.h"
 #include "core/base/error.h"
 #include "core/train/samplers.h"
@@ -136,7 +137,7 @@ TEST(Copying, ScoresOnHandMadeAnswers) {
 TEST(Copying, EvaluationAgreesWithIndependentGreedyLoop) {
   Mamba2Config c = default_copy_model();
   c.d_model = 32; c.d_state = 8; c.headdim = 8; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(11);
   m->to(torch::kFloat64);
   const int64_t samples = 4, alphabet = 3;

@@ -10,8 +10,8 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
-#include "core/model/cpu_mixer.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/mamba2/cpu_mixer.h"
+#include "core/model/mamba2/model.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -50,7 +50,7 @@ struct Outcome {
   std::vector<std::pair<std::string, torch::Tensor>> grads;
 };
 
-Outcome run(Mamba2LM& m, const torch::Tensor& tokens, const ModelState& init0, bool use_init, ScanImpl scan, uint64_t seed) {
+Outcome run(RecurrentLM& m, const torch::Tensor& tokens, const ModelState& init0, bool use_init, ScanImpl scan, uint64_t seed) {
   ModelState init;
   std::vector<torch::Tensor> leaves;
   for (auto& l : init0) {
@@ -87,7 +87,7 @@ class CpuMixer : public ::testing::TestWithParam<MixerCase> {};
 TEST_P(CpuMixer, ModelMatchesTheFloat64ReferenceWithEveryGradient) {
   const MixerCase c = GetParam();
   const Mamba2Config cfg = config_of(c);
-  Mamba2LM m32(cfg), m64(cfg);
+  RecurrentLM m32 = Mamba2LM(cfg), m64 = Mamba2LM(cfg);
   m32->reset_parameters(7);
   {  // weights off their initial values (norm weights, D, biases all 1 or 0 would hide mistakes)
     torch::NoGradGuard ng;
@@ -124,7 +124,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, CpuMixer, ::testing::ValuesIn(kMixerCases),
 // Without autograd the node keeps nothing for a backward and returns the same numbers.
 TEST(CpuMixerUse, EvaluatesWithoutGradientAndRefusesWrongInputs) {
   const Mamba2Config cfg = config_of(kMixerCases[0]);
-  Mamba2LM m(cfg);
+  RecurrentLM m = Mamba2LM(cfg);
   m->reset_parameters(1);
   auto tokens = torch::randint(0, cfg.vocab_size, {2, 21}, torch::kInt64);
   ForwardOptions fused;

@@ -7,7 +7,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
-#include "core/model/cpu_ops.h"
+#include "core/model/mamba2/cpu_ops.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -16,7 +16,7 @@ namespace F = torch::nn::functional;
 
 namespace {
 
-// The model's ATen conv (mamba2_model.cpp): x [b, L, C], w [C, 1, K], conv0 [b, C, K-1] or undefined.
+// The model's ATen conv (mamba2/model.cpp): x [b, L, C], w [C, 1, K], conv0 [b, C, K-1] or undefined.
 std::pair<torch::Tensor, torch::Tensor> conv_ref(const torch::Tensor& x, const torch::Tensor& w,
                                                  const torch::Tensor& bias, const torch::Tensor& conv0) {
   const int64_t b = x.size(0), L = x.size(1), C = x.size(2), K = w.size(2);

@@ -6,8 +6,8 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
-#include "core/model/cpu_scan.h"
-#include "core/model/ssd_scan.h"
+#include "core/model/mamba2/cpu_scan.h"
+#include "core/model/mamba2/ssd_scan.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -19,10 +19,10 @@ std::vector<Document> random_docs() {
   return {{"d", ids}};
 }
 
-Mamba2LM tiny_model(uint64_t seed) {
+RecurrentLM tiny_model(uint64_t seed) {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(seed, 0.05, 0.5);  // long memory
   return m;
 }

@@ -17,7 +17,7 @@ using statescope::test::close;
 namespace {
 
 struct Fixture {
-  Mamba2LM model{nullptr};
+  RecurrentLM model{nullptr};
   std::vector<Document> docs;
   Fixture() {
     Mamba2Config c;

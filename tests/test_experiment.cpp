@@ -31,7 +31,7 @@ std::string tiny_model_dir() {
   const auto dir = statescope::test::scratch("tiny_model");  // per test process: parallel tests never share it
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(1);
   save_model_dir(m, dir);
   ModelRecord r;

@@ -6,24 +6,16 @@
 
 #include "core/model/checkpoint.h"
 #include "core/store/h5file.h"
+#include "tests/golden_util.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
 using statescope::test::close;
+using statescope::test::kGolden;
+using statescope::test::read;
+using statescope::test::m2cfg;
 
 namespace {
-
-const std::string kGolden = std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/";
-
-torch::Tensor read(const H5File& f, const std::string& name) {
-  std::vector<int64_t> d;
-  if (f.is_integer(name)) {
-    auto v = f.read_i64(name, &d);
-    return torch::from_blob(v.data(), d, torch::kInt64).clone();
-  }
-  auto v = f.read_f32(name, &d);
-  return torch::from_blob(v.data(), d, torch::kFloat32).clone();
-}
 
 void check_states(const ModelState& s, const torch::Tensor& ssm, const torch::Tensor& conv, const std::string& what) {
   for (size_t i = 0; i < s.size(); ++i) {
@@ -100,9 +92,9 @@ TEST(Golden, CheckpointsFromRealWritersLoadAndMatch) {
 TEST(Golden, TransformersFourNormDiffersForTwoGroups) {
   // Sanity of the test itself: normalising over all of d_inner (transformers 4.x) gives other logits.
   auto model = load_model_dir(kGolden + "hf-groups2");
-  auto cfg = model->config();
+  auto cfg = m2cfg(model);
   cfg.norm_per_group = false;
-  Mamba2LM other(cfg);
+  RecurrentLM other = Mamba2LM(cfg);
   torch::NoGradGuard ng;
   auto src = model->named_parameters();
   for (auto& p : other->named_parameters()) p.value().copy_(src[p.key()]);
@@ -114,7 +106,7 @@ TEST(Golden, TransformersFourNormDiffersForTwoGroups) {
 // (0, 0.02), so the dt clamp is exercised) and produced these logits (check_hf_loads_ours.py).
 TEST(Golden, TransformersLoadsOurSavedModelAndAgrees) {
   auto model = load_model_dir(std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded");
-  ASSERT_TRUE(model->config().has_dt_limit());
+  ASSERT_TRUE(m2cfg(model).has_dt_limit());
   H5File g(kGolden + "embedded-hf.h5", H5File::Mode::Read);
   torch::NoGradGuard ng;
   auto ids = read(g, "input_ids");

@@ -6,8 +6,8 @@
 #include <string>
 #include <torch/torch.h>
 
-#include "core/model/fused_scan.h"
-#include "core/model/ssd_scan.h"
+#include "core/model/mamba2/fused_scan.h"
+#include "core/model/mamba2/ssd_scan.h"
 #include "core/twins/ssm_scan_ref.h"
 #include "core/twins/conv1d_ref.h"
 #include "core/twins/ssm_step_ref.h"
@@ -360,10 +360,10 @@ namespace {
   if (!torch::cuda::is_available()) \
   GPU_SKIP("no CUDA device on this machine: the GPU engine check did not run")
 
-Mamba2LM tiny_gpu_model() {
+RecurrentLM tiny_gpu_model() {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(11, 0.5, 4.0);
   return m;
 }

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "core/base/error.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/mamba2/model.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
@@ -22,8 +22,8 @@ Mamba2Config tiny(int64_t ngroups) {
 }
 
 // A model whose every parameter is moved away from its init value, so no term hides.
-Mamba2LM random_model(const Mamba2Config& c, torch::Dtype dtype, uint64_t seed) {
-  Mamba2LM m(c);
+RecurrentLM random_model(const Mamba2Config& c, torch::Dtype dtype, uint64_t seed) {
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(seed);
   m->to(dtype);
   torch::manual_seed(seed);
@@ -161,7 +161,7 @@ TEST(Model, DtLimitClampsWithZeroGradient) {
   EXPECT_EQ(g[0].abs().max().item<double>(), 0.0);
   // And the clamp changes the result compared with no limit.
   cfg.dt_limit_hi = INFINITY;
-  Mamba2LM unclamped(cfg);
+  RecurrentLM unclamped = Mamba2LM(cfg);
   {
     torch::NoGradGuard ng;
     unclamped->to(torch::kFloat64);
@@ -173,7 +173,7 @@ TEST(Model, DtLimitClampsWithZeroGradient) {
 
 TEST(Model, BadTokensAndStatesAreRefused) {
   auto cfg = tiny(1);
-  Mamba2LM model(cfg);
+  RecurrentLM model = Mamba2LM(cfg);
   auto bad = torch::full({1, 4}, cfg.vocab_size, torch::kInt64);
   try {
     model->forward(bad);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/model/mamba2/model.h"
 #include "core/base/error.h"
 #include "core/analyses/passkey.h"
 #include "core/data/tokenizer.h"
@@ -85,7 +86,7 @@ TEST(Passkey, BpeGridRunsOnABpeModel) {
   auto tok = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(3);
   auto g = evaluate_passkey(m, {100, 170}, {0.0, 1.0}, 2, 4, tok.get());
   ASSERT_EQ(g.accuracy.size(), 4u);
@@ -95,7 +96,7 @@ TEST(Passkey, BpeGridRunsOnABpeModel) {
 TEST(Passkey, StepDecodingEqualsFullForwardArgmax) {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(3);
   m->to(torch::kFloat64);
   auto prompt = torch::randint(0, 256, {2, 37}, torch::kInt64);

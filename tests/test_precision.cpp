@@ -8,6 +8,7 @@
 #include <random>
 
 #include "core/model/checkpoint.h"
+#include "core/model/mamba2/model.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
 #include "core/train/state_policy.h"
@@ -17,10 +18,10 @@ using namespace statescope;
 
 namespace {
 
-Mamba2LM tiny(uint64_t seed) {
+RecurrentLM tiny(uint64_t seed) {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(seed, 0.5, 4.0);
   return m;
 }

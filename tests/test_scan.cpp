@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "core/model/ssd_scan.h"
+#include "core/model/mamba2/ssd_scan.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -15,7 +15,7 @@ using statescope::test::close;
 TEST(StateStats, MatchesDirectlyComputedStates) {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(7, 0.05, 0.5);
   std::mt19937_64 rng(2);
   std::vector<int32_t> ids;

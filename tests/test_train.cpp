@@ -69,7 +69,7 @@ TEST(Samplers, WindowSamplerIsDeterministic) {
 // TBTT over k segments gives exactly the losses of one pass over each row's concatenated text.
 TEST(Policies, TbttEqualsOnePassOverTheConcatenation) {
   auto cfg = tiny_byte();
-  Mamba2LM model(cfg);
+  RecurrentLM model = Mamba2LM(cfg);
   model->reset_parameters(5);
   model->to(torch::kFloat64);
   torch::NoGradGuard ng;
@@ -102,7 +102,7 @@ TEST(Policies, TbttEqualsOnePassOverTheConcatenation) {
 
 TEST(Policies, StatePassingFeedsExactlyThePreviousFinalStates) {
   auto cfg = tiny_byte();
-  Mamba2LM model(cfg);
+  RecurrentLM model = Mamba2LM(cfg);
   for (int pass_conv : {-1, 0}) {
     PolicySpec ps;
     ps.kind = "passing";
@@ -127,7 +127,7 @@ TEST(Policies, StatePassingFeedsExactlyThePreviousFinalStates) {
 
 TEST(Policies, RandomNoiseHasTheRequestedSigma) {
   auto cfg = tiny_byte();
-  Mamba2LM model(cfg);
+  RecurrentLM model = Mamba2LM(cfg);
   PolicySpec ps;
   ps.kind = "random";
   ps.sigma = 0.5;
@@ -141,7 +141,7 @@ TEST(Policies, RandomNoiseHasTheRequestedSigma) {
 
 TEST(Policies, FittedNoiseConvergesToKnownStatistics) {
   auto cfg = tiny_byte();
-  Mamba2LM model(cfg);
+  RecurrentLM model = Mamba2LM(cfg);
   PolicySpec ps;
   ps.kind = "fitted";
   ps.ema = 0.9;
@@ -186,7 +186,7 @@ TEST(Trainer, LossMaskScoresOnlyTheMarkedTargets) {
   auto docs = synthetic_docs(1, T + 1, 4);  // one document = one window: the batch is known
   docs[0].loss_mask.assign(T + 1, 0);
   for (int64_t i : {3, 4, 9, 12}) docs[0].loss_mask[i] = 1;
-  Mamba2LM m(tiny_byte());
+  RecurrentLM m = Mamba2LM(tiny_byte());
   m->reset_parameters(2);
   auto x = torch::empty({1, T + 1}, torch::kInt64);  // [1, T+1]
   docs[0].tokens.copy(0, T + 1, x.data_ptr<int64_t>());
@@ -203,7 +203,7 @@ TEST(Trainer, LossMaskScoresOnlyTheMarkedTargets) {
   TrainOptions o;
   o.steps = 1; o.batch = 2; o.T = T;
   for (bool use : {true, false}) {
-    Mamba2LM c(tiny_byte());
+    RecurrentLM c = Mamba2LM(tiny_byte());
     c->reset_parameters(2);
     o.loss_mask = use;
     auto zero = make_policy(PolicySpec{}, 1);
@@ -241,7 +241,7 @@ TEST(Trainer, LearnsDeterministicallyAndKeepsFrozenA) {
   TrainOptions o;
   o.steps = 30; o.batch = 8; o.T = 16; o.lr = 3e-3; o.seed = 1; o.freeze_A_log = true;
   auto run = [&](std::vector<double>& losses, torch::Tensor& a_log) {
-    Mamba2LM m(tiny_byte());
+    RecurrentLM m = Mamba2LM(tiny_byte());
     m->reset_parameters(0);
     auto a0 = m->named_parameters()["backbone.layers.0.mixer.A_log"].clone();
     auto policy = make_policy(PolicySpec{}, 0);
@@ -262,7 +262,7 @@ TEST(Trainer, LearnsDeterministicallyAndKeepsFrozenA) {
 
 TEST(Trainer, NaNStopsWithStatusFailedAndTheStep) {
   auto docs = synthetic_docs(2, 200, 6);
-  Mamba2LM m(tiny_byte());
+  RecurrentLM m = Mamba2LM(tiny_byte());
   {
     torch::NoGradGuard ng;
     m->named_parameters()["backbone.norm_f.weight"].fill_(std::nan(""));
@@ -278,7 +278,7 @@ TEST(Trainer, NaNStopsWithStatusFailedAndTheStep) {
 
 TEST(Trainer, CancelStopsAfterTheCurrentStep) {
   auto docs = synthetic_docs(2, 200, 7);
-  Mamba2LM m(tiny_byte());
+  RecurrentLM m = Mamba2LM(tiny_byte());
   TrainOptions o;
   o.steps = 50; o.batch = 2; o.T = 16;
   PolicySpec ps;
@@ -295,7 +295,7 @@ TEST(Trainer, CancelStopsAfterTheCurrentStep) {
 TEST(Trainer, FittedNoiseAtALongerLengthIsFittedOnceToThoseStates) {
   auto docs = synthetic_docs(3, 400, 11);
   auto fitted_after = [&](int64_t fit_length, int64_t steps) {
-    Mamba2LM m(tiny_byte());
+    RecurrentLM m = Mamba2LM(tiny_byte());
     m->reset_parameters(3);
     TrainOptions o;
     o.steps = steps; o.batch = 4; o.T = 16; o.lr = 2e-3; o.warmup = 1; o.seed = 2;
@@ -324,7 +324,7 @@ TEST(Trainer, FittedNoiseAtALongerLengthIsFittedOnceToThoseStates) {
   labelled.fit_length = 2048;
   EXPECT_EQ(labelled.label(), "fitted(L=2048)");
   // A length no document reaches is refused, naming it.
-  Mamba2LM m(tiny_byte());
+  RecurrentLM m = Mamba2LM(tiny_byte());
   PolicySpec ps;
   ps.kind = "fitted";
   ps.fit_length = 5000;
@@ -352,19 +352,19 @@ TEST(Trainer, ResumeFromCheckpointIsExact) {
     PolicySpec ps;
     ps.kind = kind;
     ps.sigma = 0.3;
-    Mamba2LM straight(tiny_byte());
+    RecurrentLM straight = Mamba2LM(tiny_byte());
     straight->reset_parameters(2);
     auto p1 = make_policy(ps, 9);
     auto full = train(straight, docs, *p1, o);
 
     const auto dir = (std::filesystem::temp_directory_path() / ("statescope_ckpt_" + std::string(kind))).string();
     std::filesystem::remove_all(dir);
-    Mamba2LM a(tiny_byte());
+    RecurrentLM a = Mamba2LM(tiny_byte());
     a->reset_parameters(2);
     auto p2 = make_policy(ps, 9);
     auto first = train(a, docs, *p2, o, [](const StepInfo& s) { return s.step < 4; }, {dir, 0, false});
     ASSERT_EQ(first.status, "cancelled");
-    Mamba2LM b(tiny_byte());  // a fresh process: new model, new policy, all from the checkpoint
+    RecurrentLM b = Mamba2LM(tiny_byte());  // a fresh process: new model, new policy, all from the checkpoint
     b->reset_parameters(77);
     auto p3 = make_policy(ps, 1234);
     auto rest = train(b, docs, *p3, o, {}, {dir, 3, true});
@@ -380,7 +380,7 @@ TEST(Trainer, ResumeFromCheckpointIsExact) {
 TEST(Trainer, OptionsOutOfRangeAreRefusedByName) {
   // The CLI flags land here unchecked (--grad-clip nan, --warmup -3 were accepted).
   auto docs = synthetic_docs(2, 200, 6);
-  Mamba2LM m(tiny_byte());
+  RecurrentLM m = Mamba2LM(tiny_byte());
   auto policy = make_policy(PolicySpec{}, 0);
   auto why = [&](const std::function<void(TrainOptions&)>& edit) {
     TrainOptions o;

@@ -7,8 +7,12 @@
 #include <sstream>
 
 #include "core/model/checkpoint.h"
+#include "core/model/mamba2/model.h"
 
 namespace statescope::test {
+
+// The Mamba-2 config of a model the test knows is a Mamba-2.
+inline const Mamba2Config& m2cfg(const RecurrentLM& m) { return std::get<Mamba2Config>(m->model_config()); }
 
 // Passes when |a - b| <= tol * (1 + |b|) everywhere; reports the worst absolute difference.
 inline ::testing::AssertionResult close(const torch::Tensor& a, const torch::Tensor& b, double tol,
@@ -36,7 +40,7 @@ inline void write_tiny_bpe_model(const std::string& dir, int64_t n_layer, uint64
   std::filesystem::remove_all(dir);
   Mamba2Config c;
   c.d_model = 32; c.n_layer = n_layer; c.d_state = 8; c.headdim = 8; c.vocab_size = 4003; c.chunk_size = 16;
-  Mamba2LM m(c);
+  RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(seed);
   save_model_dir(m, dir);
   std::filesystem::copy(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer/tokenizer.json",

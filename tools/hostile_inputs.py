@@ -119,6 +119,20 @@ for field, value in [("num_hidden_layers", 1e9), ("vocab_size", 15_000_000), ("s
     edit_config(d, **{field: value})
     case(f"config.json {field} = {value:g} (allocation before validation)", ["info", "--model", d], 1, "config")
 
+# An architecture statescope does not know names the field and the ones it knows; a Mamba-1 checkpoint
+# with a misshapen tensor names the tensor.
+d = model_copy("cfg_rwkv")
+edit_config(d, model_type="rwkv")
+case("config.json model_type = rwkv (unknown architecture)", ["info", "--model", d], 1,
+     "field 'model_type' is \"rwkv\"; statescope knows \"mamba2\" (Mamba-2) and \"mamba\" (Mamba-1)")
+d = TMP / "mamba1_misshapen"
+shutil.copytree(GOLDEN / "hf-mamba1", d)
+cfg = json.loads((d / "config.json").read_text())
+cfg["state_size"] = 7  # the file's A_log is [48, 6]
+(d / "config.json").write_text(json.dumps(cfg))
+case("Mamba-1 checkpoint whose A_log does not match config.json", ["info", "--model", d], 1,
+     "tensor 'backbone.layers.0.mixer.A_log' has shape [48, 6], expected [48, 7]")
+
 def safetensors_header(path):
     raw = path.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]

@@ -41,7 +41,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     const std::string dir = resolve_model(o->model);
     const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
     auto model = load_model_dir(dir);
-    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
+    const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
                         {"facts", o->facts}, {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
     auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, o->data);

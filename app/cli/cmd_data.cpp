@@ -10,7 +10,7 @@
 
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
-#include "core/model/config.h"
+#include "core/model/model_config.h"
 #include "core/data/dataset.h"
 #include "core/model/model_registry.h"
 #include "core/data/token_cache.h"
@@ -97,7 +97,7 @@ Runner add_data(CLI::App& app, const std::string& command) {
     int64_t vocab = 256;
     if (!o->model.empty()) {
       dir = resolve_model(o->model);
-      vocab = load_config_file((std::filesystem::path(dir) / "config.json").string()).vocab_size;
+      vocab = vocab_size(load_model_config((std::filesystem::path(dir) / "config.json").string()));
     }
     ProgressLine line;
     const auto t0 = std::chrono::steady_clock::now();

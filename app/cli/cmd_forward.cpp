@@ -62,7 +62,8 @@ Runner add_forward(CLI::App& app) {
     StagedOutput staged(o->output, OutputRule{o->overwrite, {o->input, o->model}, false});
     auto model = load_model_dir(resolve_model(o->model));
     model->eval();
-    const auto& c = model->config();
+    const StateLayout& c = model->state_layout();
+    const int64_t width = d_model(model->model_config());
     H5File in(o->input, H5File::Mode::Read);
     if (!in.has("input_ids")) throw Error(o->input + ": dataset 'input_ids' not found");
     if (!in.is_integer("input_ids")) throw Error(o->input + ": dataset 'input_ids' must be integer");
@@ -75,14 +76,20 @@ Runner add_forward(CLI::App& app) {
     {  // what the pass holds at once, budgeted before anything is allocated: logits [B, L, V] with the
        // activations of a layer (about 8 x d_inner per token) and the norms, in float32
       const uint64_t tokens = mul_sat(static_cast<uint64_t>(B), static_cast<uint64_t>(L));
-      const uint64_t per_token = static_cast<uint64_t>(c.vocab_size) + 8 * static_cast<uint64_t>(c.d_inner()) +
-                                 static_cast<uint64_t>(c.n_layer) * (1 + static_cast<uint64_t>(c.nheads()));
+      const uint64_t per_token = static_cast<uint64_t>(model->vocab_size()) + 16 * static_cast<uint64_t>(width) +
+                                 static_cast<uint64_t>(c.n_layer) * (1 + static_cast<uint64_t>(c.groups));
       check_memory_budget(mul_sat(mul_sat(tokens, per_token), 4),
                           o->input + ": dataset 'input_ids' [" + std::to_string(B) + ", " + std::to_string(L) + "]");
     }
 
-    auto ssm0 = read_state(in, "initial_ssm_state", {c.n_layer, B, c.nheads(), c.headdim, c.d_state});
-    auto conv0 = read_state(in, "initial_conv_state", {c.n_layer, B, c.conv_dim(), c.d_conv - 1});
+    // (layer, batch, layout.ssm...) and (layer, batch, layout.conv...): Mamba-2 (heads, headdim, d_state)
+    // and (conv_dim, d_conv-1); Mamba-1 (d_inner, d_state) and (d_inner, d_conv-1).
+    auto with_layers = [&](std::vector<int64_t> s) {
+      s.insert(s.begin(), c.n_layer);
+      return s;
+    };
+    auto ssm0 = read_state(in, "initial_ssm_state", with_layers(c.ssm_shape(B)));
+    auto conv0 = read_state(in, "initial_conv_state", with_layers(c.conv_shape(B)));
     ModelState init;
     const bool has_init = ssm0.defined() || conv0.defined();
     for (int64_t i = 0; has_init && i < c.n_layer; ++i)
@@ -106,6 +113,9 @@ Runner add_forward(CLI::App& app) {
     f.set_attr("/", "creator", "statescope-cli forward");
     f.set_attr("/", "model", o->model);
     f.set_attr("/", "scan", o->scan);
+    f.set_attr("/", "architecture", c.architecture);
+    f.set_attr("/", "ssm_state_axes", "(layer, batch, " + c.ssm_axes().substr(1));
+    f.set_attr("/", "conv_state_axes", "(layer, batch, " + c.conv_axes().substr(1));
     f.close();
     staged.finish(StagedOutput::Outcome::Replace);
     // Finite weights and states can still overflow: said, naming the tensor, with a failing exit

@@ -13,16 +13,21 @@ Runner add_info(CLI::App& app) {
   return [dir]() {
     const std::string path = resolve_model(*dir);
     auto model = load_model_dir(path);
-    const auto& c = model->config();
     int64_t n = 0;
     for (auto& p : model->parameters()) n += p.numel();
-    std::cout << "model " << *dir << (path != *dir ? " (" + path + ")" : std::string()) << "\n"
-              << "  d_model " << c.d_model << ", n_layer " << c.n_layer << ", d_state " << c.d_state
-              << ", headdim " << c.headdim << ", nheads " << c.nheads() << ", ngroups " << c.ngroups
-              << ", d_conv " << c.d_conv << ", chunk_size " << c.chunk_size << "\n"
-              << "  vocab " << c.vocab_size << ", tied " << (c.tie_embeddings ? "yes" : "no")
-              << ", gated norm " << (c.norm_per_group ? "per group (mamba_ssm)" : "over d_inner (HF)")
-              << ", dt_limit (" << c.dt_limit_lo << ", " << c.dt_limit_hi << ")\n"
+    std::cout << "model " << *dir << (path != *dir ? " (" + path + ")" : std::string()) << "\n ";
+    const auto fields = describe(model->model_config());
+    for (size_t i = 0; i < fields.size(); ++i) std::cout << (i ? ", " : " ") << fields[i].first << " " << fields[i].second;
+    std::cout << "\n";
+    if (const auto* c = std::get_if<Mamba2Config>(&model->model_config()))
+      std::cout << "  tied " << (c->tie_embeddings ? "yes" : "no") << ", gated norm "
+                << (c->norm_per_group ? "per group (mamba_ssm)" : "over d_inner (HF)") << ", dt_limit (" << c->dt_limit_lo
+                << ", " << c->dt_limit_hi << ")\n";
+    else
+      std::cout << "  tied " << (std::get<Mamba1Config>(model->model_config()).tie_embeddings ? "yes" : "no") << "\n";
+    const auto& l = model->state_layout();
+    std::cout << "  state per layer: ssm " << l.ssm_axes() << " = " << l.ssm_numel() << ", conv " << l.conv_axes() << ", "
+              << l.groups << " " << l.group_name << (l.groups == 1 ? "" : "s") << " in the per-head views\n"
               << "  parameters " << n << "\n";
     return 0;
   };

@@ -44,9 +44,9 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
     const std::string dir = resolve_model(o->model);
     const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
     auto model = load_model_dir(dir);
-    if (tok->vocab_size() > model->config().vocab_size)
+    if (tok->vocab_size() > model->vocab_size())
       throw Error("passkey: " + dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
-                  " ids but the model's vocab_size is " + std::to_string(model->config().vocab_size));
+                  " ids but the model's vocab_size is " + std::to_string(model->vocab_size()));
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
                         {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
     auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, "");

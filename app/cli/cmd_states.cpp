@@ -38,7 +38,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
     if (o->s.T <= 0) o->s.T = read_model_record(dir).T;
     if (o->s.T <= 0) throw Error("--T is required: " + dir + " records no training context");
     auto model = load_model_dir(dir);
-    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
+    const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
     auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);
     const StateStatsResult r = measure_run(*file, o->run, [&] { return state_statistics(model, corpus.validation, o->s); });

@@ -14,6 +14,8 @@
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/model/checkpoint.h"
+#include "core/model/mamba1/model.h"
+#include "core/model/mamba2/model.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
 #include "core/base/output_rule.h"
@@ -91,9 +93,9 @@ struct KeepWorkOnError {
   }
 };
 
-int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
+int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
                  ModelRecord rec, const std::string& command, const std::string& source_model) {
-  const Corpus corpus = load_corpus(o.data, source_model, model->config().vocab_size);
+  const Corpus corpus = load_corpus(o.data, source_model, model->vocab_size());
   // The model folder follows the output rule (core/base/output_rule.h): the work goes to OUT.partial
   // (checkpoints included) and is renamed onto OUT when training finished; an existing OUT is
   // replaced only with --overwrite, never the model being read. A stopped or cancelled run leaves
@@ -185,7 +187,9 @@ int run_training(Mamba2LM& model, const CommonTrain& o, const PolicySpec& ps, co
 
 Runner add_pretrain(CLI::App& app, const std::string& command) {
   struct O : CommonTrain {
+    std::string arch = "mamba2";
     Mamba2Config c;
+    int64_t expand = 2, d_conv = 4, dt_rank = 0;
     double a_min = 1.0, a_max = 16.0, dt_limit = 0;
     bool freeze_A = false;
   };
@@ -193,28 +197,57 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
   o->c.d_model = 64; o->c.n_layer = 2; o->c.d_state = 32; o->c.headdim = 16; o->c.chunk_size = 64;
   o->c.vocab_size = 256; o->c.tie_embeddings = true;
   add_train_options(app, *o);
+  app.add_option("--arch", o->arch, "architecture: mamba2 (Mamba-2) or mamba1 (Mamba-1, selective scan)")
+      ->check(CLI::IsMember({"mamba2", "mamba1"}))->capture_default_str();
   app.add_option("--d-model", o->c.d_model)->capture_default_str();
   app.add_option("--n-layer", o->c.n_layer)->capture_default_str();
-  app.add_option("--d-state", o->c.d_state)->capture_default_str();
-  app.add_option("--headdim", o->c.headdim)->capture_default_str();
-  app.add_option("--ngroups", o->c.ngroups)->capture_default_str();
-  app.add_option("--chunk-size", o->c.chunk_size)->capture_default_str();
+  app.add_option("--d-state", o->c.d_state, "state size per channel (default 32; Mamba-1's usual is 16)")->capture_default_str();
+  app.add_option("--expand", o->expand, "d_inner = expand x d_model")->capture_default_str();
+  app.add_option("--d-conv", o->d_conv, "causal conv width")->capture_default_str();
+  // Mamba-2 only:
+  auto* headdim = app.add_option("--headdim", o->c.headdim, "Mamba-2: channels per head")->capture_default_str();
+  auto* ngroups = app.add_option("--ngroups", o->c.ngroups, "Mamba-2: groups of B and C")->capture_default_str();
+  auto* chunk = app.add_option("--chunk-size", o->c.chunk_size, "Mamba-2: the chunked scan's chunk")->capture_default_str();
   app.add_option("--dt-min", o->c.dt_min, "dt initialisation range (log-uniform)")->capture_default_str();
   app.add_option("--dt-max", o->c.dt_max)->capture_default_str();
-  app.add_option("--dt-limit", o->dt_limit, "clamp dt to at most this after softplus (time_step_limit; 0: none)")
-      ->capture_default_str();
-  app.add_option("--a-min", o->a_min, "A initialised uniform in [a-min, a-max]")->capture_default_str();
-  app.add_option("--a-max", o->a_max)->capture_default_str();
+  auto* dt_limit = app.add_option("--dt-limit", o->dt_limit,
+                                  "Mamba-2: clamp dt to at most this after softplus (time_step_limit; 0: none)")
+                       ->capture_default_str();
+  auto* a_min = app.add_option("--a-min", o->a_min, "Mamba-2: A initialised uniform in [a-min, a-max]")->capture_default_str();
+  auto* a_max = app.add_option("--a-max", o->a_max)->capture_default_str();
+  // Mamba-1 only:
+  auto* dt_rank = app.add_option("--dt-rank", o->dt_rank, "Mamba-1: rank of dt's projection (0: ceil(d_model/16))")
+                      ->capture_default_str();
   app.add_flag("--freeze-A", o->freeze_A, "keep A_log at its initial value (e.g. A = 1 with --a-min 1 --a-max 1)");
-  return [o, command]() {
+  return [o, command, headdim, ngroups, chunk, dt_limit, a_min, a_max, dt_rank]() {
+    // An option of one architecture given for the other is named, never ignored.
+    const std::string other = o->arch == "mamba2" ? "mamba1" : "mamba2";
+    for (auto* opt : o->arch == "mamba2" ? std::vector<CLI::Option*>{dt_rank}
+                                         : std::vector<CLI::Option*>{headdim, ngroups, chunk, dt_limit, a_min, a_max})
+      if (opt->count() > 0)
+        throw Error(opt->get_name() + " is a " + (other == "mamba2" ? "Mamba-2" : "Mamba-1") + " option; --arch " +
+                    o->arch + " has no such setting");
     if (o->dt_limit > 0) o->c.dt_limit_hi = o->dt_limit;
     o->c.dt_init_floor = std::min(o->c.dt_init_floor, o->c.dt_min);
-    o->c.validate("pretrain options");
-    if (!(o->a_min > 0) || !(o->a_max >= o->a_min) || !(o->a_max <= 1e4))  // NaN and Inf fail too
-      throw Error("--a-min/--a-max: need 0 < a-min <= a-max <= 10000, got " + std::to_string(o->a_min) + " and " +
-                  std::to_string(o->a_max));
-    if (!(o->dt_limit >= 0 && o->dt_limit <= 1e3)) throw Error("--dt-limit: need 0 <= dt-limit <= 1000 (0: none)");
-    Mamba2LM model(o->c);
+    o->c.expand = o->expand;
+    o->c.d_conv = o->d_conv;
+    RecurrentLM model{nullptr};
+    if (o->arch == "mamba2") {
+      o->c.validate("pretrain options");
+      if (!(o->a_min > 0) || !(o->a_max >= o->a_min) || !(o->a_max <= 1e4))  // NaN and Inf fail too
+        throw Error("--a-min/--a-max: need 0 < a-min <= a-max <= 10000, got " + std::to_string(o->a_min) + " and " +
+                    std::to_string(o->a_max));
+      if (!(o->dt_limit >= 0 && o->dt_limit <= 1e3)) throw Error("--dt-limit: need 0 <= dt-limit <= 1000 (0: none)");
+      model = Mamba2LM(o->c);
+    } else {
+      Mamba1Config m;
+      m.d_model = o->c.d_model, m.n_layer = o->c.n_layer, m.d_state = o->c.d_state, m.expand = o->expand;
+      m.d_conv = o->d_conv, m.dt_rank = o->dt_rank, m.vocab_size = o->c.vocab_size, m.tie_embeddings = true;
+      m.dt_min = o->c.dt_min, m.dt_max = o->c.dt_max, m.dt_init_floor = o->c.dt_init_floor;
+      if (o->dt_rank < 0) throw Error("--dt-rank: need 0 (auto) or a positive rank, got " + std::to_string(o->dt_rank));
+      m.validate("pretrain options");
+      model = Mamba1LM(m);
+    }
     model->reset_parameters(o->t.seed, o->a_min, o->a_max);
     place_model(model);
     o->t.freeze_A_log = o->freeze_A;

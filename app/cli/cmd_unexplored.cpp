@@ -52,7 +52,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
     if (o->u.T <= 0) throw Error("--T is required: " + dir + " records no training context");
     if (o->u.length <= 0) o->u.length = 64 * o->u.T;
     auto model = load_model_dir(dir);
-    const Corpus corpus = load_corpus(o->data, dir, model->config().vocab_size);
+    const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->u.T}, {"length", o->u.length}, {"sequences", o->u.sequences},
                         {"policy", o->ps.label()}};
     auto file = start_run(*o, spec.dump(), dir, "none (analysis of " + o->ps.label() + " training states)", o->seed, o->data);

@@ -40,7 +40,7 @@ inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps,
 }
 
 // Trains `model` in place; throws Error (after marking the run) unless training finished.
-inline void finetune(Mamba2LM& model, const std::vector<Document>& docs, const PolicySpec& ps, const TrainOptions& t,
+inline void finetune(RecurrentLM& model, const std::vector<Document>& docs, const PolicySpec& ps, const TrainOptions& t,
                      uint64_t seed, ExperimentFile& file, const std::string& run, const std::string& what) {
   auto policy = make_policy(ps, seed);
   ProgressLine line;

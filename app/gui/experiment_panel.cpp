@@ -26,11 +26,14 @@
 #include <QVBoxLayout>
 #include <nlohmann/json.hpp>
 #include <algorithm>
+#include <filesystem>
 #include <set>
 
 #include "app/gui/spec_editor.h"
 #include "core/compute/runtime.h"
 #include "core/experiment/spec.h"
+#include "core/model/model_config.h"  // LibTorch-free: the architecture from config.json
+#include "core/model/model_registry.h"
 #include "views/theme.h"
 
 namespace statescope::gui {
@@ -144,6 +147,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   v->addStretch(1);
   name_fields();
   connect_fields();
+  describe_model();
   validate();
 }
 
@@ -170,6 +174,10 @@ void ExperimentPanel::set_running(bool running) {
 void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& d) {
   form->addRow(tr("Model"), path_row(this, model, QString::fromStdString(d.model),
                                      tr("'embedded' or a checkpoint directory"), true));
+  architecture_ = new QLabel(this);
+  architecture_->setObjectName("architecture");
+  architecture_->setToolTip(tr("the architecture the model's config.json names, and its recurrent state per layer"));
+  form->addRow(tr("Architecture"), architecture_);
   form->addRow(tr("Data"), path_row(this, data, QString::fromStdString(d.data),
                                     tr("'embedded' (Austen), a folder of .txt/.jsonl, a .jsonl, .u16/.u32 token or text "
                                        "file; tokenized once with the model's tokenizer and cached"), false));
@@ -313,7 +321,11 @@ QLayout* ExperimentPanel::build_buttons() {
 
 // Every edit re-validates; a policy edit hands the runs over to the form.
 void ExperimentPanel::connect_fields() {
-  for (auto* e : {model, data, save_models}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
+  for (auto* e : {data, save_models}) connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
+  connect(model, &QLineEdit::textChanged, this, [this] {
+    describe_model();
+    validate();
+  });
   for (auto* s : {T, steps, batch, eval_length, eval_sequences})
     connect(s, qOverload<int>(&QSpinBox::valueChanged), this, [this] { validate(); });
   connect(lr, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this] { validate(); });
@@ -375,7 +387,7 @@ QStringList ExperimentPanel::problems() const {
   bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded' or a directory)")
              : (m != "embedded" && !QFileInfo(QDir(m).filePath("config.json")).exists())
                  ? tr("Model: %1 has no config.json").arg(m)
-                 : QString());
+                 : architecture_problem_);
   const QString d = data->text().trimmed();
   bad(data, d.isEmpty() ? tr("Data: empty") : (d != "embedded" && !QFileInfo::exists(d)) ? tr("Data: %1 does not exist").arg(d) : QString());
   bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
@@ -389,6 +401,29 @@ QStringList ExperimentPanel::problems() const {
                    p_passing->isChecked() || p_tbtt->isChecked();
   bad(baseline, any ? QString() : tr("Choose at least one run (baseline or a policy)"));
   return p;
+}
+
+// The model field's architecture, read from its config.json (no weights are loaded).
+void ExperimentPanel::describe_model() {
+  architecture_problem_.clear();
+  const std::string m = model->text().trimmed().toStdString();
+  try {
+    const std::string dir = resolve_model(m);
+    const ModelConfig c = load_model_config((std::filesystem::path(dir) / "config.json").string());
+    const StateLayout l = state_layout(c);
+    QStringList sizes;
+    for (const auto& a : l.ssm) sizes << QString::number(a.size);
+    architecture_->setText(tr("%1 · %2 layers · state %3 %4 · %5 %6s")
+                               .arg(QString::fromStdString(architecture_title(c)))
+                               .arg(l.n_layer)
+                               .arg(QString::fromStdString(l.ssm_axes()), sizes.join(QString::fromUtf8(" × ")))
+                               .arg(l.groups)
+                               .arg(QString::fromStdString(l.group_name)));
+  } catch (const std::exception& e) {
+    architecture_->setText(m.empty() ? QString() : tr("unknown"));
+    if (!m.empty() && (m == "embedded" || std::filesystem::exists(std::filesystem::path(m) / "config.json")))
+      architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
+  }
 }
 
 void ExperimentPanel::validate() {

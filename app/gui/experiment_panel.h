@@ -68,6 +68,9 @@ class ExperimentPanel : public QWidget {
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* edit_button;
   QLabel* policy_note;  // shown while the loaded spec's runs stand instead of the form's
+  QLabel* architecture_;  // what the model field names: "Mamba-1 · 2 layers · state (d_inner, d_state) 128 x 16"
+  QString architecture_problem_;  // why the model's config.json cannot be read (empty: it can)
+  void describe_model();
   QAction *run_action_, *cancel_action_;
   QWidget* form_;       // every field (disabled while running)
   bool running_ = false;

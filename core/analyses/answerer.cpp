@@ -7,7 +7,7 @@
 
 namespace statescope {
 
-torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n, const ModelState* init) {
+torch::Tensor greedy_decode(RecurrentLM& model, const torch::Tensor& prompt, int64_t n, const ModelState* init) {
   torch::NoGradGuard ng;
   // With --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token.
   const ForwardOptions fo = model->forward_options();
@@ -52,7 +52,7 @@ TokenRows to_rows(const torch::Tensor& t) {  // [b, n] -> rows
 
 class ModelAnswerer : public Answerer {
  public:
-  ModelAnswerer(Mamba2LM& model, const ModelState* init) : model_(model) {
+  ModelAnswerer(RecurrentLM& model, const ModelState* init) : model_(model) {
     if (init) init_ = *init;
   }
   TokenRows greedy(const TokenRows& prompts, int64_t n) override {
@@ -87,13 +87,13 @@ class ModelAnswerer : public Answerer {
 
  private:
   const ModelState* init() const { return init_.empty() ? nullptr : &init_; }
-  Mamba2LM& model_;
+  RecurrentLM& model_;
   ModelState init_;
 };
 
 }  // namespace
 
-std::unique_ptr<Answerer> model_answerer(Mamba2LM& model, const ModelState* init) {
+std::unique_ptr<Answerer> model_answerer(RecurrentLM& model, const ModelState* init) {
   return std::make_unique<ModelAnswerer>(model, init);
 }
 

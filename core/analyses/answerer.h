@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 
 namespace statescope {
 
@@ -23,10 +23,10 @@ class Answerer {
 
 // Greedy decoding of `n` tokens after `prompt` tokens: one forward over the prompt (from `init`, or
 // zeros), then single-token steps from the carried state. prompt [b, L] -> [b, n].
-torch::Tensor greedy_decode(Mamba2LM& model, const torch::Tensor& prompt, int64_t n, const ModelState* init = nullptr);
+torch::Tensor greedy_decode(RecurrentLM& model, const torch::Tensor& prompt, int64_t n, const ModelState* init = nullptr);
 
 // The model, in eval mode, on its device; every prompt starts from `init` ([b] rows matching the
 // calls' b; null: zero states). The answerer keeps a reference to the model and a copy of init.
-std::unique_ptr<Answerer> model_answerer(Mamba2LM& model, const ModelState* init = nullptr);
+std::unique_ptr<Answerer> model_answerer(RecurrentLM& model, const ModelState* init = nullptr);
 
 }  // namespace statescope

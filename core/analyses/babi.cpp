@@ -212,7 +212,7 @@ std::string prose_of(const std::vector<Document>& docs, size_t max_bytes, const 
   return s;
 }
 
-BabiResult evaluate_babi(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
+BabiResult evaluate_babi(RecurrentLM& model, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
                          int64_t samples, uint64_t seed, const Tokenizer* tok) {
   return score_babi(*model_answerer(model), lengths, prose, facts, samples, seed, tok);
 }

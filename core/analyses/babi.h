@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/base/results.h"
 #include "core/data/tokenizer.h"
 #include "core/analyses/answerer.h"
@@ -58,7 +58,7 @@ std::vector<Document> babi_training_docs(int64_t n, int64_t T, int64_t per_doc, 
 
 // Accuracy per prompt length, `samples` fresh samples each. tok: the model's tokenizer (null: bytes);
 // candidates are scored as the tokens of the location (BPE: of " location").
-BabiResult evaluate_babi(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
+BabiResult evaluate_babi(RecurrentLM& model, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,
                          int64_t samples, uint64_t seed, const Tokenizer* tok = nullptr);
 // The same, answered by any Answerer (the model, or a test's oracle).
 BabiResult score_babi(Answerer& answerer, const std::vector<int64_t>& lengths, const std::string& prose, int64_t facts,

@@ -7,6 +7,7 @@
 #include "core/base/error.h"
 #include "core/dist/comm.h"
 #include "core/model/checkpoint.h"
+#include "core/model/mamba2/model.h"  // the copying task trains a fresh Mamba-2 of its own
 
 namespace statescope {
 
@@ -92,7 +93,7 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
   return {exact, tok};
 }
 
-ModelState copy_passed_state(Mamba2LM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
+ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
                              uint64_t seed, int64_t chain) {
   torch::NoGradGuard ng;
   model->eval();
@@ -110,7 +111,7 @@ ModelState copy_passed_state(Mamba2LM& model, int64_t batch, int64_t L, int64_t 
   return st;
 }
 
-CopyResult evaluate_copying(Mamba2LM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
+CopyResult evaluate_copying(RecurrentLM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
                             uint64_t seed, int64_t L, int64_t T, bool conv_passed) {
   model->eval();
   CopyResult r;
@@ -136,7 +137,7 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
   auto docs = copy_training_docs(opt.train_docs, window, per_doc, opt.L, opt.alphabet, opt.seed + 1);
   Mamba2Config c = opt.model;
   c.validate("copying model");
-  Mamba2LM model(c);
+  RecurrentLM model = Mamba2LM(c);
   model->reset_parameters(opt.seed);
   place_model(model, compute);
   t.T = window;

@@ -23,7 +23,7 @@
 #include "core/base/results.h"
 #include "core/compute/runtime.h"  // Compute
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
 
@@ -55,11 +55,11 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
 // The passed state an evaluation prompt starts from: `chain` training-format examples (lengths
 // 1..L, padded to T) run one after another from zero, each from the previous one's final state;
 // conv state kept only when conv_passed. -> a state for `batch` rows.
-ModelState copy_passed_state(Mamba2LM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
+ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
                              uint64_t seed, int64_t chain = 4);
 
 // Evaluates a model on fresh strings of each length, from a zero state and from a passed state.
-CopyResult evaluate_copying(Mamba2LM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
+CopyResult evaluate_copying(RecurrentLM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
                             uint64_t seed, int64_t L, int64_t T, bool conv_passed);
 
 // Builds a fresh model (opt.model, seeded), trains it on copying with `policy` (after

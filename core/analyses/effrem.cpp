@@ -27,7 +27,7 @@ std::vector<int64_t> effrem_grid(int64_t max_T, int64_t points, bool log_grid) {
   return {g.begin(), g.end()};
 }
 
-EffRemResult effective_remembrance(Mamba2LM& model, const std::vector<Document>& docs, const EffRemOptions& o,
+EffRemResult effective_remembrance(RecurrentLM& model, const std::vector<Document>& docs, const EffRemOptions& o,
                                    const std::function<bool(int64_t, int64_t)>& progress) {
   if (o.Ts.empty() || o.sequences <= 0 || o.points <= 0) throw Error("effrem: need at least one T, sequences and points");
   for (auto T : o.Ts)

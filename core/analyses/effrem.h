@@ -11,7 +11,7 @@
 #include <functional>
 
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/analyses/options.h"  // EffRemOptions
 #include "core/base/results.h"
 
@@ -23,7 +23,7 @@ torch::Tensor total_variation(const torch::Tensor& p, const torch::Tensor& q);
 // Common t grid for contexts up to max_T: 0 plus `points` log- or linearly spaced values in [1, max_T-1].
 std::vector<int64_t> effrem_grid(int64_t max_T, int64_t points, bool log_grid);
 
-EffRemResult effective_remembrance(Mamba2LM& model, const std::vector<Document>& docs, const EffRemOptions& opt,
+EffRemResult effective_remembrance(RecurrentLM& model, const std::vector<Document>& docs, const EffRemOptions& opt,
                                    const std::function<bool(int64_t, int64_t)>& progress = {});
 
 }  // namespace statescope

@@ -51,9 +51,9 @@ void check_finite_loss(const torch::Tensor& seg, int64_t p, const char* what) {
 // Per-token loss with the full context, streamed in segments of o.segment tokens with the state
 // carried; adds the state norms into norm_sum [NL, L] and head_sum [NL, H, L].
 // tok [b, L+1] on the model's device -> nll [b, L] float64 on the CPU.
-torch::Tensor score_full_context(Mamba2LM& model, const torch::Tensor& tok, const EvalOptions& o, torch::Tensor& norm_sum,
+torch::Tensor score_full_context(RecurrentLM& model, const torch::Tensor& tok, const EvalOptions& o, torch::Tensor& norm_sum,
                                  torch::Tensor& head_sum, const std::function<void()>& tick) {
-  const int64_t b = tok.size(0), L = o.length, V = model->config().vocab_size;
+  const int64_t b = tok.size(0), L = o.length, V = model->vocab_size();
   auto nll = torch::empty({b, L}, torch::kFloat64);
   ModelState state;
   for (int64_t p = 0; p < L; p += o.segment) {
@@ -99,9 +99,9 @@ Windows plan_windows(const EvalOptions& o) {
 // pass, so they are copied from `nll`: the excess is exactly 0 below T. Windows per forward use the
 // same token budget as a full-context segment, so peak memory depends on the segment size and not
 // on the length.  tok [b, L+1], nll [b, L] -> win [b, L] float64 on the CPU.
-torch::Tensor score_windowed(Mamba2LM& model, const torch::Tensor& tok, const torch::Tensor& nll, const EvalOptions& o,
+torch::Tensor score_windowed(RecurrentLM& model, const torch::Tensor& tok, const torch::Tensor& nll, const EvalOptions& o,
                              const Windows& plan, const std::function<void()>& tick) {
-  const int64_t b = tok.size(0), L = o.length, half = o.T / 2, V = model->config().vocab_size;
+  const int64_t b = tok.size(0), L = o.length, half = o.T / 2, V = model->vocab_size();
   auto win = nll.clone();  // [b, L]
   auto score = [&](const std::vector<int64_t>& starts, int64_t len) {  // windows with `len` predictions each
     for (size_t k0 = 0; k0 < starts.size(); k0 += plan.group) {
@@ -131,7 +131,7 @@ torch::Tensor score_windowed(Mamba2LM& model, const torch::Tensor& tok, const to
 
 }  // namespace
 
-EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs, const EvalOptions& o,
+EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& docs, const EvalOptions& o,
                               const std::function<bool(int64_t, int64_t)>& progress) {
   if (o.length <= 0 || o.sequences <= 0 || o.segment <= 0 || o.batch <= 0 || o.T < 2)
     throw Error("evaluate: length, sequences, segment, batch must be positive and T >= 2");
@@ -145,8 +145,8 @@ EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs
                 " exceeds 2^30 scored positions");
   torch::NoGradGuard ng;
   model->eval();
-  const auto& c = model->config();
-  const int64_t L = o.length, H = c.nheads(), NL = c.n_layer;
+  const auto& lay = model->state_layout();
+  const int64_t L = o.length, H = lay.groups, NL = lay.n_layer;  // H: heads, or Mamba-1's channel groups
   auto seqs = eval_sequences(docs, L, o.sequences);
   EvalResult r;
   r.length = L; r.sequences = o.sequences; r.n_layer = NL; r.nheads = H; r.T = o.T;

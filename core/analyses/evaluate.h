@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/analyses/options.h"  // EvalOptions
 #include "core/base/results.h"
 
@@ -20,7 +20,7 @@ std::vector<std::vector<int32_t>> eval_sequences(const std::vector<Document>& do
 
 // progress(done, total) counts forward calls (segments and window groups); return false to cancel
 // (throws Error "cancelled").
-EvalResult evaluate_positions(Mamba2LM& model, const std::vector<Document>& docs, const EvalOptions& opt,
+EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& docs, const EvalOptions& opt,
                               const std::function<bool(int64_t, int64_t)>& progress = {});
 
 }  // namespace statescope

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/model/config.h"
+#include "core/model/mamba2/config.h"
 
 namespace statescope {
 

@@ -112,7 +112,7 @@ int passkey_digits_right(const std::string& target, const std::string& got) {
   return correct;
 }
 
-PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
+PasskeyGrid evaluate_passkey(RecurrentLM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
                              int64_t samples, uint64_t seed, const Tokenizer* tok) {
   return score_passkey(*model_answerer(model), lengths, depths, samples, seed, tok);
 }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/base/results.h"
 #include "core/data/tokenizer.h"
 #include "core/analyses/answerer.h"  // Answerer, greedy_decode
@@ -46,7 +46,7 @@ using PasskeyGrid = PasskeyResult;  // results.h
 
 // Greedy answers are scored on decoded text: a digit counts when the decoded continuation has it at
 // its place in the decoded answer; exact = all five. tok: the model's tokenizer (null: bytes).
-PasskeyGrid evaluate_passkey(Mamba2LM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
+PasskeyGrid evaluate_passkey(RecurrentLM& model, const std::vector<int64_t>& lengths, const std::vector<double>& depths,
                              int64_t samples, uint64_t seed, const Tokenizer* tok = nullptr);
 // The same grid, answered by any Answerer (the model, or a test's oracle).
 PasskeyGrid score_passkey(Answerer& answerer, const std::vector<int64_t>& lengths, const std::vector<double>& depths,

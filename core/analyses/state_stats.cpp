@@ -24,27 +24,27 @@ constexpr int64_t kGroup = 4;
 // fitted moments at T-1, per-token state change), so the long scan is paid once. The statistics
 // are then reduced in a fixed order: per-sequence sums (mean, then squared deviations from it) added
 // in sequence order, histogram counts as integers, so a job of N ranks writes one process's numbers.
-StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& docs, const StateStatsOptions& o0) {
+StateStatsResult state_statistics(RecurrentLM& model, const std::vector<Document>& docs, const StateStatsOptions& o0) {
   StateStatsOptions o = o0;
-  const auto& c = model->config();
+  const auto& lay = model->state_layout();
   if (o.T < 2 || o.sequences <= 0 || o.bins <= 0 || o.segment <= 0) throw Error("state stats: bad options");
   if (o.length <= 0) o.length = 64 * o.T;
   if (o.positions.empty())
     for (int64_t p : {o.T / 2, o.T - 1, 2 * o.T, 8 * o.T, 32 * o.T, 64 * o.T - 1})
       if (p < o.length) o.positions.push_back(p);
   if (o.layers.empty())
-    for (int64_t l = 0; l < c.n_layer; ++l) o.layers.push_back(l);
+    for (int64_t l = 0; l < lay.n_layer; ++l) o.layers.push_back(l);
   std::set<int64_t> pos_set(o.positions.begin(), o.positions.end());
   pos_set.insert(o.T - 1);  // the fit
   for (auto p : pos_set)
     if (p < 0 || p >= o.length)
       throw Error("state stats: position " + std::to_string(p) + " outside [0, " + std::to_string(o.length) + ")");
   for (auto l : o.layers)
-    if (l < 0 || l >= c.n_layer) throw Error("state stats: layer " + std::to_string(l) + " does not exist");
+    if (l < 0 || l >= lay.n_layer) throw Error("state stats: layer " + std::to_string(l) + " does not exist");
 
   torch::NoGradGuard ng;
   model->eval();
-  const int64_t S = o.sequences, NL = c.n_layer, H = c.nheads(), nb = o.bins;
+  const int64_t S = o.sequences, NL = lay.n_layer, H = lay.groups, nb = o.bins;
   const int64_t G = (S + kGroup - 1) / kGroup;
   const auto seqs = eval_sequences(docs, o.length - 1, S);  // o.length tokens each
   const auto dev = model->output_weight().device();
@@ -58,7 +58,7 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
   for (auto p : pos_set) cuts.insert(p + 1);
   cuts.insert(o.length);
 
-  // This rank's groups: their states, [slot][layer] -> [b, H, P, Ns] float32 as the model made them.
+  // This rank's groups: their states, [slot][layer] -> [b, layout.ssm...] float32 as the model made them.
   struct Held {
     int64_t s0 = 0, b = 0;
     std::vector<std::vector<torch::Tensor>> at;
@@ -88,7 +88,7 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
     }
     held.push_back(std::move(h));
   }
-  auto x_of = [&](const Held& h, int64_t p, int64_t l) {  // [b, H, P*Ns] float64
+  auto x_of = [&](const Held& h, int64_t p, int64_t l) {  // [b, H, group entries] float64
     return h.at[slot.at(p)][l].to(torch::kFloat64).reshape({h.b, H, -1});
   };
 
@@ -114,11 +114,11 @@ StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& 
       for (auto l : o.layers) {
         auto x = x_of(h, p, l);
         sums[k][l].narrow(0, h.s0, h.b).copy_(x.sum(2));
-        auto per_head = x.transpose(0, 1).reshape({H, -1});  // [H, b*P*Ns]
+        auto per_head = x.transpose(0, 1).reshape({H, -1});  // [H, b * group entries]
         for (int64_t hh = 0; hh < H; ++hh) counts[k][l][hh] += torch::histc(per_head[hh], nb, -range, range);
       }
   dist::reduce_over_ranks({sums, counts, delta});
-  const int64_t per_seq = c.headdim * c.d_state;  // entries of one head's state
+  const int64_t per_seq = lay.group_numel();  // entries of one head's (group's) state
   const double entries = static_cast<double>(S * per_seq);
   auto mean = sums.sum(2) / entries;  // [K, NL, H]
   auto sq = torch::zeros({K, NL, S, H}, torch::kFloat64);

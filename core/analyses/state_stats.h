@@ -6,12 +6,12 @@
 #include <functional>
 
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/analyses/options.h"  // StateStatsOptions
 #include "core/base/results.h"
 
 namespace statescope {
 
-StateStatsResult state_statistics(Mamba2LM& model, const std::vector<Document>& docs, const StateStatsOptions& opt);
+StateStatsResult state_statistics(RecurrentLM& model, const std::vector<Document>& docs, const StateStatsOptions& opt);
 
 }  // namespace statescope

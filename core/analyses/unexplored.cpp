@@ -125,8 +125,8 @@ torch::Tensor StateEnvelope::score(const torch::Tensor& states) const {
   return t2 + q;                                                     // [b, H]
 }
 
-int64_t reservoir_capacity(const Mamba2Config& c, int64_t samples) {
-  return std::min(samples, (int64_t{1} << 28) / std::max<int64_t>(1, c.n_layer * c.nheads() * c.headdim * c.d_state));
+int64_t reservoir_capacity(const StateLayout& c, int64_t samples) {
+  return std::min(samples, (int64_t{1} << 28) / std::max<int64_t>(1, c.n_layer * c.ssm_numel()));
 }
 
 StateReservoir::StateReservoir(int64_t n_layer, int64_t nheads, int64_t state_size, int64_t capacity, uint64_t seed)
@@ -168,13 +168,13 @@ std::vector<torch::Tensor> StateReservoir::states() const {
   return out;
 }
 
-std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Document>& train, const PolicySpec& ps,
+std::vector<torch::Tensor> training_states(RecurrentLM& model, const std::vector<Document>& train, const PolicySpec& ps,
                                            const UnexploredOptions& o, uint64_t seed,
                                            const std::function<bool(int64_t, int64_t)>& progress) {
   torch::NoGradGuard ng;
   model->eval();
-  const auto& c = model->config();
-  const int64_t NL = c.n_layer, H = c.nheads(), D = c.headdim * c.d_state, B = o.train_batch, T = o.T;
+  const auto& c = model->state_layout();
+  const int64_t NL = c.n_layer, H = c.groups, D = c.group_numel(), B = o.train_batch, T = o.T;
   const int64_t M = reservoir_capacity(c, o.samples);  // within 1 GiB: said by the result's train_samples
   if (M < 50) throw Error("unexplored: 50 training states per layer of this model do not fit in 1 GiB");
   auto policy = make_policy(ps, seed);
@@ -189,7 +189,7 @@ std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Do
     if (int64_t e = q * T / 4; e > 0 && (cuts.empty() || e > cuts.back())) cuts.push_back(e);
   const auto dev = model->output_weight().device();
   for (int64_t step = 1; step <= o.train_steps; ++step) {
-    PolicyStep ps_step{step, {}};
+    PolicyStep ps_step{step, {}, model->state_layout().groups};
     torch::Tensor tokens;
     if (streams) {
       auto b = streams->next();
@@ -214,7 +214,7 @@ std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Do
   return keep.states();
 }
 
-UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>& train,
+UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Document>& train,
                                    const std::vector<Document>& validation, const PolicySpec& ps,
                                    const UnexploredOptions& o0, uint64_t seed, const EvalResult* eval,
                                    const std::function<bool(int64_t, int64_t)>& progress,
@@ -223,8 +223,8 @@ UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>&
   if (o.length <= 0) o.length = 64 * o.T;
   if (o.stride <= 0) o.stride = std::max<int64_t>(1, o.T / 2);
   check_options(o);
-  const auto& c = model->config();
-  const int64_t NL = c.n_layer, H = c.nheads(), D = c.headdim * c.d_state, S = o.sequences, L = o.length;
+  const auto& c = model->state_layout();
+  const int64_t NL = c.n_layer, H = c.groups, D = c.group_numel(), S = o.sequences, L = o.length;
   std::vector<int64_t> positions;
   for (int64_t p = o.stride - 1; p < L; p += o.stride) positions.push_back(p);
   const int64_t npos = static_cast<int64_t>(positions.size());

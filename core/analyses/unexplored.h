@@ -25,7 +25,7 @@
 #include "core/analyses/options.h"  // UnexploredOptions
 #include "core/base/results.h"
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/train/options.h"  // PolicySpec
 
 namespace statescope {
@@ -73,10 +73,10 @@ class StateReservoir {
 };
 
 // Kept states per layer within 1 GiB of float32: `samples`, fewer for large models.
-int64_t reservoir_capacity(const Mamba2Config& c, int64_t samples);
+int64_t reservoir_capacity(const StateLayout& c, int64_t samples);
 
 // Per layer [M, H, D] float32: the states met in training under `policy` (step 1 above).
-std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Document>& train, const PolicySpec& policy,
+std::vector<torch::Tensor> training_states(RecurrentLM& model, const std::vector<Document>& train, const PolicySpec& policy,
                                            const UnexploredOptions& o, uint64_t seed,
                                            const std::function<bool(int64_t, int64_t)>& progress = {});
 
@@ -85,7 +85,7 @@ std::vector<torch::Tensor> training_states(Mamba2LM& model, const std::vector<Do
 // from and ended at during this run's post-training (with each step's weights, StateReservoir fed by
 // train()'s states_seen); they join the replayed ones in the envelope. progress(done, total) over
 // both phases; false cancels (throws).
-UnexploredResult unexplored_states(Mamba2LM& model, const std::vector<Document>& train,
+UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Document>& train,
                                    const std::vector<Document>& validation, const PolicySpec& policy,
                                    const UnexploredOptions& o, uint64_t seed, const EvalResult* eval,
                                    const std::function<bool(int64_t, int64_t)>& progress = {},

@@ -15,9 +15,9 @@ namespace {
 
 // A copy of `model` fine-tuned on `docs` with the run's policy (seeds as the CLI verbs': the
 // trainer's ctx.seed, the policy's ctx.seed + 2), each step recorded in `group`/train.
-Mamba2LM finetuned(Mamba2LM& model, const std::vector<Document>& docs, const AnalysesSpec::TaskFinetune& ft,
+RecurrentLM finetuned(RecurrentLM& model, const std::vector<Document>& docs, const AnalysesSpec::TaskFinetune& ft,
                    const AnalysisContext& ctx, ExperimentFile& file, const std::string& group, const std::string& phase) {
-  Mamba2LM tuned = copy_model(model);
+  RecurrentLM tuned = copy_model(model);
   TrainOptions t = ft.train;
   t.seed = ctx.seed;
   t.freeze_A_log = ctx.freeze_A_log;
@@ -32,7 +32,7 @@ Mamba2LM finetuned(Mamba2LM& model, const std::vector<Document>& docs, const Ana
 
 }  // namespace
 
-void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisContext& ctx, ExperimentFile& file,
+void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisContext& ctx, ExperimentFile& file,
                   const std::string& run) {
   auto tick = [&](const std::string& phase, int64_t done, int64_t total, double loss) {
     if (ctx.progress && !ctx.progress(phase, done, total, loss)) throw Error(phase + " cancelled");
@@ -67,7 +67,7 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
     auto lengths = spec.passkey->lengths;
     if (lengths.empty())
       for (int64_t m : {4, 8, 16, 32, 64}) lengths.push_back(std::max<int64_t>(128, m * ctx.T));
-    Mamba2LM tuned{nullptr};
+    RecurrentLM tuned{nullptr};
     if (spec.passkey->finetune && !ctx.baseline) {
       const auto& ft = *spec.passkey->finetune;
       tuned = finetuned(model, passkey_training_docs(ft.examples, ft.train.T, per_doc, ctx.seed + 1, ctx.tokenizer), ft,
@@ -78,7 +78,7 @@ void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisConte
                                                     ctx.tokenizer));
   }
   if (spec.babi) {
-    Mamba2LM tuned{nullptr};
+    RecurrentLM tuned{nullptr};
     if (spec.babi->finetune && !ctx.baseline) {
       const auto& ft = *spec.babi->finetune;
       if (!ctx.train) throw Error("babi fine-tune: no training prose");

@@ -38,7 +38,7 @@ struct AnalysisContext {
 };
 
 // Runs every analysis in `spec` on `model`, writing each group into `run` of `file` as it finishes.
-void run_analyses(Mamba2LM& model, const AnalysesSpec& spec, const AnalysisContext& ctx, ExperimentFile& file,
+void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisContext& ctx, ExperimentFile& file,
                   const std::string& run);
 
 }  // namespace statescope

@@ -203,7 +203,7 @@ class ExperimentRunner {
     spec_.posttrain.seed = spec_.seed;
     spec_.eval.T = spec_.T;
     spec_.eval.length = given_length > 0 ? given_length : 64 * spec_.T;
-    const int64_t vocab = load_config_file((fs::path(model_dir_) / "config.json").string()).vocab_size;
+    const int64_t vocab = vocab_size(load_model_config((fs::path(model_dir_) / "config.json").string()));
     const auto t0 = std::chrono::steady_clock::now();
     corpus_ = load_model_data(spec_.data, model_dir_, vocab, {}, [&](int64_t done, int64_t total) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -332,8 +332,8 @@ class ExperimentRunner {
       // and end, with that step's weights).
       std::unique_ptr<StateReservoir> met;
       if (rs.analyses.unexplored && !is_baseline && rs.posttrain.steps > 0) {
-        const auto& c = model->config();
-        met = std::make_unique<StateReservoir>(c.n_layer, c.nheads(), c.headdim * c.d_state,
+        const auto& c = model->state_layout();
+        met = std::make_unique<StateReservoir>(c.n_layer, c.groups, c.group_numel(),
                                                reservoir_capacity(c, rs.analyses.unexplored->samples), rs.seed * 37 + 11);
       }
       std::vector<torch::Tensor> met_states;
@@ -379,7 +379,7 @@ class ExperimentRunner {
   }
 
   // Post-training with the run's policy; the fitted-noise statistics and (on request) the model are saved.
-  TrainResult posttrain(Mamba2LM& model, const PlannedRun& run, StateReservoir* met) {
+  TrainResult posttrain(RecurrentLM& model, const PlannedRun& run, StateReservoir* met) {
     const std::string& name = run.name;
     auto policy = make_policy(run.policy, run.spec.seed + 1000 + run.index);
     StatesSeenFn seen;
@@ -411,7 +411,7 @@ class ExperimentRunner {
   }
 
   // Per-position loss and state norms far past T, written to the run's groups.
-  RunSummary evaluate(Mamba2LM& model, const PlannedRun& run, const std::string& label, EvalResult& r) {
+  RunSummary evaluate(RecurrentLM& model, const PlannedRun& run, const std::string& label, EvalResult& r) {
     const std::string& name = run.name;
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();

@@ -15,8 +15,10 @@
 
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
-#include "core/model/fused_scan.h"
+#include "core/model/mamba2/fused_scan.h"  // fused_kernels_built
+#include "core/model/model_factory.h"
 #include "core/model/safetensors.h"
+#include "core/model/tensor_text.h"
 #include "core/model/torch_pickle.h"
 #include "core/base/file_io.h"
 
@@ -92,11 +94,6 @@ StateDict read_sharded(const std::string& dir, const std::string& index_path) {
   return sd;
 }
 
-std::string shape_str(const torch::Tensor& t) {
-  std::ostringstream s;
-  s << t.sizes();
-  return s.str();
-}
 
 }  // namespace
 
@@ -108,17 +105,17 @@ StateDict read_weights_file(const std::string& path) {
   throw Error(path + ": unknown weights format (expected .safetensors or .bin)");
 }
 
-std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in, const std::string& source) {
+std::vector<std::string> load_state_dict(RecurrentLMImpl& model, const StateDict& sd_in, const std::string& source) {
   StateDict sd;
   for (auto& [k, v] : sd_in) {
     std::string key = k;
     if (key == "backbone.embedding.weight") key = "backbone.embeddings.weight";  // mamba_ssm name
     sd[key] = v;
   }
-  const auto& cfg = model->config();
+  const bool tied = std::visit([](const auto& c) { return c.tie_embeddings; }, model.model_config());
   std::set<std::string> used;
   torch::NoGradGuard ng;
-  for (auto& p : model->named_parameters()) {
+  for (auto& p : model.named_parameters()) {
     auto it = sd.find(p.key());
     if (it == sd.end())
       throw Error(source + ": tensor '" + p.key() + "' is missing (expected shape " + shape_str(p.value()) + ")");
@@ -137,11 +134,11 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in
     p.value().copy_(it->second);
     used.insert(it->first);
   }
-  if (cfg.tie_embeddings && sd.count("lm_head.weight")) {
+  if (tied && sd.count("lm_head.weight")) {
     // mamba_ssm stores the tied head under a second name; it must equal the embedding.
     auto& lm = sd.at("lm_head.weight");
-    if (!lm.sizes().equals(model->output_weight().sizes()) ||
-        !torch::equal(lm.to(model->output_weight().scalar_type()), model->output_weight()))
+    if (!lm.sizes().equals(model.output_weight().sizes()) ||
+        !torch::equal(lm.to(model.output_weight().scalar_type()), model.output_weight()))
       throw Error(source + ": config ties embeddings but tensor 'lm_head.weight' differs from the embedding");
     used.insert("lm_head.weight");
   }
@@ -151,7 +148,7 @@ std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd_in
   return unused;
 }
 
-void place_model(Mamba2LM& model, const Compute& compute) {
+void place_model(RecurrentLM& model, const Compute& compute) {
   if (compute.fused() && compute.device.rfind("cuda", 0) == 0 && !fused_kernels_built())
     throw Error("scan 'fused' on " + compute.device +
                 ": this build has no CUDA kernels (nvcc was not found at configure time); use scan 'aten'");
@@ -160,8 +157,8 @@ void place_model(Mamba2LM& model, const Compute& compute) {
   model->fused_scan = compute.fused();
 }
 
-Mamba2LM copy_model(Mamba2LM& model) {
-  Mamba2LM out(model->config());
+RecurrentLM copy_model(RecurrentLM& model) {
+  RecurrentLM out(model->make_empty());
   torch::NoGradGuard no_grad;
   // set_data keeps each tensor's own device and dtype (a model may mix them).
   auto src = model->named_parameters(), dst = out->named_parameters();
@@ -174,11 +171,11 @@ Mamba2LM copy_model(Mamba2LM& model) {
   return out;
 }
 
-Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
+RecurrentLM load_model_dir(const std::string& dir, const Compute& compute) {
   if (!fs::is_directory(dir)) throw Error(dir + ": not a directory");
   const auto cfg_path = (fs::path(dir) / "config.json").string();
   if (!fs::exists(cfg_path)) throw Error(cfg_path + ": config.json not found in model directory");
-  Mamba2Config cfg = load_config_file(cfg_path);
+  const ModelConfig cfg = load_model_config(cfg_path);
   // Which weights, in the order they are looked for.
   const fs::path st = fs::path(dir) / "model.safetensors", st_index = fs::path(dir) / "model.safetensors.index.json";
   const fs::path bin = fs::path(dir) / "pytorch_model.bin", bin_index = fs::path(dir) / "pytorch_model.bin.index.json";
@@ -199,16 +196,16 @@ Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
     const auto ext = e.path().extension().string();
     if ((ext == ".safetensors" || ext == ".bin") && e.is_regular_file(ec)) weight_bytes += e.file_size(ec);
   }
-  const int64_t params = cfg.parameter_count();
+  const int64_t params = parameter_count(cfg);
   if (static_cast<double>(params) * 2.0 > static_cast<double>(weight_bytes) + 65536.0)
     throw Error(cfg_path + ": describes " + std::to_string(params) + " parameters (at least " +
                 std::to_string(params * 2) + " bytes of weights), but the weights files in " + dir + " hold " +
                 std::to_string(weight_bytes) + " bytes");
-  Mamba2LM model(cfg);
+  RecurrentLM model = make_model(cfg);
   StateDict sd;
   if (source == st || source == bin) sd = read_weights_file(source.string());
   else sd = read_sharded(dir, source.string());  // an index file (pytorch_model.bin.index.json: transformers 4)
-  auto unused = load_state_dict(model, sd, source.string());
+  auto unused = load_state_dict(*model, sd, source.string());
   if (!unused.empty())
     throw Error(source.string() + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
                 " unused in all); is this really a Mamba-2 checkpoint matching config.json?");
@@ -216,7 +213,7 @@ Mamba2LM load_model_dir(const std::string& dir, const Compute& compute) {
   return model;
 }
 
-void save_model_dir(Mamba2LM& model, const std::string& dir, const std::map<std::string, std::string>& metadata) {
+void save_model_dir(RecurrentLM& model, const std::string& dir, const std::map<std::string, std::string>& metadata) {
   fs::create_directories(dir);
   std::vector<torch::Tensor> keep;  // contiguous CPU copies, alive until written
   std::vector<TensorToWrite> ts;
@@ -235,7 +232,7 @@ void save_model_dir(Mamba2LM& model, const std::string& dir, const std::map<std:
   write_safetensors(tmp, ts, meta);
   fs::rename(tmp, fs::path(dir) / "model.safetensors");
   FileWriter c((fs::path(dir) / "config.json").string());
-  c.write(to_hf_config_json(model->config()));
+  c.write(to_hf_config_json(model->model_config()));
   c.close();
 }
 

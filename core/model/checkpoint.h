@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/compute/runtime.h"  // Compute
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 
 namespace statescope {
 
@@ -20,24 +20,25 @@ using StateDict = std::map<std::string, torch::Tensor>;
 // Reads every tensor of a .safetensors or torch .bin file (CPU, dtype as stored).
 StateDict read_weights_file(const std::string& path);
 
-// Copies `sd` into `model`, renaming mamba_ssm keys to HF keys; every parameter must be present with
-// its exact shape. `source` names the file in errors. Returns the keys that were not used.
-std::vector<std::string> load_state_dict(Mamba2LM& model, const StateDict& sd, const std::string& source);
+// Copies `sd` into `model` (any architecture), renaming mamba_ssm keys to HF keys; every parameter
+// must be present with its exact shape. `source` names the file in errors. Returns the keys that were
+// not used.
+std::vector<std::string> load_state_dict(RecurrentLMImpl& model, const StateDict& sd, const std::string& source);
 
 // Moves the model to `compute`'s device and gives it its precision and scan (the model keeps them:
 // training and the analyses read them from it). Default: the process default (runtime.h).
-void place_model(Mamba2LM& model, const Compute& compute = default_compute());
+void place_model(RecurrentLM& model, const Compute& compute = default_compute());
 
 // A deep copy of `model`: same config, weights and buffers (copied, not shared), device, precision
 // and scan. Fine-tuning the copy leaves `model` as it was.
-Mamba2LM copy_model(Mamba2LM& model);
+RecurrentLM copy_model(RecurrentLM& model);
 
-// Loads a model directory, placed with place_model. Throws Error naming the file and the field or
-// tensor at fault.
-Mamba2LM load_model_dir(const std::string& dir, const Compute& compute = default_compute());
+// Loads a model directory of any architecture (config.json decides which), placed with place_model.
+// Throws Error naming the file and the field or tensor at fault.
+RecurrentLM load_model_dir(const std::string& dir, const Compute& compute = default_compute());
 
 // Writes config.json and model.safetensors (float32 unless the model is in another float dtype).
-void save_model_dir(Mamba2LM& model, const std::string& dir,
+void save_model_dir(RecurrentLM& model, const std::string& dir,
                     const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace statescope

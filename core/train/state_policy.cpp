@@ -15,20 +15,21 @@ class ZeroPolicy : public InitialStatePolicy {
  public:
   explicit ZeroPolicy(PolicySpec s) : spec_(std::move(s)) {}
   const PolicySpec& spec() const override { return spec_; }
-  ModelState initial(const Mamba2LM&, int64_t, const PolicyStep&) override { return {}; }
+  ModelState initial(const RecurrentLM&, int64_t, const PolicyStep&) override { return {}; }
 
  private:
   PolicySpec spec_;
 };
 
-// Gaussian SSM state with mean/std per (layer, head); conv state zero.
-ModelState gaussian_state(const Mamba2LM& model, int64_t batch, const torch::Tensor& mean, const torch::Tensor& std,
+// Gaussian SSM state with mean/std per (layer, group) (Mamba-2: head); conv state zero.
+ModelState gaussian_state(const RecurrentLM& model, int64_t batch, const torch::Tensor& mean, const torch::Tensor& std,
                           torch::Generator& gen) {
   ModelState s = model->zero_state(batch);
+  const int64_t G = model->state_layout().groups;
   for (size_t i = 0; i < s.size(); ++i) {
-    auto& ssm = s[i].ssm;  // [B, H, P, N]
+    auto& ssm = s[i].ssm;  // [B, layout.ssm...], viewed [B, G, group entries]
     auto noise = at::normal(0.0, 1.0, ssm.sizes(), gen, ssm.options().device(torch::kCPU)).to(ssm.device());
-    ssm = mean[i].view({1, -1, 1, 1}).to(ssm) + std[i].view({1, -1, 1, 1}).to(ssm) * noise;
+    ssm = (mean[i].view({1, G, 1}).to(ssm) + std[i].view({1, G, 1}).to(ssm) * noise.view({batch, G, -1})).view(ssm.sizes());
   }
   return s;
 }
@@ -37,10 +38,10 @@ class RandomNoisePolicy : public InitialStatePolicy {
  public:
   RandomNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {}
   const PolicySpec& spec() const override { return spec_; }
-  ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep&) override {
-    const auto& c = model->config();
-    auto mean = torch::zeros({c.n_layer, c.nheads()}, torch::kFloat64);
-    auto std = torch::full({c.n_layer, c.nheads()}, spec_.sigma, torch::kFloat64);
+  ModelState initial(const RecurrentLM& model, int64_t batch, const PolicyStep&) override {
+    const auto& c = model->state_layout();
+    auto mean = torch::zeros({c.n_layer, c.groups}, torch::kFloat64);
+    auto std = torch::full({c.n_layer, c.groups}, spec_.sigma, torch::kFloat64);
     return gaussian_state(model, batch, mean, std, gen_);
   }
   std::vector<torch::Tensor> save_state() const override { return {gen_.get_state()}; }
@@ -56,14 +57,14 @@ class FittedNoisePolicy : public InitialStatePolicy {
   FittedNoisePolicy(PolicySpec s, uint64_t seed) : spec_(std::move(s)), gen_(at::detail::createCPUGenerator(seed)) {}
   const PolicySpec& spec() const override { return spec_; }
   bool wants_calibration() const override { return true; }
-  ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep&) override {
+  ModelState initial(const RecurrentLM& model, int64_t batch, const PolicyStep&) override {
     if (!mean_.defined()) return {};  // nothing fitted yet: zero, like the pretraining it follows
     return gaussian_state(model, batch, mean_, std_, gen_);
   }
   // EMA of first and second moments, so the std is of the pooled distribution over time.
   void observe(const ModelState& fin, const PolicyStep& step) override {
     if (spec_.fit_length > 0 && step.step > 0) return;  // fitted at fit_length in calibration, then fixed
-    auto [m, sd] = ssm_state_moments(fin);
+    auto [m, sd] = ssm_state_moments(fin, step.groups);
     auto m2 = sd.square() + m.square();
     if (auto* g = dist::group()) {  // every rank the same pooled moments of the whole batch (equal rows per rank)
       std::vector<torch::Tensor> both{m, m2};
@@ -99,7 +100,7 @@ class FittedNoisePolicy : public InitialStatePolicy {
  private:
   PolicySpec spec_;
   torch::Generator gen_;
-  torch::Tensor m1_, m2_, mean_, std_;  // [n_layer, H] float64
+  torch::Tensor m1_, m2_, mean_, std_;  // [n_layer, groups] float64
 };
 
 // State passing and TBTT: the previous batch's final states, detached. TBTT rows that start a new
@@ -110,7 +111,7 @@ class PassingPolicy : public InitialStatePolicy {
   const PolicySpec& spec() const override { return spec_; }
   bool wants_stream() const override { return spec_.kind == "tbtt"; }
   bool per_row() const override { return true; }
-  ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep& step) override {
+  ModelState initial(const RecurrentLM& model, int64_t batch, const PolicyStep& step) override {
     if (last_.empty()) return {};
     if (last_[0].ssm.size(0) != batch)
       throw Error("state passing needs a constant batch size (" + std::to_string(last_[0].ssm.size(0)) + " then " +
@@ -121,8 +122,13 @@ class PassingPolicy : public InitialStatePolicy {
       if (!pass_conv) l.conv = torch::Tensor();
       if (step.fresh.defined()) {
         auto keep = step.fresh.logical_not().to(l.ssm.device());
-        l.ssm = l.ssm * keep.view({-1, 1, 1, 1}).to(l.ssm.scalar_type());
-        if (l.conv.defined()) l.conv = l.conv * keep.view({-1, 1, 1}).to(l.conv.scalar_type());
+        auto rows = [&](const torch::Tensor& t) {  // keep [B] -> [B, 1, ...] against t
+          std::vector<int64_t> shape(t.dim(), 1);
+          shape[0] = -1;
+          return keep.view(shape).to(t.scalar_type());
+        };
+        l.ssm = l.ssm * rows(l.ssm);
+        if (l.conv.defined()) l.conv = l.conv * rows(l.conv);
       }
     }
     return s;
@@ -149,10 +155,11 @@ class PassingPolicy : public InitialStatePolicy {
 
 }  // namespace
 
-std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s) {
+std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s, int64_t groups) {
   std::vector<torch::Tensor> means, stds;
   for (auto& l : s) {
-    auto x = l.ssm.detach().to(torch::kCPU, torch::kFloat64).transpose(0, 1).reshape({l.ssm.size(1), -1});  // [H, B*P*N]
+    const int64_t B = l.ssm.size(0), G = groups > 0 ? groups : l.ssm.size(1);
+    auto x = l.ssm.detach().to(torch::kCPU, torch::kFloat64).reshape({B, G, -1}).transpose(0, 1).reshape({G, -1});  // [G, B * group entries]
     means.push_back(x.mean(1));
     stds.push_back(x.std(1, /*unbiased=*/false));
   }

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/train/options.h"  // PolicySpec
 
 namespace statescope {
@@ -17,6 +17,7 @@ namespace statescope {
 struct PolicyStep {
   int64_t step = 0;
   torch::Tensor fresh;  // [B] bool, TBTT rows that started a new document (undefined otherwise)
+  int64_t groups = 0;   // the state layout's groups, for fitted moments (0: the first state axis, Mamba-2's heads)
 };
 
 class InitialStatePolicy {
@@ -31,10 +32,10 @@ class InitialStatePolicy {
   // those of one process.
   virtual bool per_row() const { return false; }
   // Initial state for this step's batch; an empty ModelState means zeros. Tensors carry no grad.
-  virtual ModelState initial(const Mamba2LM& model, int64_t batch, const PolicyStep& step) = 0;
+  virtual ModelState initial(const RecurrentLM& model, int64_t batch, const PolicyStep& step) = 0;
   // The batch's final state (detached) after the forward pass.
   virtual void observe(const ModelState& final_state, const PolicyStep& step) {}
-  // Fitted noise: statistics [n_layer, nheads] (undefined for other policies).
+  // Fitted noise: statistics [n_layer, groups] (undefined for other policies).
   virtual torch::Tensor fitted_mean() const { return {}; }
   virtual torch::Tensor fitted_std() const { return {}; }
   // Whether observe() wants final states of calibration batches before step 1.
@@ -47,8 +48,9 @@ class InitialStatePolicy {
 // Throws Error for an unknown kind or a bad knob, naming it (check_policy).
 std::unique_ptr<InitialStatePolicy> make_policy(const PolicySpec& spec, uint64_t seed);
 
-// Per-(layer, head) mean and std of SSM states pooled over batch, headdim and d_state.
-// Returns {mean, std}, each [n_layer, nheads].
-std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s);
+// Per-(layer, group) mean and std of SSM states pooled over the batch and each group's entries
+// (Mamba-2: per head, over headdim and d_state). groups 0: the first state axis. Returns {mean, std},
+// each [n_layer, groups].
+std::pair<torch::Tensor, torch::Tensor> ssm_state_moments(const ModelState& s, int64_t groups = 0);
 
 }  // namespace statescope

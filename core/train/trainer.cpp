@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -24,11 +25,6 @@
 namespace statescope {
 namespace fs = std::filesystem;
 namespace {
-
-bool no_decay(const std::string& name) {
-  auto ends = [&](const std::string& s) { return name.size() >= s.size() && name.compare(name.size() - s.size(), s.size(), s) == 0; };
-  return ends("A_log") || ends("dt_bias") || ends(".D") || name.find("norm") != std::string::npos || ends(".bias");
-}
 
 // Data parallelism: every rank draws the whole batch (same samplers, same seeds) and keeps rows
 // [rank * b, (rank + 1) * b), b = batch / world; one process keeps them all.
@@ -58,7 +54,7 @@ double learning_rate(const TrainOptions& o, int64_t step) {
   return o.lr * (o.min_lr_ratio + (1.0 - o.min_lr_ratio) * cosine);
 }
 
-void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+void calibrate_policy(RecurrentLM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
                       WindowSampler& windows, int64_t batch, int64_t T, uint64_t seed) {
   torch::NoGradGuard ng;
   const int64_t L = policy.spec().fit_length;
@@ -74,7 +70,7 @@ void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, Initia
   const int64_t len = L > 0 ? L : T;
   for (int64_t i = 0; i < policy.spec().calibration_batches; ++i) {
     auto tokens = my_rows(sampler.next(batch).narrow(1, 0, len), batch);  // [B, len] (this rank's rows)
-    policy.observe(detach_state(model->forward(tokens).final_state), {0, {}});
+    policy.observe(detach_state(model->forward(tokens).final_state), {0, {}, model->state_layout().groups});
   }
 }
 
@@ -84,7 +80,7 @@ namespace {
 // parameters, the samplers, checkpoints, the fitted-noise calibration, one optimizer step.
 class TrainLoop {
  public:
-  TrainLoop(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy, const TrainOptions& opt,
+  TrainLoop(RecurrentLM& model, const std::vector<Document>& docs, InitialStatePolicy& policy, const TrainOptions& opt,
             const StatesSeenFn& seen)
       : model_(model), docs_(docs), policy_(policy), opt_(opt), seen_(seen),
         windows_(docs, opt.T, opt.seed * 7919 + 1) {
@@ -92,15 +88,18 @@ class TrainLoop {
     if (policy_.wants_stream()) streams_ = std::make_unique<StreamSampler>(docs, opt.T, opt.batch, opt.seed * 7919 + 2);
   }
 
-  // AdamW in two groups (no weight decay on A_log, dt_bias, D, norms and biases); A_log frozen on request.
+  // AdamW in two groups (no weight decay on what the architecture names: A_log, dt biases, D, norms,
+  // biases); A_log frozen on request.
   void make_optimizer() {
     std::vector<torch::Tensor> decay, plain;
+    const auto exempt = model_->no_weight_decay();
+    const std::set<std::string> no_decay(exempt.begin(), exempt.end());
     for (auto& p : model_->named_parameters()) {
       const bool frozen =
           opt_.freeze_A_log && p.key().size() >= 5 && p.key().compare(p.key().size() - 5, 5, "A_log") == 0;
       p.value().set_requires_grad(!frozen);
       if (frozen) continue;
-      (no_decay(p.key()) ? plain : decay).push_back(p.value());
+      (no_decay.count(p.key()) ? plain : decay).push_back(p.value());
     }
     std::vector<torch::optim::OptimizerParamGroup> groups;
     auto make_opts = [&](double wd) {
@@ -139,7 +138,7 @@ class TrainLoop {
     if (st.at("steps").get<int64_t>() != opt_.steps || st.at("batch").get<int64_t>() != opt_.batch ||
         st.at("T").get<int64_t>() != opt_.T || st.at("policy").get<std::string>() != policy_.spec().label())
       throw Error((dir / "trainer.json").string() + ": checkpoint was made with other options (steps, batch, T or policy)");
-    load_state_dict(model_, read_weights_file((dir / "model.safetensors").string()), (dir / "model.safetensors").string());
+    load_state_dict(*model_, read_weights_file((dir / "model.safetensors").string()), (dir / "model.safetensors").string());
     torch::load(*optimizer_, (dir / "optimizer.pt").string());
     policy_.load_state(policy_state(dir, made_by));
     windows_.set_rng_state(st.at("windows").get<std::string>());
@@ -253,7 +252,7 @@ class TrainLoop {
   std::string step(int64_t step, StepInfo& info) {
     const double lr = learning_rate(opt_, step);
     for (auto& g : optimizer_->param_groups()) static_cast<torch::optim::AdamWOptions&>(g.options()).lr(lr);
-    PolicyStep ps{step, {}};
+    PolicyStep ps{step, {}, model_->state_layout().groups};
     torch::Tensor tokens, mask;  // [B, T+1] int64, [B, T+1] float (undefined: every target counts)
     if (streams_) {
       auto b = streams_->next();
@@ -267,12 +266,12 @@ class TrainLoop {
     const int64_t b = local_rows(opt_.batch);  // this process's rows (the whole batch in one process)
     tokens = my_rows(tokens, opt_.batch).to(model_->output_weight().device());  // [b, T+1] on the model's device
     mask = my_rows(mask, opt_.batch);
-    PolicyStep mine{ps.step, my_rows(ps.fresh, opt_.batch)};
+    PolicyStep mine{ps.step, my_rows(ps.fresh, opt_.batch), ps.groups};
     // Per-row policies hold this rank's rows; the others draw the whole batch, this rank keeps its rows.
     ModelState init = policy_.per_row() ? policy_.initial(model_, b, mine)
                                         : my_rows(policy_.initial(model_, opt_.batch, ps), opt_.batch);
     auto out = model_->forward(tokens.narrow(1, 0, opt_.T), init.empty() ? nullptr : &init);  // logits [b, T, V]
-    const int64_t V = model_->config().vocab_size;
+    const int64_t V = model_->vocab_size();
     auto logits = out.logits.reshape({-1, V}).to(torch::kFloat32);  // [b*T, V]
     auto targets = tokens.narrow(1, 1, opt_.T).reshape({-1});        // [b*T]
     torch::Tensor loss;
@@ -340,7 +339,7 @@ class TrainLoop {
   }
 
  private:
-  Mamba2LM& model_;
+  RecurrentLM& model_;
   const std::vector<Document>& docs_;
   InitialStatePolicy& policy_;
   const TrainOptions& opt_;
@@ -354,7 +353,7 @@ class TrainLoop {
 
 }  // namespace
 
-TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+TrainResult train(RecurrentLM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
                   const TrainOptions& opt, const ProgressFn& progress, const CheckpointOptions& ckpt,
                   const StatesSeenFn& states_seen) {
   check_train_options(opt);  // every knob in range, NaN included, before anything moves

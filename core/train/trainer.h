@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/data/corpus.h"
-#include "core/model/mamba2_model.h"
+#include "core/model/recurrent_lm.h"
 #include "core/base/results.h"
 #include "core/train/options.h"  // TrainOptions, CheckpointOptions
 #include "core/train/samplers.h"
@@ -30,7 +30,7 @@ double learning_rate(const TrainOptions& o, int64_t step);  // step from 1
 
 // Fitted noise before step 1: observe() the final states of `calibration_batches` zero-state batches
 // (windows of fit_length tokens from their own sampler seeded by `seed`, else of T from `windows`).
-void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+void calibrate_policy(RecurrentLM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
                       WindowSampler& windows, int64_t batch, int64_t T, uint64_t seed);
 
 // Trains `model` in place on `docs`. A NaN/Inf loss stops with status "failed" naming the step.
@@ -38,7 +38,7 @@ void calibrate_policy(Mamba2LM& model, const std::vector<Document>& docs, Initia
 // and the final states it reached, both detached [B, H, P, N] / [B, conv_dim, K-1] per layer.
 using StatesSeenFn = std::function<void(const ModelState& initial, const ModelState& final_state)>;
 
-TrainResult train(Mamba2LM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
+TrainResult train(RecurrentLM& model, const std::vector<Document>& docs, InitialStatePolicy& policy,
                   const TrainOptions& opt, const ProgressFn& progress = {}, const CheckpointOptions& ckpt = {},
                   const StatesSeenFn& states_seen = {});
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/base/error.h"
-#include "core/model/config.h"
+#include "core/model/mamba2/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -1,0 +1,128 @@
+// config_json.cpp — field readers shared by the architectures' config parsers.
+#include "core/model/config_json.h"
+
+#include <cmath>
+
+#include "core/base/error.h"
+
+namespace statescope {
+namespace {
+
+using nlohmann::json;
+
+// Hugging Face writes time_step_limit as [0.0, Infinity], which is not JSON. Outside string
+// literals, rewrite the bare words Infinity / -Infinity / NaN as quoted strings; number() below
+// turns them back into doubles.
+std::string quote_nonfinite_literals(const std::string& text) {
+  std::string out;
+  out.reserve(text.size() + 16);
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') { in_string = true; out += c; continue; }
+    bool replaced = false;
+    for (const char* word : {"-Infinity", "Infinity", "NaN"}) {
+      const size_t n = std::char_traits<char>::length(word);
+      if (text.compare(i, n, word) == 0) {
+        out += '"'; out += word; out += '"';
+        i += n - 1;
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+
+double number(const json& v, const std::string& source, const std::string& field) {
+  if (v.is_number()) return v.get<double>();
+  // transformers >= 5 writes non-finite floats as {"__float__": "Infinity"}.
+  const json& w = (v.is_object() && v.contains("__float__")) ? v["__float__"] : v;
+  if (w.is_string()) {
+    const auto s = w.get<std::string>();
+    if (s == "Infinity") return INFINITY;
+    if (s == "-Infinity") return -INFINITY;
+  }
+  if (&w != &v && w.is_number()) return w.get<double>();
+  throw Error(source + ": field '" + field + "' must be a number, got " + v.dump());
+}
+
+int64_t integer(const json& v, const std::string& source, const std::string& field) {
+  if (!v.is_number_integer())
+    throw Error(source + ": field '" + field + "' must be an integer, got " + v.dump());
+  return v.get<int64_t>();
+}
+
+}  // namespace
+
+json parse_config_text(const std::string& text, const std::string& source) {
+  json j;
+  try {
+    j = json::parse(quote_nonfinite_literals(text));
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
+    throw Error(source + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw Error(source + ": expected a JSON object at the top level");
+  return j;
+}
+
+bool ConfigReader::has(const char* key) const { return obj.contains(key) && !obj[key].is_null(); }
+
+int64_t ConfigReader::req_int(const char* key) const {
+  if (!has(key)) throw Error(source + ": required field '" + prefix + key + "' is missing");
+  return integer(obj[key], source, prefix + key);
+}
+
+int64_t ConfigReader::opt_int(const char* key, int64_t dflt) const {
+  return has(key) ? integer(obj[key], source, prefix + key) : dflt;
+}
+
+double ConfigReader::opt_num(const char* key, double dflt) const {
+  return has(key) ? number(obj[key], source, prefix + key) : dflt;
+}
+
+bool ConfigReader::opt_bool(const char* key, bool dflt) const {
+  if (!has(key)) return dflt;
+  if (!obj[key].is_boolean())
+    throw Error(source + ": field '" + prefix + key + "' must be true or false, got " + obj[key].dump());
+  return obj[key].get<bool>();
+}
+
+std::string ConfigReader::opt_string(const char* key, const std::string& dflt) const {
+  if (!has(key)) return dflt;
+  if (!obj[key].is_string())
+    throw Error(source + ": field '" + prefix + key + "' must be a string, got " + obj[key].dump());
+  return obj[key].get<std::string>();
+}
+
+void ConfigReader::opt_pair(const char* key, double& lo, double& hi) const {
+  if (!has(key)) return;
+  const json& v = obj[key];
+  if (!v.is_array() || v.size() != 2)
+    throw Error(source + ": field '" + prefix + key + "' must be a pair [lo, hi], got " + v.dump());
+  lo = number(v[0], source, prefix + key + "[0]");
+  hi = number(v[1], source, prefix + key + "[1]");
+}
+
+void require_size(int64_t v, int64_t limit, const std::string& source, const char* field) {
+  if (v <= 0) throw Error(source + ": field '" + field + "' must be positive, got " + std::to_string(v));
+  if (v > limit)
+    throw Error(source + ": field '" + field + "' is " + std::to_string(v) + ", above statescope's limit of " +
+                std::to_string(limit));
+}
+
+std::string dump_with_infinity(const json& j) {
+  std::string s = j.dump(2);
+  const std::string ph = "\"__INF__\"";
+  for (auto p = s.find(ph); p != std::string::npos; p = s.find(ph)) s.replace(p, ph.size(), "Infinity");
+  return s + "\n";
+}
+
+}  // namespace statescope

@@ -1,0 +1,135 @@
+// mamba1/model.cpp — Mamba-1 forward (DESIGN.md §1b), initialisation.
+#include "core/model/mamba1/model.h"
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <optional>
+
+#include "core/base/error.h"
+#include "core/model/mamba1/selective_scan.h"
+
+namespace statescope {
+namespace {
+namespace F = torch::nn::functional;
+}  // namespace
+
+Mamba1MixerImpl::Mamba1MixerImpl(const Mamba1Config& c) : cfg(c) {
+  const int64_t Di = c.d_inner(), R = c.rank(), N = c.d_state;
+  in_proj = register_module("in_proj", ParamHolder(std::vector<int64_t>{2 * Di, c.d_model}, c.proj_bias, 2 * Di));
+  conv1d = register_module("conv1d", ParamHolder(std::vector<int64_t>{Di, 1, c.d_conv}, c.conv_bias, Di));
+  x_proj = register_module("x_proj", ParamHolder(std::vector<int64_t>{R + 2 * N, Di}, false));
+  dt_proj = register_module("dt_proj", ParamHolder(std::vector<int64_t>{Di, R}, true, Di));
+  A_log = register_parameter("A_log", torch::zeros({Di, N}));
+  D = register_parameter("D", torch::ones({Di}));
+  out_proj = register_module("out_proj", ParamHolder(std::vector<int64_t>{c.d_model, Di}, c.proj_bias, c.d_model));
+}
+
+torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
+                                       int64_t groups, LayerState& fin, torch::Tensor* norm_per_group,
+                                       torch::Tensor* delta_norm) {
+  const auto& c = cfg;
+  const int64_t b = u.size(0), L = u.size(1), Di = c.d_inner(), N = c.d_state, R = c.rank(), K = c.d_conv;
+
+  // 1. In-projection, split [x | z].
+  auto xz = F::linear(u, in_proj->weight, in_proj->bias);        // [b, L, 2 d_inner]
+  auto x = xz.narrow(-1, 0, Di);                                  // [b, L, d_inner]
+  auto z = xz.narrow(-1, Di, Di);                                 // [b, L, d_inner]
+
+  // 2. Causal depthwise conv from the initial conv state (zeros when none), then SiLU.
+  auto conv0 = (init && init->conv.defined()) ? init->conv.to(u.scalar_type()) : torch::zeros({b, Di, K - 1}, u.options());
+  auto conv_in = torch::cat({conv0, x.transpose(1, 2)}, 2);      // [b, d_inner, K-1+L]
+  fin.conv = conv_in.narrow(2, L, K - 1);                         // [b, d_inner, K-1] newest K-1 inputs
+  auto conv_out = L == 0 ? torch::zeros({b, Di, 0}, u.options())
+                         : F::conv1d(conv_in, conv1d->weight, F::Conv1dFuncOptions().bias(conv1d->bias).groups(Di));
+  auto xc = F::silu(conv_out).transpose(1, 2);                    // [b, L, d_inner]
+
+  // 3. Data-dependent dt, B, C; dt = softplus(dt_proj(dt_r) + bias) in >= fp32 (as transformers: the
+  // bias is added in float32). A = -exp(A_log).
+  const auto sdt = at_least_f32(u.scalar_type());
+  auto xdbl = F::linear(xc, x_proj->weight);                      // [b, L, R + 2N]
+  auto dt_r = xdbl.narrow(-1, 0, R);                              // [b, L, R]
+  auto Bm = xdbl.narrow(-1, R, N).to(sdt);                        // [b, L, N]
+  auto Cm = xdbl.narrow(-1, R + N, N).to(sdt);                    // [b, L, N]
+  auto dt = F::softplus(F::linear(dt_r, dt_proj->weight).to(sdt) + dt_proj->bias.to(sdt));  // [b, L, d_inner]
+  auto A = -torch::exp(A_log.to(sdt));                            // [d_inner, N]
+
+  // 4. The scan: the CPU loops for the fast path in float32 on the CPU, else the recurrence in ATen.
+  torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
+  const bool norms = norm_per_group != nullptr;
+  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && sdt == torch::kFloat32;
+  auto s = loops ? selective_scan_cpu(xc.to(sdt), dt, A, Bm, Cm, D.to(sdt), h0, groups, norms)
+                 : selective_scan_sequential(xc.to(sdt), dt, A, Bm, Cm, D.to(sdt), h0, groups, norms);
+  fin.ssm = s.final_state;                                        // [b, d_inner, N]
+  if (norms) *norm_per_group = s.state_norm;                      // [b, L, groups]
+  if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
+
+  // 5. Gate, out-projection.
+  auto y = s.y.to(u.scalar_type()) * F::silu(z);                  // [b, L, d_inner]
+  return F::linear(y, out_proj->weight, out_proj->bias);         // [b, L, d_model]
+}
+
+Mamba1LMImpl::Mamba1LMImpl(const Mamba1Config& c) : mc_(c) {
+  c.validate("Mamba1LM config");
+  set_layout(statescope::state_layout(mc_));
+  build({c.vocab_size, c.d_model, c.n_layer, c.tie_embeddings, c.residual_in_fp32, c.norm_eps}, [&](int64_t) {
+    mixers_.push_back(Mamba1Mixer(c));
+    return mixers_.back().ptr();
+  });
+  reset_parameters(/*seed=*/0);
+}
+
+std::vector<std::string> Mamba1LMImpl::no_weight_decay() const {
+  // mamba_ssm marks A_log and D _no_weight_decay; norms and biases take none either (as for Mamba-2).
+  std::vector<std::string> out;
+  for (const auto& p : named_parameters()) {
+    const auto& k = p.key();
+    auto ends = [&](const std::string& s) { return k.size() >= s.size() && k.compare(k.size() - s.size(), s.size(), s) == 0; };
+    if (ends("A_log") || ends(".D") || ends(".bias") || k.find("norm") != std::string::npos) out.push_back(k);
+  }
+  return out;
+}
+
+std::shared_ptr<RecurrentLMImpl> Mamba1LMImpl::make_empty() const { return std::make_shared<Mamba1LMImpl>(config()); }
+
+torch::Tensor Mamba1LMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
+                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) {
+  return mixers_[i]->forward(u, init, opt, state_layout().groups, final_state, norms, delta_norms);
+}
+
+void Mamba1LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
+  if (a_min != 1.0 || a_max != 16.0)
+    throw Error("the A range (--a-min/--a-max, " + std::to_string(a_min) + " to " + std::to_string(a_max) +
+                ") is a Mamba-2 option; Mamba-1 initialises A as 1..d_state in every channel (S4D-real)");
+  torch::NoGradGuard ng;
+  auto gen = at::detail::createCPUGenerator(seed);
+  const auto& c = config();
+  auto normal_ = [&](torch::Tensor& t, double std) {
+    t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
+  };
+  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) {
+    t.copy_(torch::empty(t.sizes(), t.options().device(torch::kCPU)).uniform_(lo, hi, gen));
+  };
+  reset_backbone(gen);
+  const int64_t Di = c.d_inner(), N = c.d_state;
+  for (auto& mixer : mixers_) {
+    auto& m = *mixer;
+    normal_(m.in_proj->weight, 0.02);
+    normal_(m.x_proj->weight, 0.02);
+    normal_(m.out_proj->weight, 0.02 / std::sqrt(2.0 * c.n_layer));
+    if (m.in_proj->bias.defined()) m.in_proj->bias.zero_();
+    if (m.out_proj->bias.defined()) m.out_proj->bias.zero_();
+    const double bound = 1.0 / std::sqrt(static_cast<double>(c.d_conv));
+    uniform_(m.conv1d->weight, -bound, bound);
+    if (m.conv1d->bias.defined()) uniform_(m.conv1d->bias, -bound, bound);
+    const double dt_std = c.dt_scale / std::sqrt(static_cast<double>(c.rank()));
+    uniform_(m.dt_proj->weight, -dt_std, dt_std);
+    auto u = torch::empty({Di}, torch::kFloat64).uniform_(0.0, 1.0, gen);
+    auto dt = torch::exp(u * (std::log(c.dt_max) - std::log(c.dt_min)) + std::log(c.dt_min)).clamp_min(c.dt_init_floor);
+    m.dt_proj->bias.copy_(dt + torch::log(-torch::expm1(-dt)));
+    m.A_log.copy_(torch::log(torch::arange(1, N + 1, torch::kFloat64)).expand({Di, N}));
+    m.D.fill_(1.0);
+  }
+}
+
+}  // namespace statescope

@@ -1,0 +1,50 @@
+// mamba1/model.h — the Mamba-1 language model (selective scan, DESIGN.md §1b) behind RecurrentLM.
+//
+// Names are transformers' MambaForCausalLM keys (backbone.embeddings.weight, backbone.layers.{i}.norm,
+// backbone.layers.{i}.mixer.{in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj}, backbone.norm_f,
+// lm_head when untied). State per layer: ssm [b, d_inner, d_state], conv [b, d_inner, d_conv-1].
+#pragma once
+#include "core/model/mamba1/config.h"
+#include "core/model/residual_lm.h"
+
+namespace statescope {
+
+class Mamba1MixerImpl : public torch::nn::Module {
+ public:
+  explicit Mamba1MixerImpl(const Mamba1Config& cfg);
+  // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state. norms: per channel
+  // group ||h_t|| and ||h_t - h_{t-1}|| [b, L, groups] when not null.
+  torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt, int64_t groups,
+                        LayerState& final_state, torch::Tensor* norm_per_group, torch::Tensor* delta_norm);
+  Mamba1Config cfg;
+  ParamHolder in_proj{nullptr}, conv1d{nullptr}, x_proj{nullptr}, dt_proj{nullptr}, out_proj{nullptr};
+  torch::Tensor A_log;  // [d_inner, d_state]
+  torch::Tensor D;      // [d_inner]
+};
+TORCH_MODULE(Mamba1Mixer);
+
+class Mamba1LMImpl : public ResidualLMImpl {
+ public:
+  explicit Mamba1LMImpl(const Mamba1Config& cfg);
+  const ModelConfig& model_config() const override { return mc_; }
+  const Mamba1Config& config() const { return std::get<Mamba1Config>(mc_); }
+  // A_log, D, norms and biases (mamba_ssm marks A_log and D _no_weight_decay).
+  std::vector<std::string> no_weight_decay() const override;
+  // mamba_ssm's initialisation: A = 1..d_state per channel (S4D real), D = 1, dt_proj's bias the
+  // inverse softplus of dt log-uniform in [dt_min, dt_max] (floored), dt_proj's weight uniform in
+  // +-dt_scale/sqrt(dt_rank); projections and embeddings normal(0, 0.02), out_proj scaled by
+  // 1/sqrt(2 n_layer); conv uniform like PyTorch's default. a_min/a_max must stay at their defaults.
+  void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
+  std::shared_ptr<RecurrentLMImpl> make_empty() const override;
+
+ protected:
+  torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
+                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) override;
+
+ private:
+  ModelConfig mc_;
+  std::vector<Mamba1Mixer> mixers_;
+};
+TORCH_MODULE(Mamba1LM);
+
+}  // namespace statescope

@@ -1,0 +1,206 @@
+// mamba2/model.cpp — Mamba-2 forward (DESIGN.md §1), initialisation.
+#include "core/model/mamba2/model.h"
+
+#include <ATen/autocast_mode.h>
+
+#include <optional>
+
+#include <torch/torch.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/model/mamba2/fused_infer.h"
+#include "core/model/mamba2/cpu_mixer.h"
+#include "core/model/mamba2/fused_scan.h"
+#include "core/model/mamba2/ssd_scan.h"
+
+namespace statescope {
+namespace {
+
+namespace F = torch::nn::functional;
+
+}  // namespace
+
+Mamba2MixerImpl::Mamba2MixerImpl(const Mamba2Config& c) : cfg(c) {
+  const int64_t H = c.nheads();
+  in_proj = register_module("in_proj", ParamHolder(std::vector<int64_t>{c.in_proj_rows(), c.d_model},
+                                                   c.proj_bias, c.in_proj_rows()));
+  conv1d = register_module("conv1d", ParamHolder(std::vector<int64_t>{c.conv_dim(), 1, c.d_conv},
+                                                 c.conv_bias, c.conv_dim()));
+  dt_bias = register_parameter("dt_bias", torch::zeros({H}));
+  A_log = register_parameter("A_log", torch::zeros({H}));
+  D = register_parameter("D", torch::ones({H}));
+  norm = register_module("norm", ParamHolder(std::vector<int64_t>{c.d_inner()}, false));
+  out_proj = register_module("out_proj", ParamHolder(std::vector<int64_t>{c.d_model, c.d_inner()},
+                                                     c.proj_bias, c.d_model));
+}
+
+namespace {
+
+// The chunked-kernel path: fp32 state; CUDA kernels on a GPU (when built), the kernels' CPU twins on
+// the CPU only when asked (tests), else ATen.
+// On a GPU, asking for the kernels in a build without them is an error, never a quiet fall back to
+// ATen (a run would be recorded as fused that never was).
+bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool cpu_twins) {
+  if (x.is_cuda()) require_kernels_for(x, "scan 'fused'");
+  if (sdt != torch::kFloat32) return false;
+  return x.is_cuda() || cpu_twins;
+}
+
+}  // namespace
+
+torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState* init,
+                                       const ForwardOptions& opt, LayerState& fin,
+                                       torch::Tensor* norm_per_head, torch::Tensor* delta_norm) {
+  const auto& c = cfg;
+  const int64_t b = u.size(0), L = u.size(1);
+  const int64_t H = c.nheads(), P = c.headdim, G = c.ngroups, N = c.d_state, Di = c.d_inner();
+  const int64_t K = c.d_conv, Cd = c.conv_dim();
+
+  // 1. In-projection, split [z | xBC | dt].
+  auto zxbcdt = F::linear(u, in_proj->weight, in_proj->bias);  // [b, L, in_proj_rows]
+  auto z = zxbcdt.narrow(-1, 0, Di);                            // [b, L, d_inner]
+  auto xBC = zxbcdt.narrow(-1, Di, Cd);                         // [b, L, conv_dim]
+  auto dt_raw = zxbcdt.narrow(-1, Di + Cd, H);                  // [b, L, H]
+
+  // Inference kernels (conv1d with state, single-token step) for no-grad fp32 Fused forwards.
+  const auto sdt = at_least_f32(u.scalar_type());
+  const bool kernels_infer = opt.scan == ScanImpl::Fused && L > 0 && !torch::GradMode::is_enabled() &&
+                             fused_scan_usable(u, sdt, opt.cpu_twins);
+  // The CPU fast path (fp32): everything between the projections as one node of plain loops.
+  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && !opt.cpu_twins &&
+                     zxbcdt.scalar_type() == torch::kFloat32 && conv1d->weight.scalar_type() == torch::kFloat32;
+  if (loops) {
+    CpuMixerDims md;
+    md.H = H, md.P = P, md.G = G, md.N = N, md.norm_groups = c.norm_per_group ? G : 1, md.norm_eps = c.norm_eps;
+    md.clamp_dt = c.has_dt_limit(), md.dt_lo = c.dt_limit_lo, md.dt_hi = c.dt_limit_hi;
+    auto conv0 = init && init->conv.defined() ? init->conv.to(torch::kFloat32) : torch::Tensor();
+    auto h0 = init && init->ssm.defined() ? init->ssm.to(torch::kFloat32) : torch::Tensor();
+    auto m = cpu_mixer_core(zxbcdt, conv1d->weight, conv1d->bias, dt_bias, A_log, D, norm->weight, conv0, h0, md,
+                            norm_per_head != nullptr);
+    fin.conv = m.conv;                                          // [b, conv_dim, K-1]
+    fin.ssm = m.ssm;                                            // [b, H, P, N]
+    if (norm_per_head) *norm_per_head = m.state_norm;           // [b, L, H]
+    if (norm_per_head && delta_norm) *delta_norm = m.delta_norm.square().sum(-1).sqrt();  // [b, L]
+    return F::linear(m.out, out_proj->weight, out_proj->bias);  // [b, L, d_model]
+  }
+
+  // 2. Causal depthwise conv from the initial conv state (zeros when none).
+  torch::Tensor xbc;                                            // [b, L, conv_dim] after SiLU
+  if (kernels_infer) {
+    torch::Tensor conv1;
+    xbc = fused_conv1d_silu(xBC, conv1d->weight, conv1d->bias, init ? init->conv : torch::Tensor(), conv1)
+              .to(u.scalar_type());
+    fin.conv = conv1.to(u.scalar_type());                       // [b, conv_dim, K-1]
+  } else {
+    auto conv0 = (init && init->conv.defined()) ? init->conv.to(u.scalar_type())
+                                                : torch::zeros({b, Cd, K - 1}, u.options());
+    auto conv_in = torch::cat({conv0, xBC.transpose(1, 2)}, 2);   // [b, conv_dim, K-1+L]
+    fin.conv = conv_in.narrow(2, L, K - 1);                       // [b, conv_dim, K-1] newest K-1 inputs
+    auto conv_out = L == 0 ? torch::zeros({b, Cd, 0}, u.options())  // conv1d refuses an input shorter than K
+                           : F::conv1d(conv_in, conv1d->weight,
+                                       F::Conv1dFuncOptions().bias(conv1d->bias).groups(Cd));  // [b, conv_dim, L]
+    xbc = F::silu(conv_out).transpose(1, 2);                      // [b, L, conv_dim]
+  }
+
+  // 3. Split; the SSM works in >= fp32.
+  auto x = xbc.narrow(-1, 0, Di).reshape({b, L, H, P});         // [b, L, H, P]
+  auto Bm = xbc.narrow(-1, Di, G * N).reshape({b, L, G, N});    // [b, L, G, N]
+  auto Cm = xbc.narrow(-1, Di + G * N, G * N).reshape({b, L, G, N});
+
+  // 4. dt = softplus(dt_raw + dt_bias), clamped to dt_limit after softplus when a limit is set
+  // (clamp has zero gradient where it clamps). A = -exp(A_log).
+  auto dt = F::softplus(dt_raw.to(sdt) + dt_bias.to(sdt));     // [b, L, H]
+  if (c.has_dt_limit()) dt = torch::clamp(dt, c.dt_limit_lo, c.dt_limit_hi);
+  auto A = -torch::exp(A_log.to(sdt));                          // [H]
+
+  // 5. The scan.
+  torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
+  const int64_t Q = opt.chunk_size > 0 ? opt.chunk_size : c.chunk_size;
+  const bool norms = norm_per_head != nullptr;
+  ScanResult s;
+  const bool step = kernels_infer && L == 1;                    // decoding: the step kernel adds D x itself
+  if (step)
+    s = fused_step(x, dt, A, Bm, Cm, D, h0, norms);
+  else if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, opt.cpu_twins))
+    s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
+  else if (opt.scan == ScanImpl::Sequential)
+    s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
+  else
+    s = ssd_scan_chunked(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
+  fin.ssm = s.final_state;                                      // [b, H, P, N]
+  if (norms) *norm_per_head = s.state_norm;                     // [b, L, H]
+  if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
+  auto y = step ? s.y : s.y + x.to(sdt) * D.to(sdt).view({1, 1, H, 1});  // [b, L, H, P]
+  y = y.reshape({b, L, Di}).to(u.scalar_type());
+
+  // 6. Gate, then RMSNorm (per group as mamba_ssm does, or over all of d_inner as HF does).
+  const int64_t ng = c.norm_per_group ? G : 1;
+  auto g = y * F::silu(z);                                      // [b, L, d_inner]
+  auto gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps).reshape({b, L, Di});
+  return F::linear(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
+}
+
+Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c) : mc_(c) {
+  c.validate("Mamba2LM config");
+  set_layout(statescope::state_layout(mc_));
+  build({c.vocab_size, c.d_model, c.n_layer, c.tie_embeddings, c.residual_in_fp32, c.norm_eps}, [&](int64_t) {
+    mixers_.push_back(Mamba2Mixer(c));
+    return mixers_.back().ptr();
+  });
+  reset_parameters(/*seed=*/0);
+}
+
+std::vector<std::string> Mamba2LMImpl::no_weight_decay() const {
+  std::vector<std::string> out;
+  for (const auto& p : named_parameters()) {
+    const auto& k = p.key();
+    auto ends = [&](const std::string& s) { return k.size() >= s.size() && k.compare(k.size() - s.size(), s.size(), s) == 0; };
+    if (ends("A_log") || ends("dt_bias") || ends(".D") || ends(".bias") || k.find("norm") != std::string::npos)
+      out.push_back(k);
+  }
+  return out;
+}
+
+std::shared_ptr<RecurrentLMImpl> Mamba2LMImpl::make_empty() const { return std::make_shared<Mamba2LMImpl>(config()); }
+
+torch::Tensor Mamba2LMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
+                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) {
+  return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms);
+}
+
+void Mamba2LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
+  torch::NoGradGuard ng;
+  auto gen = at::detail::createCPUGenerator(seed);
+  const auto& c = config();
+  auto normal_ = [&](torch::Tensor& t, double std) {
+    t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
+  };
+  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) {
+    t.copy_(torch::empty(t.sizes(), t.options().device(torch::kCPU)).uniform_(lo, hi, gen));
+  };
+  reset_backbone(gen);
+  for (auto& mixer : mixers_) {
+    auto& m = *mixer;
+    m.norm->weight.fill_(1.0);
+    normal_(m.in_proj->weight, 0.02);
+    normal_(m.out_proj->weight, 0.02 / std::sqrt(2.0 * c.n_layer));
+    if (m.in_proj->bias.defined()) m.in_proj->bias.zero_();
+    if (m.out_proj->bias.defined()) m.out_proj->bias.zero_();
+    const double bound = 1.0 / std::sqrt(static_cast<double>(c.d_conv));
+    uniform_(m.conv1d->weight, -bound, bound);
+    if (m.conv1d->bias.defined()) uniform_(m.conv1d->bias, -bound, bound);
+    // dt ~ exp(U[log dt_min, log dt_max]), floored; dt_bias = softplus^{-1}(dt) = dt + log(-expm1(-dt)).
+    auto u = torch::empty({c.nheads()}, torch::kFloat64).uniform_(0.0, 1.0, gen);
+    auto dt = torch::exp(u * (std::log(c.dt_max) - std::log(c.dt_min)) + std::log(c.dt_min))
+                  .clamp_min(c.dt_init_floor);
+    m.dt_bias.copy_(dt + torch::log(-torch::expm1(-dt)));
+    auto a = torch::empty({c.nheads()}, torch::kFloat64).uniform_(a_min, a_max, gen);
+    m.A_log.copy_(torch::log(a));
+    m.D.fill_(1.0);
+  }
+}
+
+}  // namespace statescope

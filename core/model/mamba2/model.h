@@ -1,0 +1,51 @@
+// mamba2/model.h — the Mamba-2 language model in LibTorch: forward from any initial state to logits
+// and the final state, with optional per-token SSM state norms.
+//
+// Module and parameter names are the Hugging Face checkpoint keys (backbone.embeddings.weight,
+// backbone.layers.{i}.mixer.in_proj.weight, ...), so a state dict maps one to one. Only core/ and
+// app/ (outside Qt-visible headers) include this file.
+#pragma once
+#include <vector>
+
+#include "core/model/mamba2/config.h"
+#include "core/model/residual_lm.h"
+
+namespace statescope {
+
+class Mamba2MixerImpl : public torch::nn::Module {
+ public:
+  explicit Mamba2MixerImpl(const Mamba2Config& cfg);
+  // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state.
+  torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
+                        LayerState& final_state, torch::Tensor* norm_per_head, torch::Tensor* delta_norm = nullptr);
+  Mamba2Config cfg;
+  ParamHolder in_proj{nullptr}, conv1d{nullptr}, norm{nullptr}, out_proj{nullptr};
+  torch::Tensor dt_bias, A_log, D;  // [nheads] each
+};
+TORCH_MODULE(Mamba2Mixer);
+
+class Mamba2LMImpl : public ResidualLMImpl {
+ public:
+  explicit Mamba2LMImpl(const Mamba2Config& cfg);
+  const ModelConfig& model_config() const override { return mc_; }
+  const Mamba2Config& config() const { return std::get<Mamba2Config>(mc_); }
+  // A_log, dt_bias, D, norms and biases (mamba_ssm's _no_weight_decay and the usual exemptions).
+  std::vector<std::string> no_weight_decay() const override;
+  // Mamba-2 initialisation: dt log-uniform in [dt_min, dt_max] (floored), dt_bias its inverse
+  // softplus; A uniform in [a_min, a_max], A_log = log A; D = 1; norms 1; projections and
+  // embeddings normal(0, 0.02), conv uniform like PyTorch's default.
+  void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
+  std::shared_ptr<RecurrentLMImpl> make_empty() const override;
+  Mamba2Mixer mixer(int64_t i) const { return mixers_.at(i); }
+
+ protected:
+  torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
+                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) override;
+
+ private:
+  ModelConfig mc_;
+  std::vector<Mamba2Mixer> mixers_;
+};
+TORCH_MODULE(Mamba2LM);
+
+}  // namespace statescope

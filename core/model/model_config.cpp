@@ -1,0 +1,128 @@
+// model_config.cpp — dispatch by architecture: config.json in and out, sizes, the state layout.
+#include "core/model/model_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/base/file_io.h"
+#include "core/model/config_json.h"
+
+namespace statescope {
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+}  // namespace
+
+std::string architecture(const ModelConfig& c) { return std::holds_alternative<Mamba2Config>(c) ? "mamba2" : "mamba1"; }
+
+std::string architecture_title(const ModelConfig& c) {
+  return std::holds_alternative<Mamba2Config>(c) ? "Mamba-2" : "Mamba-1";
+}
+
+std::string known_architectures() { return "mamba2 (Mamba-2), mamba1 (Mamba-1)"; }
+
+int64_t vocab_size(const ModelConfig& c) {
+  return std::visit([](const auto& x) { return x.vocab_size; }, c);
+}
+int64_t n_layer(const ModelConfig& c) {
+  return std::visit([](const auto& x) { return x.n_layer; }, c);
+}
+int64_t d_model(const ModelConfig& c) {
+  return std::visit([](const auto& x) { return x.d_model; }, c);
+}
+int64_t parameter_count(const ModelConfig& c) {
+  return std::visit([](const auto& x) { return x.parameter_count(); }, c);
+}
+void validate(const ModelConfig& c, const std::string& source) {
+  std::visit([&](const auto& x) { x.validate(source); }, c);
+}
+
+StateLayout state_layout(const ModelConfig& c) {
+  return std::visit(Overloaded{
+                        [](const Mamba2Config& m) {
+                          StateLayout l;
+                          l.architecture = "mamba2";
+                          l.n_layer = m.n_layer;
+                          l.ssm = {{"heads", m.nheads()}, {"headdim", m.headdim}, {"d_state", m.d_state}};
+                          l.conv = {{"conv_dim", m.conv_dim()}, {"d_conv-1", m.d_conv - 1}};
+                          l.groups = m.nheads();
+                          l.group_name = "head";
+                          return l;
+                        },
+                        [](const Mamba1Config& m) {
+                          StateLayout l;
+                          l.architecture = "mamba1";
+                          l.n_layer = m.n_layer;
+                          l.ssm = {{"d_inner", m.d_inner()}, {"d_state", m.d_state}};
+                          l.conv = {{"d_inner", m.d_inner()}, {"d_conv-1", m.d_conv - 1}};
+                          l.groups = channel_groups(m.d_inner());
+                          l.group_name = "channel group";
+                          return l;
+                        }},
+                    c);
+}
+
+std::vector<std::pair<std::string, std::string>> describe(const ModelConfig& c) {
+  using S = std::vector<std::pair<std::string, std::string>>;
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return std::visit(Overloaded{[&](const Mamba2Config& m) {
+                                 return S{{"architecture", "Mamba-2 (mamba2)"}, {"d_model", n(m.d_model)},
+                                          {"n_layer", n(m.n_layer)}, {"d_state", n(m.d_state)},
+                                          {"headdim", n(m.headdim)}, {"nheads", n(m.nheads())},
+                                          {"ngroups", n(m.ngroups)}, {"d_conv", n(m.d_conv)},
+                                          {"chunk_size", n(m.chunk_size)}, {"vocab_size", n(m.vocab_size)}};
+                               },
+                               [&](const Mamba1Config& m) {
+                                 return S{{"architecture", "Mamba-1 (mamba1)"}, {"d_model", n(m.d_model)},
+                                          {"n_layer", n(m.n_layer)}, {"d_state", n(m.d_state)},
+                                          {"d_inner", n(m.d_inner())}, {"dt_rank", n(m.rank())},
+                                          {"d_conv", n(m.d_conv)}, {"vocab_size", n(m.vocab_size)}};
+                               }},
+                    c);
+}
+
+ModelConfig parse_model_config(const std::string& text, const std::string& source) try {
+  const nlohmann::json j = parse_config_text(text, source);
+  ModelConfig c;
+  if (j.contains("model_type")) {
+    const auto& t = j["model_type"];
+    if (t == "mamba2") c = parse_mamba2_hf(j, source);
+    else if (t == "mamba") c = parse_mamba1_hf(j, source);
+    else
+      throw Error(source + ": field 'model_type' is " + t.dump() +
+                  "; statescope knows \"mamba2\" (Mamba-2) and \"mamba\" (Mamba-1)");
+  } else if (j.contains("d_model") || j.contains("ssm_cfg")) {
+    // mamba_ssm builds Mamba-1 when ssm_cfg names no layer.
+    const bool has_layer = j.contains("ssm_cfg") && j["ssm_cfg"].is_object() && j["ssm_cfg"].contains("layer");
+    const auto layer = has_layer ? j["ssm_cfg"]["layer"] : nlohmann::json("Mamba1");
+    if (layer == "Mamba2") c = parse_mamba2_mamba_ssm(j, source);
+    else if (layer == "Mamba1") c = parse_mamba1_mamba_ssm(j, source);
+    else
+      throw Error(source + ": field 'ssm_cfg.layer' is " + layer.dump() +
+                  "; statescope knows \"Mamba2\" and \"Mamba1\" (or no layer, which mamba_ssm builds as Mamba-1)");
+  } else {
+    throw Error(source + ": neither a Hugging Face config (model_type) nor a mamba_ssm config "
+                "(d_model, n_layer, ssm_cfg)");
+  }
+  validate(c, source);
+  return c;
+} catch (const nlohmann::json::exception& e) {  // a field of the wrong JSON type
+  throw Error(source + ": a field has the wrong JSON type (" + e.what() + ")");
+}
+
+ModelConfig load_model_config(const std::string& path) {
+  return parse_model_config(read_file_bounded(path, kMaxJsonBytes, "config file"), path);
+}
+
+std::string to_hf_config_json(const ModelConfig& c) {
+  return std::visit([](const auto& x) { return to_hf_config_json(x); }, c);
+}
+
+}  // namespace statescope

@@ -1,0 +1,44 @@
+// model_config.h — the configuration of any architecture statescope knows, and what the rest of the
+// program asks of it without knowing which one it is: sizes, the state layout, the parameter count,
+// config.json in and out. The architecture is chosen by the checkpoint's `model_type` (Hugging Face)
+// or `ssm_cfg.layer` (mamba_ssm). No LibTorch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/model/mamba2/config.h"  // Mamba2Config
+#include "core/model/mamba1/config.h"  // Mamba1Config
+#include "core/model/state_layout.h"
+
+namespace statescope {
+
+using ModelConfig = std::variant<Mamba2Config, Mamba1Config>;
+
+// "mamba2", "mamba1": the name in results, specs and `forward`'s attributes.
+std::string architecture(const ModelConfig& c);
+// "Mamba-2", "Mamba-1": the name people read.
+std::string architecture_title(const ModelConfig& c);
+// Every architecture name statescope knows, for messages: "mamba2 (Mamba-2), mamba1 (Mamba-1)".
+std::string known_architectures();
+
+int64_t vocab_size(const ModelConfig& c);
+int64_t n_layer(const ModelConfig& c);
+int64_t d_model(const ModelConfig& c);
+int64_t parameter_count(const ModelConfig& c);
+StateLayout state_layout(const ModelConfig& c);
+void validate(const ModelConfig& c, const std::string& source);
+
+// One line per field that describes the architecture, "name value" (statescope-cli info).
+std::vector<std::pair<std::string, std::string>> describe(const ModelConfig& c);
+
+// Parses config.json in either dialect for any known architecture. Throws Error naming `source` and
+// the field (an unknown model_type or ssm_cfg.layer names the ones statescope knows).
+ModelConfig parse_model_config(const std::string& text, const std::string& source);
+ModelConfig load_model_config(const std::string& path);
+
+// A Hugging Face config.json that transformers loads.
+std::string to_hf_config_json(const ModelConfig& c);
+
+}  // namespace statescope

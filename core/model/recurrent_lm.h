@@ -1,0 +1,153 @@
+// recurrent_lm.h — the recurrent language model as the rest of statescope sees it: forward from any
+// initial state to logits, the final state and per-position state statistics; the zero state; the
+// state layout (state_layout.h) every policy, analysis and view takes its sizes from; the parameters
+// that take no weight decay, said by the architecture; the device. Mamba-2 (mamba2/model.h) and
+// Mamba-1 (mamba1/model.h) implement it; make_model (model_factory.h) builds one from a ModelConfig.
+//
+// Module and parameter names are the Hugging Face checkpoint keys (backbone.embeddings.weight,
+// backbone.layers.{i}.mixer...), so a state dict maps one to one. Only core/ and app/ (outside
+// Qt-visible headers) include this file.
+#pragma once
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <torch/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/model/model_config.h"
+#include "core/model/state_layout.h"
+
+namespace statescope {
+
+// State of one layer between tokens, shaped by the model's StateLayout.
+struct LayerState {
+  torch::Tensor ssm;   // [b, layout.ssm...], at least float32
+  torch::Tensor conv;  // [b, layout.conv...]: the last d_conv-1 pre-conv inputs, oldest first
+};
+using ModelState = std::vector<LayerState>;  // one per layer
+
+ModelState detach_state(const ModelState& s);
+
+// Sequential: the reference recurrence. Chunked: the architecture's parallel scan in ATen (any device,
+// autograd; Mamba-1 has none and runs the recurrence). Fused: the fast path: CUDA kernels on a GPU
+// where the architecture has them, plain CPU loops on the CPU; anywhere else it falls back to Chunked.
+enum class ScanImpl { Sequential, Chunked, Fused };
+
+struct ForwardOptions {
+  ScanImpl scan = ScanImpl::Chunked;
+  int64_t chunk_size = 0;     // 0: the config's chunk_size (Mamba-2)
+  bool state_norms = false;   // also return per-token SSM state norms
+  bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
+};
+
+struct ForwardOutput {
+  torch::Tensor logits;          // [b, L, vocab]
+  ModelState final_state;        // state after the last token
+  torch::Tensor norm_per_head;   // [n_layer, b, L, groups] ||S_t||_F per group (head) (if requested)
+  torch::Tensor norm;            // [n_layer, b, L] ||S_t||_F over the whole layer (if requested)
+  torch::Tensor delta_norm;      // [n_layer, b, L] ||S_t - S_{t-1}||_F over the whole layer (with the norms)
+};
+
+// A module holding a "weight" (and optionally a "bias") parameter, so names match checkpoints.
+class ParamHolderImpl : public torch::nn::Module {
+ public:
+  ParamHolderImpl(std::vector<int64_t> weight_shape, bool with_bias, int64_t bias_size = 0);
+  torch::Tensor weight, bias;
+};
+TORCH_MODULE(ParamHolder);
+
+class RecurrentLMImpl : public torch::nn::Module {
+ public:
+  // tokens [b, L] int64 in [0, vocab); init: one LayerState per layer (either tensor of a layer may
+  // be undefined = zeros), or nullptr for the zero state. Autograd flows through init too.
+  // Without options: forward_options(), i.e. the run's scan.
+  ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init = nullptr) {
+    return forward(tokens, init, forward_options());
+  }
+  virtual ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) = 0;
+
+  virtual const ModelConfig& model_config() const = 0;
+  std::string architecture() const { return statescope::architecture(model_config()); }
+  const StateLayout& state_layout() const { return layout_; }
+  int64_t vocab_size() const { return statescope::vocab_size(model_config()); }
+  int64_t n_layer() const { return statescope::n_layer(model_config()); }
+
+  // Zeros of the layout's shapes on the model's device (the SSM state in at least float32).
+  ModelState zero_state(int64_t batch) const;
+
+  // Parameter names (as named_parameters() gives them) that take no weight decay: the architecture's
+  // A, D, dt biases, norms and embeddings (what its reference trainer exempts).
+  virtual std::vector<std::string> no_weight_decay() const = 0;
+
+  // The embedding matrix used as output projection when tied, else lm_head.weight.  [vocab, d_model]
+  virtual torch::Tensor output_weight() const = 0;
+  torch::Device device() const { return output_weight().device(); }
+
+  // The architecture's initialisation from `seed`. a_min/a_max: Mamba-2's A range (per head, uniform);
+  // other architectures refuse values other than the defaults (their A init has no such range).
+  virtual void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) = 0;
+
+  // A new model of the same architecture and config (weights not copied): copy_model fills it.
+  virtual std::shared_ptr<RecurrentLMImpl> make_empty() const = 0;
+
+  // Mixed precision: forward runs under bf16 autocast on the weights' device (matmuls and convs in
+  // bf16; master weights, SSM state, A, dt, norms and the residual stream stay fp32; logits are
+  // returned in fp32). Set by place_model from the run's Compute.
+  bool mixed_bf16 = false;
+  // The scan that training and the analyses ask for: the fast path (ScanImpl::Fused) or ATen's
+  // (Chunked). Set by place_model from the run's Compute.
+  bool fused_scan = false;
+  ScanImpl scan_impl() const { return fused_scan ? ScanImpl::Fused : ScanImpl::Chunked; }
+  ForwardOptions forward_options() const {
+    ForwardOptions o;
+    o.scan = scan_impl();
+    return o;
+  }
+
+  // Checks a [b, L] token tensor against the vocabulary; throws Error naming `source`.
+  void check_tokens(const torch::Tensor& tokens, const std::string& source) const;
+  // Checks a state against the layout and batch size (and for NaN/Inf); throws Error naming `source`.
+  void check_state(const ModelState& s, int64_t batch, const std::string& source) const;
+
+ protected:
+  void set_layout(StateLayout l) { layout_ = std::move(l); }
+
+ private:
+  StateLayout layout_;
+};
+
+// The holder every caller passes around (a shared pointer, as torch's module holders are). Any
+// architecture's holder (Mamba2LM, Mamba1LM) converts to it.
+class RecurrentLM : public torch::nn::ModuleHolder<RecurrentLMImpl> {
+ public:
+  using torch::nn::ModuleHolder<RecurrentLMImpl>::ModuleHolder;
+  template <class Impl, class = std::enable_if_t<std::is_base_of_v<RecurrentLMImpl, Impl> &&
+                                                 !std::is_same_v<RecurrentLMImpl, Impl>>>
+  RecurrentLM(const torch::nn::ModuleHolder<Impl>& m)  // NOLINT: implicit on purpose
+      : ModuleHolder(std::static_pointer_cast<RecurrentLMImpl>(m.ptr())) {}
+};
+
+// Computation dtype for norms and the SSM parameters: at least float32 (bf16/f16 models keep A, dt,
+// the state and normalisation statistics in fp32), float64 stays float64.
+inline torch::Dtype at_least_f32(torch::Dtype d) { return d == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32; }
+
+// x [..., C] -> x / rms(x) * w, statistics in >= fp32; returns x's dtype.
+torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
+
+// bf16 autocast on one device type for the lifetime of the object (restores the previous setting).
+class AutocastScope {
+ public:
+  explicit AutocastScope(c10::DeviceType d);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  c10::DeviceType d_;
+  bool was_on_;
+  at::ScalarType was_;
+};
+
+}  // namespace statescope

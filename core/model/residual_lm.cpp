@@ -1,0 +1,81 @@
+// residual_lm.cpp — the shared backbone's modules and forward pass.
+#include "core/model/residual_lm.h"
+
+#include <torch/torch.h>
+
+#include <optional>
+
+namespace statescope {
+namespace {
+
+namespace F = torch::nn::functional;
+
+// One residual block's modules, named as the checkpoints name them.
+class BlockImpl : public torch::nn::Module {
+ public:
+  BlockImpl(ParamHolder n, std::shared_ptr<torch::nn::Module> m) {
+    register_module("norm", std::move(n));
+    register_module("mixer", std::move(m));
+  }
+};
+
+}  // namespace
+
+void ResidualLMImpl::build(const Shape& s, const std::function<std::shared_ptr<torch::nn::Module>(int64_t)>& make_mixer) {
+  shape_ = s;
+  auto backbone = register_module("backbone", std::make_shared<torch::nn::Module>());
+  embeddings_ = backbone->register_module("embeddings", ParamHolder(std::vector<int64_t>{s.vocab_size, s.d_model}, false));
+  auto list = backbone->register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < s.n_layer; ++i) {
+    block_norms_.push_back(ParamHolder(std::vector<int64_t>{s.d_model}, false));
+    list->push_back(std::make_shared<BlockImpl>(block_norms_.back(), make_mixer(i)));
+  }
+  norm_f_ = backbone->register_module("norm_f", ParamHolder(std::vector<int64_t>{s.d_model}, false));
+  if (!s.tie_embeddings)
+    lm_head_ = register_module("lm_head", ParamHolder(std::vector<int64_t>{s.vocab_size, s.d_model}, false));
+}
+
+void ResidualLMImpl::reset_backbone(at::Generator& gen) {
+  auto normal_ = [&](torch::Tensor& t, double std) {
+    t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
+  };
+  normal_(embeddings_->weight, 0.02);
+  if (lm_head_) normal_(lm_head_->weight, 0.02);
+  norm_f_->weight.fill_(1.0);
+  for (auto& n : block_norms_) n->weight.fill_(1.0);
+}
+
+ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
+  check_tokens(tokens, "forward");
+  const int64_t b = tokens.size(0), NL = shape_.n_layer;
+  if (init) check_state(*init, b, "forward initial state");
+  ForwardOutput out;
+  out.final_state.resize(NL);
+  std::vector<torch::Tensor> norms(opt.state_norms ? NL : 0), deltas(norms.size());
+
+  std::optional<AutocastScope> autocast;
+  const auto& emb = embeddings_->weight;
+  if (mixed_bf16) autocast.emplace(emb.device().type());
+  auto h = F::embedding(tokens.to(emb.device(), torch::kInt64), emb);      // [b, L, d_model]
+  if (shape_.residual_in_fp32) h = h.to(at_least_f32(h.scalar_type()));
+  for (int64_t i = 0; i < NL; ++i) {
+    auto u = rms_norm(h, block_norms_[i]->weight, shape_.norm_eps).to(emb.scalar_type());
+    const LayerState* li = init ? &(*init)[i] : nullptr;
+    h = h + mix(i, u, li, opt, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
+                opt.state_norms ? &deltas[i] : nullptr);
+  }
+  auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
+  out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
+  if (autocast) {
+    autocast.reset();
+    out.logits = out.logits.to(torch::kFloat32);                            // bf16 matmul, fp32 out
+  }
+  if (opt.state_norms) {
+    out.norm_per_head = torch::stack(norms, 0);                             // [n_layer, b, L, groups]
+    out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [n_layer, b, L]
+    out.delta_norm = torch::stack(deltas, 0);                               // [n_layer, b, L]
+  }
+  return out;
+}
+
+}  // namespace statescope

@@ -1,0 +1,45 @@
+// state_layout.h — what one recurrent layer carries between tokens, as named axes, for every
+// architecture: the policies (noise, fitted moments, passing, TBTT), state norms, histograms, the
+// detector, `forward`'s datasets and the views take their sizes from here, never from an
+// architecture's config. No LibTorch.
+//
+//   Mamba-2: ssm (heads, headdim, d_state), conv (conv_dim, d_conv-1); groups = heads.
+//   Mamba-1: ssm (d_inner, d_state), conv (d_inner, d_conv-1); groups = channel groups of at most 64
+//            consecutive channels (mamba-130m: 24 groups of 64, the same unit as mamba2-130m's 24
+//            heads of 64 channels), so per-head views, fitted noise and the detector compare like
+//            with like across the two.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace statescope {
+
+struct StateAxis {
+  std::string name;  // e.g. "heads", "headdim", "d_state", "d_inner", "conv_dim", "d_conv-1"
+  int64_t size = 0;
+};
+
+struct StateLayout {
+  std::string architecture;     // "mamba2", "mamba1"
+  int64_t n_layer = 0;
+  std::vector<StateAxis> ssm;   // after the batch axis
+  std::vector<StateAxis> conv;  // after the batch axis; empty when the architecture has no conv state
+  // The per-head views' unit: the first ssm axis cut into `groups` equal runs. Every group-level
+  // statistic (norm per head, fitted mean and std, the detector's cells) is over one run's entries.
+  int64_t groups = 1;
+  std::string group_name;       // "head", "channel group"
+
+  std::vector<int64_t> ssm_shape(int64_t batch) const;   // {batch, ssm sizes...}
+  std::vector<int64_t> conv_shape(int64_t batch) const;  // {batch, conv sizes...}; {} when none
+  int64_t ssm_numel() const;                             // entries per sequence and layer
+  int64_t group_numel() const { return ssm_numel() / groups; }
+  std::string ssm_axes() const;                          // "(heads, headdim, d_state)"
+  std::string conv_axes() const;                         // "(conv_dim, d_conv-1)"
+  bool operator==(const StateLayout&) const = default;
+};
+
+// Mamba-1's channel groups: the fewest groups of equal size at most 64 that tile d_inner.
+int64_t channel_groups(int64_t d_inner);
+
+}  // namespace statescope
