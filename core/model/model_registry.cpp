@@ -15,8 +15,9 @@ namespace statescope {
 namespace fs = std::filesystem;
 
 std::string resolve_model(const std::string& name) {
-  // "embedded": the language model the demo uses; "retrieval": the second one, fine-tuned for passkey retrieval.
-  const bool named = name == "embedded" || name == "retrieval";
+  // "embedded": the language model the demo uses (Mamba-2); "embedded-mamba1": its Mamba-1 sibling, trained
+  // the same way; "retrieval": a Mamba-2 fine-tuned for passkey retrieval.
+  const bool named = name == "embedded" || name == "embedded-mamba1" || name == "retrieval";
   const std::string dir = named ? data_dir() + "/models/" + name : name;
   if (!fs::is_directory(dir))
     throw Error(dir + ": model directory not found" +

@@ -20,7 +20,8 @@ struct ModelRecord {
   std::string notes;
 };
 
-// "embedded" -> the committed demo model, "retrieval" -> the committed passkey-retrieval model
+// "embedded" -> the committed demo model (Mamba-2), "embedded-mamba1" -> its Mamba-1 sibling
+// (data/models/embedded-mamba1), "retrieval" -> the committed passkey-retrieval model
 // (data/models/retrieval); anything else must be an existing directory.
 std::string resolve_model(const std::string& name_or_dir);
 
