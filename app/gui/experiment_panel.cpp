@@ -384,10 +384,7 @@ QStringList ExperimentPanel::problems() const {
     return why.isEmpty();
   };
   const QString m = model->text().trimmed();
-  bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded' or a directory)")
-             : (m != "embedded" && !QFileInfo(QDir(m).filePath("config.json")).exists())
-                 ? tr("Model: %1 has no config.json").arg(m)
-                 : architecture_problem_);
+  bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded', 'embedded-mamba1' or a directory)") : architecture_problem_);
   const QString d = data->text().trimmed();
   bad(data, d.isEmpty() ? tr("Data: empty") : (d != "embedded" && !QFileInfo::exists(d)) ? tr("Data: %1 does not exist").arg(d) : QString());
   bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
@@ -419,10 +416,9 @@ void ExperimentPanel::describe_model() {
                                .arg(QString::fromStdString(l.ssm_axes()), sizes.join(QString::fromUtf8(" × ")))
                                .arg(l.groups)
                                .arg(QString::fromStdString(l.group_name)));
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // not a model name, no such folder, or a config.json it cannot read
     architecture_->setText(m.empty() ? QString() : tr("unknown"));
-    if (!m.empty() && (m == "embedded" || std::filesystem::exists(std::filesystem::path(m) / "config.json")))
-      architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
+    if (!m.empty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
   }
 }
 
