@@ -1,8 +1,9 @@
-// bench_forward.cpp — forward and forward+backward tokens/s of statescope's Mamba-2 on CPU.
+// bench_forward.cpp — forward and forward+backward tokens/s of statescope's Mamba-2 or Mamba-1 on CPU.
 //
 // Usage: bench_forward SHAPE_JSON_FILE SHAPE_NAME THREADS ITERS
-// Prints one JSON line. bench/run_forward.sh runs this and transformers' Mamba2 (bench/hf_forward.py)
-// on the same shapes, torch build and thread count, and prints the ratios.
+// Prints one JSON line. bench/run_forward.sh runs this and transformers' Mamba2 or Mamba
+// (bench/hf_forward.py) on the same shapes, torch build and thread count, and prints the ratios. A
+// shape with "arch": "mamba1" is a Mamba-1.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/memory_tuning.h"
+#include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
 
 using namespace statescope;
@@ -33,6 +35,18 @@ Flops flops_per_token(const Mamba2Config& c) {
   Flops f;
   f.fwd = c.n_layer * (dense + 5 * H * P * N) + 2 * d * V;
   f.train = 3 * (c.n_layer * dense + 2 * d * V) + c.n_layer * 19 * H * P * N;
+  return f;
+}
+
+// Mamba-1, per layer: in_proj 2 d 2Di, conv 2 K Di, x_proj 2 Di (R + 2N), dt_proj 2 R Di, the scan
+// 5 Di N (decay, state update, output) + 2 Di (D x), gate 4 Di, out_proj 2 Di d, RMSNorm 4 d; the LM
+// head 2 d V. Training: 3x the dense part, the scan 19 Di N as for Mamba-2.
+Flops flops_per_token(const Mamba1Config& c) {
+  const double d = c.d_model, Di = c.d_inner(), K = c.d_conv, R = c.rank(), N = c.d_state, V = c.vocab_size;
+  const double dense = 4 * d * Di + 2 * K * Di + 2 * Di * (R + 2 * N) + 2 * R * Di + 2 * Di + 4 * Di + 2 * Di * d + 4 * d;
+  Flops f;
+  f.fwd = c.n_layer * (dense + 5 * Di * N) + 2 * d * V;
+  f.train = 3 * (c.n_layer * dense + 2 * d * V) + c.n_layer * 19 * Di * N;
   return f;
 }
 
@@ -62,13 +76,25 @@ int main(int argc, char** argv) {
   const auto s = all.at(argv[2]);
   const int threads = std::stoi(argv[3]), iters = std::stoi(argv[4]);
   torch::set_num_threads(threads);
-  Mamba2Config c;
-  c.d_model = s["d_model"]; c.n_layer = s["n_layer"]; c.d_state = s["d_state"]; c.headdim = s["headdim"];
-  c.vocab_size = s["vocab_size"]; c.chunk_size = s["chunk_size"]; c.ngroups = 1; c.tie_embeddings = true;
-  const int64_t B = s["batch"], L = s["length"];
-  RecurrentLM model = Mamba2LM(c);
+  const bool mamba1 = s.value("arch", std::string("mamba2")) == "mamba1";
+  const int64_t B = s["batch"], L = s["length"], V = s["vocab_size"];
+  RecurrentLM model{nullptr};
+  Flops f;
+  if (mamba1) {
+    Mamba1Config c;
+    c.d_model = s["d_model"]; c.n_layer = s["n_layer"]; c.d_state = s["d_state"]; c.vocab_size = V;
+    c.tie_embeddings = true;
+    model = Mamba1LM(c);
+    f = flops_per_token(c);
+  } else {
+    Mamba2Config c;
+    c.d_model = s["d_model"]; c.n_layer = s["n_layer"]; c.d_state = s["d_state"]; c.headdim = s["headdim"];
+    c.vocab_size = V; c.chunk_size = s["chunk_size"]; c.ngroups = 1; c.tie_embeddings = true;
+    model = Mamba2LM(c);
+    f = flops_per_token(c);
+  }
   torch::manual_seed(0);
-  auto tokens = torch::randint(0, c.vocab_size, {B, L}, torch::kInt64);
+  auto tokens = torch::randint(0, V, {B, L}, torch::kInt64);
   const std::string scan = argc == 6 ? argv[5] : "aten";  // fused on the CPU: the plain-loop scan (cpu_scan.h)
   ForwardOptions fo;
   fo.scan = scan == "fused" ? ScanImpl::Fused : ScanImpl::Chunked;
@@ -79,7 +105,7 @@ int main(int argc, char** argv) {
       const auto t0 = clk::now();
       if (backward) {
         auto out = model->forward(tokens, nullptr, fo);
-        auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, c.vocab_size}), tokens.reshape({-1}));
+        auto loss = torch::nn::functional::cross_entropy(out.logits.reshape({-1, V}), tokens.reshape({-1}));
         loss.backward();
         model->zero_grad();
       } else {
@@ -92,9 +118,8 @@ int main(int argc, char** argv) {
     return static_cast<double>(B * L) / best;
   };
   const double fwd = time_it(false), fwdbwd = time_it(true);
-  const Flops f = flops_per_token(c);
   const double peak = sgemm_rate();
-  std::cout << nlohmann::json{{"impl", "statescope-" + scan}, {"shape", argv[2]}, {"threads", threads},
+  std::cout << nlohmann::json{{"impl", "statescope-" + scan}, {"arch", mamba1 ? "mamba1" : "mamba2"}, {"shape", argv[2]}, {"threads", threads},
                               {"fwd_tok_s", fwd}, {"fwdbwd_tok_s", fwdbwd}, {"fwd_flop_per_token", f.fwd},
                               {"train_flop_per_token", f.train}, {"sgemm_flop_s", peak},
                               {"train_share_of_sgemm", fwdbwd * f.train / peak}}.dump()

@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
-"""hf_forward.py — the reference side of bench/run_forward.sh: transformers' Mamba2ForCausalLM
-(pure-torch path) on the same shapes, torch build and thread count as bench_forward.
+"""hf_forward.py — the reference side of bench/run_forward.sh: transformers' Mamba2ForCausalLM, or
+MambaForCausalLM for a shape with "arch": "mamba1" (pure-torch paths), on the same shapes, torch build
+and thread count as bench_forward.
 Usage: hf_forward.py SHAPES.json NAME THREADS ITERS   -> one JSON line."""
 import json
 import sys
 import time
 
 import torch
-from transformers import Mamba2Config, Mamba2ForCausalLM
+from transformers import Mamba2Config, Mamba2ForCausalLM, MambaConfig, MambaForCausalLM
 
 
 def main():
     shapes, name, threads, iters = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     s = json.load(open(shapes))[name]
     torch.set_num_threads(threads)
-    cfg = Mamba2Config(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
-                       head_dim=s["headdim"], num_heads=2 * s["d_model"] // s["headdim"], n_groups=1,
-                       vocab_size=s["vocab_size"], chunk_size=s["chunk_size"], tie_word_embeddings=True)
-    model = Mamba2ForCausalLM(cfg).float()
+    if s.get("arch", "mamba2") == "mamba1":
+        cfg = MambaConfig(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
+                          vocab_size=s["vocab_size"], tie_word_embeddings=True, use_mambapy=False)
+        model = MambaForCausalLM(cfg).float()
+    else:
+        cfg = Mamba2Config(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
+                           head_dim=s["headdim"], num_heads=2 * s["d_model"] // s["headdim"], n_groups=1,
+                           vocab_size=s["vocab_size"], chunk_size=s["chunk_size"], tie_word_embeddings=True)
+        model = Mamba2ForCausalLM(cfg).float()
     torch.manual_seed(0)
     tokens = torch.randint(0, s["vocab_size"], (s["batch"], s["length"]))
     ntok = s["batch"] * s["length"]
@@ -41,7 +47,7 @@ def main():
         return ntok / best
 
     fwd, fwdbwd = time_it(False), time_it(True)
-    print(json.dumps({"impl": "transformers", "shape": name, "threads": threads,
+    print(json.dumps({"impl": "transformers", "arch": s.get("arch", "mamba2"), "shape": name, "threads": threads,
                       "fwd_tok_s": fwd, "fwdbwd_tok_s": fwdbwd}))
 
 

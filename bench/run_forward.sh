@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run_forward.sh — statescope vs transformers Mamba-2 on CPU, same torch, same threads, same run.
+# run_forward.sh — statescope vs transformers (Mamba-2, or Mamba-1 for the *-mamba1 shapes) on CPU, same
+# torch, same threads, same run.
 # Usage: bash bench/run_forward.sh [THREADS] [ITERS] [SHAPES...]   (default shapes: tiny 130m)
 #
 # This machine's speed drifts by 1.5x within minutes (RESULTS.md), so one statescope number and one
@@ -22,7 +23,7 @@ shift $(( $# > 2 ? 2 : $# ))
 if [ $# -gt 0 ]; then shapes_list=("$@"); else shapes_list=(tiny 130m); fi
 out="$(mktemp)"; trap 'rm -f "$out"' EXIT
 for shape in "${shapes_list[@]}"; do
-  n="$iters"; [ "$shape" = tiny ] && [ "$n" -lt 20 ] && n=20
+  n="$iters"; [[ "$shape" == tiny* ]] && [ "$n" -lt 20 ] && n=20
   : > "$out"
   for ((r = 1; r <= rounds; r++)); do
     ours() { "$root/build/bin/bench_forward" "$shapes" "$shape" "$threads" "$n" fused; }

@@ -32,12 +32,17 @@ def build(name, n_groups, tied, vocab):
         n_groups=n_groups, expand=2, conv_kernel=4, chunk_size=16, use_conv_bias=True, use_bias=False,
         layer_norm_epsilon=1e-5, residual_in_fp32=True, tie_word_embeddings=tied,
         time_step_limit=(0.0, float("inf")), pad_token_id=0, bos_token_id=0, eos_token_id=0)
-    model = Mamba2ForCausalLM(cfg).float().eval()
+    return perturb(Mamba2ForCausalLM(cfg).float().eval(), dt_bias="dt_bias")
+
+
+def perturb(model, dt_bias):
+    """Moves every parameter away from its init value (in named_parameters order), so no term hides:
+    A in [0.3, 3.3], the dt bias (`dt_bias`: its name's ending) around -1.5, D and norms random."""
     with torch.no_grad():
         for pname, p in model.named_parameters():
             if pname.endswith("A_log"):
                 p.copy_(torch.log(torch.rand_like(p) * 3.0 + 0.3))
-            elif pname.endswith("dt_bias"):
+            elif pname.endswith(dt_bias):
                 p.copy_(torch.randn_like(p) * 0.7 - 1.5)
             elif pname.endswith(".D"):
                 p.copy_(torch.randn_like(p))

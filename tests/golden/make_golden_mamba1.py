@@ -29,6 +29,10 @@ import transformers
 from transformers import MambaConfig, MambaForCausalLM
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from make_golden import perturb  # noqa: E402
+from make_wild_checkpoints import fresh  # noqa: E402
+
 SEED = 20261203
 RAW_VOCAB = 60  # mamba_ssm pads 60 to 64 (pad_vocab_size_multiple 16)
 
@@ -39,20 +43,7 @@ def build(tied):
         hidden_size=24, num_hidden_layers=2, vocab_size=64, state_size=6, expand=2, conv_kernel=4,
         use_bias=False, use_conv_bias=True, layer_norm_epsilon=1e-5, residual_in_fp32=True,
         time_step_rank="auto", tie_word_embeddings=tied, pad_token_id=0, bos_token_id=0, eos_token_id=0)
-    model = MambaForCausalLM(cfg).float().eval()
-    with torch.no_grad():
-        for pname, p in model.named_parameters():
-            if pname.endswith("A_log"):
-                p.copy_(torch.log(torch.rand_like(p) * 3.0 + 0.3))
-            elif pname.endswith("dt_proj.bias"):
-                p.copy_(torch.randn_like(p) * 0.7 - 1.5)
-            elif pname.endswith(".D"):
-                p.copy_(torch.randn_like(p))
-            elif "norm" in pname:
-                p.copy_(1.0 + 0.3 * torch.randn_like(p))
-            else:
-                p.add_(torch.randn_like(p) * 0.1)
-    return model
+    return perturb(MambaForCausalLM(cfg).float().eval(), dt_bias="dt_proj.bias")
 
 
 def cache_of(out):
@@ -101,12 +92,6 @@ def run(model, d, batch=2, length=45, n_steps=4):
         f["after_steps_conv_state"] = conv2.float().numpy()
     print(f"{os.path.basename(d)}: loss {out.loss.item():.6f}, logits {tuple(out.logits.shape)}, "
           f"ssm {tuple(ssm.shape)}, conv {tuple(conv.shape)}")
-
-
-def fresh(d):
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
 
 
 def save_mamba_ssm(model, d):
