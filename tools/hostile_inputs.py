@@ -133,6 +133,15 @@ cfg["state_size"] = 7  # the file's A_log is [48, 6]
 case("Mamba-1 checkpoint whose A_log does not match config.json", ["info", "--model", d], 1,
      "tensor 'backbone.layers.0.mixer.A_log' has shape [48, 6], expected [48, 7]")
 
+case("Mamba-1 in mamba_ssm's layout (torch.save of a state dict, ssm_cfg without layer) loads",
+     ["info", "--model", GOLDEN / "ssm-mamba1"], 0, "", shown="info --model tests/golden/ssm-mamba1")
+case("pretrain --arch mamba1 given a Mamba-2 option (--headdim)",
+     ["pretrain", "--arch", "mamba1", "--headdim", "8", "--steps", "1", "--out", TMP / "m1_headdim"], 1,
+     "--headdim is a Mamba-2 option; --arch mamba1 has no such setting")
+case("pretrain --arch mamba2 given a Mamba-1 option (--dt-rank)",
+     ["pretrain", "--dt-rank", "4", "--steps", "1", "--out", TMP / "m2_dtrank"], 1,
+     "--dt-rank is a Mamba-1 option; --arch mamba2 has no such setting")
+
 def safetensors_header(path):
     raw = path.read_bytes()
     n = struct.unpack("<Q", raw[:8])[0]
