@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/model/checkpoint.h"
+#include "core/model/mamba1/model.h"
 #include "core/base/error.h"
 #include "core/experiment/experiment.h"
 #include "core/experiment/spec.h"
@@ -600,4 +601,50 @@ TEST(Experiment, SweepCellsAreTheRunsOfTheUnsweptSpec) {
       EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
     }
   }
+}
+
+// "models": a Mamba-2 and a Mamba-1 side by side in one file: every run of the spec for each model,
+// named "<model label>:<run>", each run recording its own model; the two architectures' runs of one
+// policy equal the runs of the one-model spec (same seeds, same numbers). Bad lists are refused by field.
+TEST(Experiment, ModelsRunSideBySideInOneFile) {
+  const std::string m2 = tiny_model_dir();
+  const std::string m1 = statescope::test::scratch("tiny_mamba1");
+  {
+    Mamba1Config c;
+    c.d_model = 32; c.n_layer = 1; c.d_state = 8; c.vocab_size = 256;
+    RecurrentLM m = Mamba1LM(c);
+    m->reset_parameters(2);
+    save_model_dir(m, m1);
+    ModelRecord r;
+    r.T = 16;
+    write_model_record(m1, r);
+  }
+  const std::string body = R"("seed": 3, "baseline": true, "posttrain": {"steps": 2, "batch": 4, "lr": 1e-3, "warmup": 1},
+    "policies": [{"kind": "zero"}, {"kind": "passing"}], "eval": {"length": 48, "sequences": 2, "segment": 16, "batch": 2}})";
+  const auto both = statescope::test::scratch("two_models.h5"), only1 = statescope::test::scratch("one_model.h5");
+  auto runs = run_experiment(R"({"models": [")" + m2 + R"(", ")" + m1 + R"("], )" + body, "spec.json", both, {}, {}, true);
+  ASSERT_EQ(runs.size(), 6u);
+  const std::string l2 = model_label(m2), l1 = model_label(m1);
+  H5File f(both, H5File::Mode::Read);
+  for (const auto& label : {l2, l1})
+    for (const char* run : {"baseline", "zero", "passing"}) {
+      const std::string name = label + ":" + run;
+      EXPECT_EQ(f.attr(name, "status"), "finished") << name;
+    }
+  EXPECT_EQ(f.attr(l1 + ":passing", "model"), m1);
+  EXPECT_EQ(f.attr(l2 + ":passing", "model"), m2);
+  run_experiment(R"({"model": ")" + m1 + R"(", )" + body, "spec.json", only1, {}, {}, true);
+  H5File g(only1, H5File::Mode::Read);
+  EXPECT_EQ(f.read_f64(l1 + ":passing/ppl/nll"), g.read_f64("passing/ppl/nll"));
+  auto why = [&](const std::string& text) {
+    try {
+      parse_spec(text, "s.json");
+      return std::string("parsed");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_NE(why(R"({"model": "embedded", "models": ["embedded", "embedded-mamba1"]})").find("'models'"), std::string::npos);
+  EXPECT_NE(why(R"({"models": ["embedded"]})").find("two or more"), std::string::npos);
+  EXPECT_NE(why(R"({"models": ["a/x", "b/x"]})").find("two models named 'x'"), std::string::npos);
 }

@@ -30,6 +30,7 @@
 #include <set>
 
 #include "app/gui/spec_editor.h"
+#include "core/base/error.h"
 #include "core/compute/runtime.h"
 #include "core/experiment/spec.h"
 #include "core/model/model_config.h"  // LibTorch-free: the architecture from config.json
@@ -173,7 +174,8 @@ void ExperimentPanel::set_running(bool running) {
 
 void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& d) {
   form->addRow(tr("Model"), path_row(this, model, QString::fromStdString(d.model),
-                                     tr("'embedded' or a checkpoint directory"), true));
+                                     tr("'embedded', 'embedded-mamba1' or a checkpoint directory; several, separated "
+                                        "by commas, run side by side in one file"), true));
   architecture_ = new QLabel(this);
   architecture_->setObjectName("architecture");
   architecture_->setToolTip(tr("the architecture the model's config.json names, and its recurrent state per layer"));
@@ -400,26 +402,42 @@ QStringList ExperimentPanel::problems() const {
   return p;
 }
 
-// The model field's architecture, read from its config.json (no weights are loaded).
+namespace {
+
+// The model field: one model, or several separated by commas (a spec's "models", side by side).
+QStringList model_names(const QString& field) {
+  QStringList out;
+  for (const QString& m : field.split(',')) out << m.trimmed();
+  return out;
+}
+
+}  // namespace
+
+// The model field's architecture, read from each model's config.json (no weights are loaded).
 void ExperimentPanel::describe_model() {
   architecture_problem_.clear();
-  const std::string m = model->text().trimmed().toStdString();
-  try {
-    const std::string dir = resolve_model(m);
-    const ModelConfig c = load_model_config((std::filesystem::path(dir) / "config.json").string());
-    const StateLayout l = state_layout(c);
-    QStringList sizes;
-    for (const auto& a : l.ssm) sizes << QString::number(a.size);
-    architecture_->setText(tr("%1 · %2 layers · state %3 %4 · %5 %6s")
-                               .arg(QString::fromStdString(architecture_title(c)))
-                               .arg(l.n_layer)
-                               .arg(QString::fromStdString(l.ssm_axes()), sizes.join(QString::fromUtf8(" × ")))
-                               .arg(l.groups)
-                               .arg(QString::fromStdString(l.group_name)));
-  } catch (const std::exception& e) {  // not a model name, no such folder, or a config.json it cannot read
-    architecture_->setText(m.empty() ? QString() : tr("unknown"));
-    if (!m.empty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
+  QStringList described;
+  for (const QString& name : model_names(model->text().trimmed())) {
+    const std::string m = name.toStdString();
+    try {
+      if (m.empty()) throw Error("an empty model name (use 'embedded', 'embedded-mamba1' or a directory)");
+      const std::string dir = resolve_model(m);
+      const ModelConfig c = load_model_config((std::filesystem::path(dir) / "config.json").string());
+      const StateLayout l = state_layout(c);
+      QStringList sizes;
+      for (const auto& a : l.ssm) sizes << QString::number(a.size);
+      described << tr("%1 · %2 layers · state %3 %4 · %5 %6s")
+                       .arg(QString::fromStdString(architecture_title(c)))
+                       .arg(l.n_layer)
+                       .arg(QString::fromStdString(l.ssm_axes()), sizes.join(QString::fromUtf8(" × ")))
+                       .arg(l.groups)
+                       .arg(QString::fromStdString(l.group_name));
+    } catch (const std::exception& e) {  // not a model name, no such folder, or a config.json it cannot read
+      described << tr("unknown");
+      if (architecture_problem_.isEmpty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
+    }
   }
+  architecture_->setText(model->text().trimmed().isEmpty() ? QString() : described.join("\n"));
 }
 
 void ExperimentPanel::validate() {
@@ -433,7 +451,14 @@ QString ExperimentPanel::spec_json() const {
   if (!problems().isEmpty()) return {};
   const json base = base_.isEmpty() ? json::object() : json::parse(base_.toStdString(), nullptr, false);
   json j = base.is_object() ? base : json::object();  // what the form cannot show stays as loaded
-  j["model"] = model->text().trimmed().toStdString();
+  if (const QStringList ms = model_names(model->text().trimmed()); ms.size() > 1) {
+    j["models"] = json::array();
+    for (const QString& m : ms) j["models"].push_back(m.toStdString());
+    j.erase("model");
+  } else {
+    j["model"] = model->text().trimmed().toStdString();
+    j.erase("models");
+  }
   j["data"] = data->text().trimmed().toStdString();
   j["T"] = T->value();
   j["seed"] = seed->value();
@@ -512,7 +537,9 @@ QString ExperimentPanel::load_spec(const QString& text) {
   const json j = json::parse(text.toStdString());
   loading_ = true;
   base_ = text;
-  model->setText(QString::fromStdString(spec.model));
+  QStringList models;
+  for (const auto& m : spec.models) models << QString::fromStdString(m);
+  model->setText(spec.models.empty() ? QString::fromStdString(spec.model) : models.join(", "));
   data->setText(QString::fromStdString(spec.data));
   if (spec.T > 0) T->setValue(static_cast<int>(spec.T));
   if (!spec.device.empty()) device->setCurrentIndex(QString::fromStdString(spec.device).startsWith("cuda") ? 1 : 0);

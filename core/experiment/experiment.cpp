@@ -188,8 +188,13 @@ class ExperimentRunner {
     if (spec_.T <= 0) throw Error(src_ + ": field 'T' is required (the model directory records no training context)");
     if (!spec_.freeze_set) spec_.posttrain.freeze_A_log = record_.freeze_A_log;
     const int64_t given_length = spec_.eval.length;  // 0: 64T of each run's T
-    // Every run's own spec (a sweep cell's seed, T, posttrain), resolved as the spec's would be.
+    // Every run's own spec (a sweep cell's seed, T, posttrain), resolved as the spec's would be; in a
+    // multi-model spec every run name starts with its model's label.
     plan_ = plan_runs(spec_);
+    for (auto& r : plan_) {
+      r.name = prefix_ + r.name;
+      r.group = prefix_ + r.group;
+    }
     int64_t longest = 0;
     for (auto& r : plan_) {
       ExperimentSpec& rs = r.spec;
@@ -222,12 +227,29 @@ class ExperimentRunner {
     WriteOptions w;
     w.overwrite = overwrite;
     w.inputs = {model_dir_, spec_.data, src_};  // the spec's source is a file name when it came from one
-    // Data parallel: every rank runs every run (training and evaluation split over the ranks, the
-    // analyses repeated on each), one run at a time; only rank 0's file is the experiment's.
+    use_file(create_file(out_path, w, spec_text_, src_));
+    return run_planned(jobs);
+  }
+
+  // The experiment file, made once for every model of a spec. Data parallel: every rank runs every
+  // run (training and evaluation split over the ranks, the analyses repeated on each), one run at a
+  // time; only rank 0's file is the experiment's.
+  static std::shared_ptr<ExperimentFile> create_file(const std::string& out_path, const WriteOptions& w,
+                                                     const std::string& spec_text, const std::string& src) {
+    std::shared_ptr<ExperimentFile> f = ExperimentFile::create(dist::rank_output(out_path), dist::is_root() ? w : WriteOptions{});
+    f->file().set_attr("/", "spec", spec_text);
+    f->file().set_attr("/", "spec_source", src);
+    return f;
+  }
+  void use_file(std::shared_ptr<ExperimentFile> f) { file_ = std::move(f); }
+  void set_prefix(std::string p) { prefix_ = std::move(p); }
+  const std::string& model_dir() const { return model_dir_; }
+  bool cancelled() const { return cancelled_; }
+
+  // Runs the baseline (if any) and every policy into the file: in order with one job, else `jobs` at
+  // a time on threads (each run's numbers do not depend on which thread or when).
+  std::vector<RunSummary> run_planned(int jobs) {
     if (dist::group()) jobs = 1;
-    file_ = ExperimentFile::create(dist::rank_output(out_path), dist::is_root() ? w : WriteOptions{});
-    file_->file().set_attr("/", "spec", spec_text_);
-    file_->file().set_attr("/", "spec_source", src_);
     const std::vector<PlannedRun>& runs = plan_;
     std::vector<RunSummary> out;
     // Every run is announced in spec order first, so a live list shows them all in that order
@@ -436,7 +458,8 @@ class ExperimentRunner {
   ModelRecord record_;
   Corpus corpus_;
   std::unique_ptr<Tokenizer> tokenizer_;
-  std::unique_ptr<ExperimentFile> file_;  // thread-safe: every HDF5 call holds hdf5_mutex()
+  std::shared_ptr<ExperimentFile> file_;  // thread-safe: every HDF5 call holds hdf5_mutex(); shared by the models of a spec
+  std::string prefix_;                     // "<model label>:" in a multi-model spec
   std::atomic<bool> cancelled_{false};
   std::mutex callback_mu_;  // progress_ and run_done_ are called by one thread at a time
 };
@@ -447,8 +470,38 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite,
                                        int jobs, std::string* written_to) {
   if (jobs < 1) throw Error("jobs must be >= 1, got " + std::to_string(jobs));
+  const ExperimentSpec spec = check_spec(spec_text, src);  // every field, the compute names included, before anything is read
+  if (!spec.models.empty()) {
+    // Several models side by side: each prepared (its T, data, tokenizer) before the file is made, then
+    // each model's runs in turn into one file.
+    std::vector<std::unique_ptr<ExperimentRunner>> runners;
+    WriteOptions w;
+    w.overwrite = overwrite;
+    w.inputs = {spec.data, src};
+    for (const auto& m : spec.models) {
+      ExperimentSpec one = spec;
+      one.model = m;
+      one.models.clear();
+      runners.push_back(std::make_unique<ExperimentRunner>(spec_text, src, progress, run_done));
+      runners.back()->set_prefix(model_label(m) + ":");
+      runners.back()->prepare(one);
+      w.inputs.push_back(runners.back()->model_dir());
+    }
+    auto file = ExperimentRunner::create_file(out_path, w, spec_text, src);
+    std::vector<RunSummary> runs;
+    for (auto& r : runners) {
+      r->use_file(file);
+      auto got = r->run_planned(jobs);
+      runs.insert(runs.end(), got.begin(), got.end());
+      if (r->cancelled()) break;
+    }
+    runners.clear();
+    const std::string where = file->close();
+    if (written_to) *written_to = where;
+    return runs;
+  }
   ExperimentRunner runner(spec_text, src, progress, run_done);
-  runner.prepare(check_spec(spec_text, src));  // every field, the compute names included, before anything is read
+  runner.prepare(spec);
   auto runs = runner.run_all(out_path, overwrite, jobs);
   const std::string where = runner.close_file();
   if (written_to) *written_to = where;

@@ -243,6 +243,13 @@ EvalOptions ExperimentSpec::default_eval() {
   return e;
 }
 
+std::string model_label(const std::string& model) {
+  std::string m = model;
+  while (m.size() > 1 && m.back() == '/') m.pop_back();
+  const auto slash = m.rfind('/');
+  return slash == std::string::npos ? m : m.substr(slash + 1);
+}
+
 AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   const JsonFields f(j, src, "analyses.");
   f.only({"effrem", "states", "passkey", "babi", "copying", "unexplored"});
@@ -303,11 +310,27 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
 
 ExperimentSpec parse_spec(const json& j, const std::string& src) {
   const JsonFields f(j, src);
-  f.only({"comment", "model", "data", "device", "precision", "scan", "T", "seed", "baseline", "posttrain", "policies",
-          "eval", "save_models", "analyses", "sweep"});
+  f.only({"comment", "model", "models", "data", "device", "precision", "scan", "T", "seed", "baseline", "posttrain",
+          "policies", "eval", "save_models", "analyses", "sweep"});
   ExperimentSpec s;
   f.read("comment", s.comment);
   f.read("model", s.model);
+  if (f.has("models")) {
+    if (f.has("model")) f.fail("models", "and 'model' are both given; a spec names one model or a list of them");
+    const json& ms = j.at("models");
+    if (!ms.is_array() || ms.size() < 2) f.fail("models", "must be a list of two or more models (one model: 'model')");
+    std::set<std::string> labels;
+    for (const json& m : ms) {
+      if (!m.is_string()) f.fail("models", "must hold model names or folders, got " + m.dump());
+      const std::string name = m.get<std::string>();
+      const std::string label = model_label(name);
+      check_name(label, src, "field 'models'");  // it starts the names of the model's runs
+      if (!labels.insert(label).second)
+        f.fail("models", "holds two models named '" + label + "' (their runs would share names)");
+      s.models.push_back(name);
+    }
+    s.model = s.models.front();
+  }
   f.read("data", s.data);
   f.read("device", s.device);
   f.read("precision", s.precision);

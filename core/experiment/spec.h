@@ -59,6 +59,9 @@ struct AnalysesSpec {
 struct ExperimentSpec {
   std::string comment;
   std::string model = "embedded";   // "embedded" or a checkpoint directory
+  // "models": several models side by side in one file (each with every run of the spec, run names
+  // "<model label>:<run>", model_label below); empty: the one "model".
+  std::vector<std::string> models;
   std::string data = "embedded";    // "embedded" (Austen) or a corpus path (docs/data.md)
   // "" = the process-wide setting (CLI --device/--precision/--scan); held for this experiment only.
   std::string device, precision, scan;
@@ -80,6 +83,10 @@ struct ExperimentSpec {
   static EvalOptions default_eval();        // length 0 (= 64T), 32 sequences, segments of 512, batch 8
   int64_t eval_length(int64_t T_resolved) const { return eval.length > 0 ? eval.length : 64 * T_resolved; }
 };
+
+// The name a model's runs carry in a multi-model spec: a named model ("embedded", "embedded-mamba1")
+// as it is, a folder by its last component.
+std::string model_label(const std::string& model);
 
 // Parses and validates a spec. Throws Error naming `src` and the field ("posttrain.steps",
 // "policies[2]", "analyses.effrem.T", an unknown "posttrain.stpes", ...). Does not look at the
