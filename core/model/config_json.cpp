@@ -111,6 +111,10 @@ void ConfigReader::opt_pair(const char* key, double& lo, double& hi) const {
   hi = number(v[1], source, prefix + key + "[1]");
 }
 
+void ConfigReader::fail(const char* key, const std::string& what) const {
+  throw Error(source + ": field '" + prefix + key + "' " + what);
+}
+
 void require_size(int64_t v, int64_t limit, const std::string& source, const char* field) {
   if (v <= 0) throw Error(source + ": field '" + field + "' must be positive, got " + std::to_string(v));
   if (v > limit)

@@ -24,6 +24,7 @@ struct ConfigReader {
   bool opt_bool(const char* key, bool dflt) const;
   std::string opt_string(const char* key, const std::string& dflt) const;
   void opt_pair(const char* key, double& lo, double& hi) const;  // [lo, hi]
+  [[noreturn]] void fail(const char* key, const std::string& what) const;  // "<source>: field '<key>' <what>"
 };
 
 // Positive and at most `limit`: sizes are checked before any buffer is made from them.
@@ -31,5 +32,51 @@ void require_size(int64_t v, int64_t limit, const std::string& source, const cha
 
 // JSON text with `Infinity` written for the placeholder string "__INF__" (nlohmann cannot write it).
 std::string dump_with_infinity(const nlohmann::json& j);
+
+// The Hugging Face fields both Mamba generations read alike, with transformers' defaults where the two
+// agree (d_state and the tied head default differently: the caller reads those). hidden_act must be silu.
+template <class C>
+void read_hf_common(const ConfigReader& r, C& c, int64_t default_d_state, bool default_tied) {
+  c.d_model = r.req_int("hidden_size");
+  c.n_layer = r.req_int("num_hidden_layers");
+  c.vocab_size = r.req_int("vocab_size");
+  c.pad_vocab_size_multiple = 1;  // HF stores the padded size directly
+  c.d_state = r.opt_int("state_size", default_d_state);
+  c.expand = r.opt_int("expand", 2);
+  c.d_conv = r.opt_int("conv_kernel", 4);
+  c.norm_eps = r.opt_num("layer_norm_epsilon", 1e-5);
+  c.residual_in_fp32 = r.opt_bool("residual_in_fp32", true);
+  c.tie_embeddings = r.opt_bool("tie_word_embeddings", default_tied);
+  c.conv_bias = r.opt_bool("use_conv_bias", true);
+  c.proj_bias = r.opt_bool("use_bias", false);
+  c.dt_min = r.opt_num("time_step_min", 0.001);
+  c.dt_max = r.opt_num("time_step_max", 0.1);
+  c.dt_init_floor = r.opt_num("time_step_floor", 1e-4);
+  if (r.has("hidden_act") && r.obj["hidden_act"] != "silu") r.fail("hidden_act", "is " + r.obj["hidden_act"].dump() + "; only silu is supported");
+}
+
+// The Hugging Face fields both Mamba generations write alike (C: Mamba1Config or Mamba2Config, whose
+// fields share these names). Keys are sorted on output, so the order here does not matter.
+template <class C>
+void write_hf_common(nlohmann::json& j, const C& c) {
+  j["hidden_size"] = c.d_model;
+  j["num_hidden_layers"] = c.n_layer;
+  j["vocab_size"] = c.vocab_size;
+  j["state_size"] = c.d_state;
+  j["expand"] = c.expand;
+  j["conv_kernel"] = c.d_conv;
+  j["layer_norm_epsilon"] = c.norm_eps;
+  j["residual_in_fp32"] = c.residual_in_fp32;
+  j["tie_word_embeddings"] = c.tie_embeddings;
+  j["use_conv_bias"] = c.conv_bias;
+  j["use_bias"] = c.proj_bias;
+  j["hidden_act"] = "silu";
+  j["time_step_min"] = c.dt_min;
+  j["time_step_max"] = c.dt_max;
+  j["time_step_floor"] = c.dt_init_floor;
+  j["pad_token_id"] = 0;
+  j["bos_token_id"] = 0;
+  j["eos_token_id"] = 0;
+}
 
 }  // namespace statescope

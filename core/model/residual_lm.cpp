@@ -21,6 +21,11 @@ class BlockImpl : public torch::nn::Module {
 
 }  // namespace
 
+ResidualLMImpl::ResidualLMImpl(ModelConfig c, const std::string& what) : mc_(std::move(c)) {
+  validate(mc_, what);
+  set_layout(statescope::state_layout(mc_));
+}
+
 void ResidualLMImpl::build(const Shape& s, const std::function<std::shared_ptr<torch::nn::Module>(int64_t)>& make_mixer) {
   shape_ = s;
   auto backbone = register_module("backbone", std::make_shared<torch::nn::Module>());
@@ -35,12 +40,28 @@ void ResidualLMImpl::build(const Shape& s, const std::function<std::shared_ptr<t
     lm_head_ = register_module("lm_head", ParamHolder(std::vector<int64_t>{s.vocab_size, s.d_model}, false));
 }
 
+void ResidualLMImpl::init_normal(torch::Tensor& t, double std, at::Generator& gen) {
+  t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
+}
+
+void ResidualLMImpl::init_uniform(torch::Tensor& t, double lo, double hi, at::Generator& gen) {
+  t.copy_(torch::empty(t.sizes(), t.options().device(torch::kCPU)).uniform_(lo, hi, gen));
+}
+
+std::vector<std::string> ResidualLMImpl::norms_and_names_ending(const std::vector<std::string>& endings) const {
+  std::vector<std::string> out;
+  for (const auto& p : named_parameters()) {
+    const auto& k = p.key();
+    bool hit = k.find("norm") != std::string::npos;
+    for (const auto& e : endings) hit = hit || (k.size() >= e.size() && k.compare(k.size() - e.size(), e.size(), e) == 0);
+    if (hit) out.push_back(k);
+  }
+  return out;
+}
+
 void ResidualLMImpl::reset_backbone(at::Generator& gen) {
-  auto normal_ = [&](torch::Tensor& t, double std) {
-    t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
-  };
-  normal_(embeddings_->weight, 0.02);
-  if (lm_head_) normal_(lm_head_->weight, 0.02);
+  init_normal(embeddings_->weight, 0.02, gen);
+  if (lm_head_) init_normal(lm_head_->weight, 0.02, gen);
   norm_f_->weight.fill_(1.0);
   for (auto& n : block_norms_) n->weight.fill_(1.0);
 }

@@ -101,13 +101,15 @@ def run(model, name, batch, length, n_next, n_steps):
     print(f"{name}: loss {out.loss.item():.6f}, logits {tuple(out.logits.shape)}")
 
 
-def save_mamba_ssm_config(model, d, raw_vocab):
-    """config.json in mamba_ssm's dialect (d_model, ssm_cfg, ...) for `model`'s shape."""
+def save_mamba_ssm_config(model, d, raw_vocab, ssm_cfg=None):
+    """config.json in mamba_ssm's dialect (d_model, ssm_cfg, ...) for `model`'s shape; ssm_cfg defaults to
+    a Mamba-2's (layer "Mamba2"; a Mamba-1's names no layer)."""
     c = model.config
+    if ssm_cfg is None:
+        ssm_cfg = {"layer": "Mamba2", "d_state": c.state_size, "d_conv": c.conv_kernel, "expand": c.expand,
+                   "headdim": c.head_dim, "ngroups": c.n_groups, "chunk_size": c.chunk_size}
     cfg = {"d_model": c.hidden_size, "d_intermediate": 0, "n_layer": c.num_hidden_layers, "vocab_size": raw_vocab,
-           "ssm_cfg": {"layer": "Mamba2", "d_state": c.state_size, "d_conv": c.conv_kernel, "expand": c.expand,
-                       "headdim": c.head_dim, "ngroups": c.n_groups, "chunk_size": c.chunk_size},
-           "attn_layer_idx": [], "attn_cfg": {}, "rms_norm": True, "residual_in_fp32": True,
+           "ssm_cfg": ssm_cfg, "attn_layer_idx": [], "attn_cfg": {}, "rms_norm": True, "residual_in_fp32": True,
            "fused_add_norm": True, "pad_vocab_size_multiple": 16, "tie_embeddings": True}
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)

@@ -17,7 +17,6 @@ Regenerate (outputs are committed):
     STATESCOPE_DEV=1 bash tools/setup.sh
     HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden_mamba1.py
 """
-import json
 import os
 import shutil
 import sys
@@ -31,7 +30,7 @@ from transformers import MambaConfig, MambaForCausalLM
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from make_golden import perturb  # noqa: E402
-from make_wild_checkpoints import fresh  # noqa: E402
+from make_wild_checkpoints import fresh, save_state_dict_mamba_ssm  # noqa: E402
 
 SEED = 20261203
 RAW_VOCAB = 60  # mamba_ssm pads 60 to 64 (pad_vocab_size_multiple 16)
@@ -94,25 +93,6 @@ def run(model, d, batch=2, length=45, n_steps=4):
           f"ssm {tuple(ssm.shape)}, conv {tuple(conv.shape)}")
 
 
-def save_mamba_ssm(model, d):
-    """torch.save(module.state_dict()) of a module with mamba_ssm's names, as MambaLMHeadModel writes it."""
-    m = MambaForCausalLM(model.config).float().eval()
-    m.load_state_dict(model.state_dict())
-    m.backbone.embedding = m.backbone.embeddings  # mamba_ssm names the embedding backbone.embedding
-    del m.backbone.embeddings
-    sd = m.state_dict()  # an OrderedDict with _metadata; lm_head.weight shares the embedding's storage
-    assert type(sd).__name__ == "OrderedDict" and hasattr(sd, "_metadata")
-    assert sd["lm_head.weight"].data_ptr() == sd["backbone.embedding.weight"].data_ptr()
-    torch.save(sd, os.path.join(d, "pytorch_model.bin"))
-    c = model.config
-    cfg = {"d_model": c.hidden_size, "d_intermediate": 0, "n_layer": c.num_hidden_layers, "vocab_size": RAW_VOCAB,
-           "ssm_cfg": {"d_state": c.state_size, "d_conv": c.conv_kernel, "expand": c.expand, "dt_rank": "auto"},
-           "attn_layer_idx": [], "attn_cfg": {}, "rms_norm": True, "residual_in_fp32": True,
-           "fused_add_norm": True, "pad_vocab_size_multiple": 16, "tie_embeddings": True}
-    with open(os.path.join(d, "config.json"), "w") as f:
-        json.dump(cfg, f, indent=2)
-
-
 def main():
     torch.manual_seed(SEED)
     tied = build(tied=True)
@@ -120,7 +100,9 @@ def main():
     tied.save_pretrained(d, safe_serialization=True)
     run(tied, d)
     d = fresh(os.path.join(HERE, "ssm-mamba1"))  # the same weights: the same golden
-    save_mamba_ssm(tied, d)
+    c = tied.config
+    save_state_dict_mamba_ssm(tied, d, torch.float32, RAW_VOCAB,
+                              ssm_cfg={"d_state": c.state_size, "d_conv": c.conv_kernel, "expand": c.expand, "dt_rank": "auto"})
     shutil.copy(os.path.join(HERE, "hf-mamba1", "golden.h5"), os.path.join(d, "golden.h5"))
     untied = build(tied=False)
     d = fresh(os.path.join(HERE, "hf-mamba1-untied"))

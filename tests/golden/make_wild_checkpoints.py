@@ -71,9 +71,10 @@ def through(model, dtype):
     return m
 
 
-def save_state_dict_mamba_ssm(model, d, dtype, raw_vocab=60):
-    """torch.save(module.state_dict()) of a module with mamba_ssm's parameter names, as MambaLMHeadModel does."""
-    m = Mamba2ForCausalLM(model.config).to(dtype).eval()
+def save_state_dict_mamba_ssm(model, d, dtype, raw_vocab=60, ssm_cfg=None):
+    """torch.save(module.state_dict()) of a module with mamba_ssm's parameter names, as MambaLMHeadModel does
+    (a module of `model`'s own class: Mamba2ForCausalLM, or MambaForCausalLM with a Mamba-1 ssm_cfg)."""
+    m = type(model)(model.config).to(dtype).eval()
     m.load_state_dict(model.state_dict())
     m.backbone.embedding = m.backbone.embeddings  # mamba_ssm names the embedding backbone.embedding
     del m.backbone.embeddings
@@ -81,7 +82,7 @@ def save_state_dict_mamba_ssm(model, d, dtype, raw_vocab=60):
     assert type(sd).__name__ == "OrderedDict" and hasattr(sd, "_metadata")
     assert sd["lm_head.weight"].data_ptr() == sd["backbone.embedding.weight"].data_ptr()
     torch.save(sd, os.path.join(d, "pytorch_model.bin"))
-    save_mamba_ssm_config(model, d, raw_vocab)
+    save_mamba_ssm_config(model, d, raw_vocab, ssm_cfg)
 
 
 def tf5():

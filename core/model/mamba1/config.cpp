@@ -57,26 +57,9 @@ int64_t read_rank(const ConfigReader& r, const char* key) {
 Mamba1Config parse_mamba1_hf(const json& j, const std::string& source) {
   ConfigReader r{j, source, ""};
   Mamba1Config c;
-  c.d_model = r.req_int("hidden_size");
-  c.n_layer = r.req_int("num_hidden_layers");
-  c.vocab_size = r.req_int("vocab_size");
-  c.pad_vocab_size_multiple = 1;  // HF stores the padded size directly
-  // Defaults below are transformers' MambaConfig defaults.
-  c.d_state = r.opt_int("state_size", 16);
-  c.expand = r.opt_int("expand", 2);
-  c.d_conv = r.opt_int("conv_kernel", 4);
+  read_hf_common(r, c, /*default_d_state=*/16, /*default_tied=*/true);  // transformers' MambaConfig defaults
   c.dt_rank = read_rank(r, "time_step_rank");
-  c.norm_eps = r.opt_num("layer_norm_epsilon", 1e-5);
-  c.residual_in_fp32 = r.opt_bool("residual_in_fp32", true);
-  c.tie_embeddings = r.opt_bool("tie_word_embeddings", true);
-  c.conv_bias = r.opt_bool("use_conv_bias", true);
-  c.proj_bias = r.opt_bool("use_bias", false);
-  c.dt_min = r.opt_num("time_step_min", 0.001);
-  c.dt_max = r.opt_num("time_step_max", 0.1);
-  c.dt_init_floor = r.opt_num("time_step_floor", 1e-4);
   c.dt_scale = r.opt_num("time_step_scale", 1.0);
-  if (r.has("hidden_act") && j["hidden_act"] != "silu")
-    throw Error(source + ": field 'hidden_act' is " + j["hidden_act"].dump() + "; only silu is supported");
   if (r.has("intermediate_size") && r.req_int("intermediate_size") != c.d_inner())
     throw Error(source + ": field 'intermediate_size' (" + std::to_string(r.req_int("intermediate_size")) +
                 ") must equal expand*hidden_size (" + std::to_string(c.d_inner()) + ")");
@@ -121,29 +104,12 @@ Mamba1Config parse_mamba1_mamba_ssm(const json& j, const std::string& source) {
 
 std::string to_hf_config_json(const Mamba1Config& c) {
   json j;
+  write_hf_common(j, c);
   j["architectures"] = {"MambaForCausalLM"};
   j["model_type"] = "mamba";
-  j["hidden_size"] = c.d_model;
-  j["num_hidden_layers"] = c.n_layer;
-  j["vocab_size"] = c.vocab_size;
-  j["state_size"] = c.d_state;
-  j["expand"] = c.expand;
   j["intermediate_size"] = c.d_inner();
-  j["conv_kernel"] = c.d_conv;
   j["time_step_rank"] = c.rank();
-  j["layer_norm_epsilon"] = c.norm_eps;
-  j["residual_in_fp32"] = c.residual_in_fp32;
-  j["tie_word_embeddings"] = c.tie_embeddings;
-  j["use_conv_bias"] = c.conv_bias;
-  j["use_bias"] = c.proj_bias;
-  j["hidden_act"] = "silu";
-  j["time_step_min"] = c.dt_min;
-  j["time_step_max"] = c.dt_max;
-  j["time_step_floor"] = c.dt_init_floor;
   j["time_step_scale"] = c.dt_scale;
-  j["pad_token_id"] = 0;
-  j["bos_token_id"] = 0;
-  j["eos_token_id"] = 0;
   return dump_with_infinity(j);
 }
 

@@ -69,25 +69,14 @@ torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState*
   return F::linear(y, out_proj->weight, out_proj->bias);         // [b, L, d_model]
 }
 
-Mamba1LMImpl::Mamba1LMImpl(const Mamba1Config& c) : mc_(c) {
-  c.validate("Mamba1LM config");
-  set_layout(statescope::state_layout(mc_));
-  build({c.vocab_size, c.d_model, c.n_layer, c.tie_embeddings, c.residual_in_fp32, c.norm_eps}, [&](int64_t) {
-    mixers_.push_back(Mamba1Mixer(c));
-    return mixers_.back().ptr();
-  });
+Mamba1LMImpl::Mamba1LMImpl(const Mamba1Config& c) : ResidualLMImpl(c, "Mamba1LM config") {
+  build_layers(c, mixers_);
   reset_parameters(/*seed=*/0);
 }
 
 std::vector<std::string> Mamba1LMImpl::no_weight_decay() const {
   // mamba_ssm marks A_log and D _no_weight_decay; norms and biases take none either (as for Mamba-2).
-  std::vector<std::string> out;
-  for (const auto& p : named_parameters()) {
-    const auto& k = p.key();
-    auto ends = [&](const std::string& s) { return k.size() >= s.size() && k.compare(k.size() - s.size(), s.size(), s) == 0; };
-    if (ends("A_log") || ends(".D") || ends(".bias") || k.find("norm") != std::string::npos) out.push_back(k);
-  }
-  return out;
+  return norms_and_names_ending({"A_log", ".D", ".bias"});
 }
 
 std::shared_ptr<RecurrentLMImpl> Mamba1LMImpl::make_empty() const { return std::make_shared<Mamba1LMImpl>(config()); }
@@ -104,12 +93,8 @@ void Mamba1LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
   torch::NoGradGuard ng;
   auto gen = at::detail::createCPUGenerator(seed);
   const auto& c = config();
-  auto normal_ = [&](torch::Tensor& t, double std) {
-    t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
-  };
-  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) {
-    t.copy_(torch::empty(t.sizes(), t.options().device(torch::kCPU)).uniform_(lo, hi, gen));
-  };
+  auto normal_ = [&](torch::Tensor& t, double std) { init_normal(t, std, gen); };
+  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) { init_uniform(t, lo, hi, gen); };
   reset_backbone(gen);
   const int64_t Di = c.d_inner(), N = c.d_state;
   for (auto& mixer : mixers_) {

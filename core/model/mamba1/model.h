@@ -26,7 +26,6 @@ TORCH_MODULE(Mamba1Mixer);
 class Mamba1LMImpl : public ResidualLMImpl {
  public:
   explicit Mamba1LMImpl(const Mamba1Config& cfg);
-  const ModelConfig& model_config() const override { return mc_; }
   const Mamba1Config& config() const { return std::get<Mamba1Config>(mc_); }
   // A_log, D, norms and biases (mamba_ssm marks A_log and D _no_weight_decay).
   std::vector<std::string> no_weight_decay() const override;
@@ -42,7 +41,6 @@ class Mamba1LMImpl : public ResidualLMImpl {
                     LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) override;
 
  private:
-  ModelConfig mc_;
   std::vector<Mamba1Mixer> mixers_;
 };
 TORCH_MODULE(Mamba1LM);

@@ -19,35 +19,18 @@ using Reader = ConfigReader;
 Mamba2Config parse_mamba2_hf(const json& j, const std::string& source) {
   Reader r{j, source, ""};
   Mamba2Config c;
-  c.d_model = r.req_int("hidden_size");
-  c.n_layer = r.req_int("num_hidden_layers");
-  c.vocab_size = r.req_int("vocab_size");
-  c.pad_vocab_size_multiple = 1;  // HF stores the padded size directly
-  // Defaults below are transformers' Mamba2Config defaults.
-  c.d_state = r.opt_int("state_size", 128);
+  read_hf_common(r, c, /*default_d_state=*/128, /*default_tied=*/false);  // transformers' Mamba2Config defaults
   c.headdim = r.opt_int("head_dim", 64);
-  c.expand = r.opt_int("expand", 2);
   c.ngroups = r.opt_int("n_groups", 8);
-  c.d_conv = r.opt_int("conv_kernel", 4);
   c.chunk_size = r.opt_int("chunk_size", 256);
-  c.norm_eps = r.opt_num("layer_norm_epsilon", 1e-5);
-  c.residual_in_fp32 = r.opt_bool("residual_in_fp32", true);
-  c.tie_embeddings = r.opt_bool("tie_word_embeddings", false);
-  c.conv_bias = r.opt_bool("use_conv_bias", true);
-  c.proj_bias = r.opt_bool("use_bias", false);
   // The gated RMSNorm normalises each group of d_inner/ngroups channels in mamba_ssm and in
   // transformers >= 5 (MambaRMSNormGated(group_size=...)); transformers 4.x normalised over all of
   // d_inner. The two agree for ngroups == 1. statescope follows the reference (per group); a config
   // may ask for the old HF behaviour with "statescope_norm_per_group": false.
   c.norm_per_group = r.opt_bool("statescope_norm_per_group", true);
-  c.dt_min = r.opt_num("time_step_min", 0.001);
-  c.dt_max = r.opt_num("time_step_max", 0.1);
-  c.dt_init_floor = r.opt_num("time_step_floor", 1e-4);
   r.opt_pair("time_step_limit", c.dt_limit_lo, c.dt_limit_hi);
   if (!r.opt_bool("rms_norm", true))
     throw Error(source + ": field 'rms_norm' is false; only the gated-RMSNorm Mamba-2 is supported");
-  if (r.has("hidden_act") && j["hidden_act"] != "silu")
-    throw Error(source + ": field 'hidden_act' is " + j["hidden_act"].dump() + "; only silu is supported");
   if (r.has("num_heads")) {
     const int64_t nh = r.req_int("num_heads");
     if (nh * c.headdim != c.expand * c.d_model)
@@ -157,33 +140,16 @@ Mamba2Config load_config_file(const std::string& path) {
 
 std::string to_hf_config_json(const Mamba2Config& c) {
   json j;
+  write_hf_common(j, c);
   j["architectures"] = {"Mamba2ForCausalLM"};
   j["model_type"] = "mamba2";
-  j["hidden_size"] = c.d_model;
-  j["num_hidden_layers"] = c.n_layer;
-  j["vocab_size"] = c.vocab_size;
-  j["state_size"] = c.d_state;
   j["head_dim"] = c.headdim;
   j["num_heads"] = c.nheads();
-  j["expand"] = c.expand;
   j["n_groups"] = c.ngroups;
-  j["conv_kernel"] = c.d_conv;
   j["chunk_size"] = c.chunk_size;
-  j["layer_norm_epsilon"] = c.norm_eps;
-  j["residual_in_fp32"] = c.residual_in_fp32;
-  j["tie_word_embeddings"] = c.tie_embeddings;
-  j["use_conv_bias"] = c.conv_bias;
-  j["use_bias"] = c.proj_bias;
   j["rms_norm"] = true;
   if (!c.norm_per_group && c.ngroups > 1) j["statescope_norm_per_group"] = false;
-  j["hidden_act"] = "silu";
-  j["time_step_min"] = c.dt_min;
-  j["time_step_max"] = c.dt_max;
-  j["time_step_floor"] = c.dt_init_floor;
   j["time_step_rank"] = "auto";
-  j["pad_token_id"] = 0;
-  j["bos_token_id"] = 0;
-  j["eos_token_id"] = 0;
   // Placeholder for Infinity; nlohmann cannot write non-finite numbers.
   j["time_step_limit"] = {c.dt_limit_lo, std::isfinite(c.dt_limit_hi) ? json(c.dt_limit_hi) : json("__INF__")};
   return dump_with_infinity(j);

@@ -143,25 +143,13 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   return F::linear(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
 }
 
-Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c) : mc_(c) {
-  c.validate("Mamba2LM config");
-  set_layout(statescope::state_layout(mc_));
-  build({c.vocab_size, c.d_model, c.n_layer, c.tie_embeddings, c.residual_in_fp32, c.norm_eps}, [&](int64_t) {
-    mixers_.push_back(Mamba2Mixer(c));
-    return mixers_.back().ptr();
-  });
+Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c) : ResidualLMImpl(c, "Mamba2LM config") {
+  build_layers(c, mixers_);
   reset_parameters(/*seed=*/0);
 }
 
 std::vector<std::string> Mamba2LMImpl::no_weight_decay() const {
-  std::vector<std::string> out;
-  for (const auto& p : named_parameters()) {
-    const auto& k = p.key();
-    auto ends = [&](const std::string& s) { return k.size() >= s.size() && k.compare(k.size() - s.size(), s.size(), s) == 0; };
-    if (ends("A_log") || ends("dt_bias") || ends(".D") || ends(".bias") || k.find("norm") != std::string::npos)
-      out.push_back(k);
-  }
-  return out;
+  return norms_and_names_ending({"A_log", "dt_bias", ".D", ".bias"});
 }
 
 std::shared_ptr<RecurrentLMImpl> Mamba2LMImpl::make_empty() const { return std::make_shared<Mamba2LMImpl>(config()); }
@@ -175,12 +163,8 @@ void Mamba2LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
   torch::NoGradGuard ng;
   auto gen = at::detail::createCPUGenerator(seed);
   const auto& c = config();
-  auto normal_ = [&](torch::Tensor& t, double std) {
-    t.copy_(at::normal(0.0, std, t.sizes(), gen, torch::TensorOptions().dtype(t.scalar_type())));
-  };
-  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) {
-    t.copy_(torch::empty(t.sizes(), t.options().device(torch::kCPU)).uniform_(lo, hi, gen));
-  };
+  auto normal_ = [&](torch::Tensor& t, double std) { init_normal(t, std, gen); };
+  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) { init_uniform(t, lo, hi, gen); };
   reset_backbone(gen);
   for (auto& mixer : mixers_) {
     auto& m = *mixer;

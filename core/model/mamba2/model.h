@@ -27,7 +27,6 @@ TORCH_MODULE(Mamba2Mixer);
 class Mamba2LMImpl : public ResidualLMImpl {
  public:
   explicit Mamba2LMImpl(const Mamba2Config& cfg);
-  const ModelConfig& model_config() const override { return mc_; }
   const Mamba2Config& config() const { return std::get<Mamba2Config>(mc_); }
   // A_log, dt_bias, D, norms and biases (mamba_ssm's _no_weight_decay and the usual exemptions).
   std::vector<std::string> no_weight_decay() const override;
@@ -43,7 +42,6 @@ class Mamba2LMImpl : public ResidualLMImpl {
                     LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) override;
 
  private:
-  ModelConfig mc_;
   std::vector<Mamba2Mixer> mixers_;
 };
 TORCH_MODULE(Mamba2LM);
