@@ -351,6 +351,7 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
 #include "core/analyses/evaluate.h"
 #include "core/compute/runtime.h"
 #include "core/model/checkpoint.h"
+#include "core/model/mamba1/model.h"
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
 
@@ -656,4 +657,39 @@ TEST(EngineCuda, DecodingWithTheStepKernelMatchesCpu) {
   EXPECT_TRUE(close(y.norm_per_head.cpu(), x.norm_per_head.cpu(), 1e-4, "norms"));
   EXPECT_TRUE(close(y.delta_norm.cpu(), x.delta_norm.cpu(), 1e-4, "delta norms"));
   for (int l = 0; l < 2; ++l) EXPECT_TRUE(close(y.final_state[l].ssm.cpu(), x.final_state[l].ssm.cpu(), 1e-4, "state"));
+}
+
+// Mamba-1 on a GPU (ATen's recurrence; no kernels of its own yet): forward from non-zero SSM and conv
+// states and a training step's gradients equal the CPU's (its plain-loop scan) to float rounding.
+TEST(EngineCuda, Mamba1ForwardAndGradientsMatchCpu) {
+  NEED_GPU();
+  Mamba1Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.vocab_size = 256;
+  RecurrentLM cpu = Mamba1LM(c), gpu = Mamba1LM(c);
+  cpu->reset_parameters(5);
+  gpu->reset_parameters(5);
+  gpu->to(torch::Device("cuda:0"));
+  cpu->fused_scan = gpu->fused_scan = true;  // the CPU's loops; ATen on the GPU
+  auto tokens = torch::randint(0, 256, {3, 53}, torch::TensorOptions().dtype(torch::kInt64));
+  auto h0 = cpu->zero_state(3);
+  for (auto& l : h0) l.ssm.normal_(0, 0.5), l.conv.normal_(0, 0.5);
+  ModelState h0g;
+  for (auto& l : h0) h0g.push_back({l.ssm.cuda(), l.conv.cuda()});
+  ForwardOptions fo = cpu->forward_options();
+  fo.state_norms = true;
+  auto a = cpu->forward(tokens, &h0, fo);
+  auto b = gpu->forward(tokens.cuda(), &h0g, fo);
+  EXPECT_TRUE(close(b.logits.cpu(), a.logits, 1e-4, "logits"));
+  EXPECT_TRUE(close(b.norm_per_head.cpu(), a.norm_per_head, 1e-4, "norms per group"));
+  for (int l = 0; l < 2; ++l) {
+    EXPECT_TRUE(close(b.final_state[l].ssm.cpu(), a.final_state[l].ssm, 1e-4, "final ssm state"));
+    EXPECT_TRUE(close(b.final_state[l].conv.cpu(), a.final_state[l].conv, 1e-4, "final conv state"));
+  }
+  auto loss = [](const ForwardOutput& o, const torch::Tensor& t) {
+    return torch::nn::functional::cross_entropy(o.logits.reshape({-1, 256}), t.reshape({-1}));
+  };
+  loss(cpu->forward(tokens, &h0), tokens).backward();
+  loss(gpu->forward(tokens.cuda(), &h0g), tokens.cuda()).backward();
+  auto pc = cpu->named_parameters(), pg = gpu->named_parameters();
+  for (const auto& kv : pc) EXPECT_TRUE(close(pg[kv.key()].grad().cpu(), kv.value().grad(), 1e-3, kv.key()));
 }
