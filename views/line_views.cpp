@@ -1,5 +1,6 @@
 // line_views.cpp — loss, per-position loss and state norm plots.
 #include "views/line_views.h"
+#include "core/base/constants.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -10,7 +11,7 @@
 
 namespace statescope::views {
 namespace {
-constexpr double kBits = 1.4426950408889634;  // 1 / ln 2: nats -> bits (bytes are tokens)
+constexpr double kBits = kBitsPerNat;  // nats -> bits (bytes are tokens)
 }
 
 LossView::LossView(QWidget* parent) : PlotWidget(tr("Training loss"), parent) {

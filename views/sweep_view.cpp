@@ -1,5 +1,6 @@
 // sweep_view.cpp — mean and spread over seeds against a swept field (see sweep_view.h).
 #include "views/sweep_view.h"
+#include "core/base/constants.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -11,7 +12,7 @@
 
 namespace statescope::views {
 namespace {
-constexpr double kBits = 1.4426950408889634;
+constexpr double kBits = kBitsPerNat;
 }
 
 double far_excess_bits(const EvalResult& e) {

@@ -1,5 +1,6 @@
 // unexplored_view.cpp — outside fraction and excess per position (see unexplored_view.h).
 #include "views/unexplored_view.h"
+#include "core/base/constants.h"
 
 #include <QComboBox>
 #include <QLabel>
@@ -47,7 +48,7 @@ void UnexploredView::redraw() {
   outside_->clear_series();
   excess_->clear_series();
   const int layer = layer_->currentIndex() - 1;  // -1: mean over layers
-  constexpr double kBits = 1.4426950408889634;
+  constexpr double kBits = kBitsPerNat;
   std::set<int64_t> Ts;
   for (auto& r : runs_) {
     if (!r.checked || !r.unexplored) continue;

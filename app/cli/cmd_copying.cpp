@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/interrupt.h"
+#include "core/base/constants.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
 #include "core/analyses/copying.h"
@@ -34,7 +35,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   app.add_flag("--overwrite", o->overwrite, "replace an existing output file (renamed into place when the runs end)");
   app.add_flag("--replace-run", o->replace_run, "with --append: replace runs of the same names");
   app.add_option("--policies", o->policies, "one run per initial-state policy")
-      ->delimiter(',')->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+      ->delimiter(',')->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();
   app.add_option("--L", o->c.L, "longest training string")->capture_default_str();
   app.add_option("--alphabet", o->c.alphabet, "letters in the alphabet (2..26)")->capture_default_str();
   app.add_option("--T", o->c.T, "training window in tokens (0: 2L + 3, the longest example BOS s SEP s EOS)")->capture_default_str();

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/interrupt.h"
+#include "core/base/constants.h"
 #include "app/cli/commands.h"
 #include "core/base/file_io.h"
 #include "app/cli/common.h"
@@ -119,7 +120,7 @@ Runner add_run(CLI::App& app, const std::string&) {
           char buf[200];
           if (p.phase == "train")
             std::snprintf(buf, sizeof buf, "%s train %lld/%lld  %.3f bits/token  %.0f tok/s  ETA %s", p.run.c_str(),
-                          (long long)p.done, (long long)p.total, p.loss / std::log(2.0), p.rate, fmt_eta(p.eta_s).c_str());
+                          (long long)p.done, (long long)p.total, p.loss * kBitsPerNat, p.rate, fmt_eta(p.eta_s).c_str());
           else
             std::snprintf(buf, sizeof buf, "%s %s %lld/%lld  ETA %s", p.run.c_str(), p.phase.c_str(), (long long)p.done,
                           (long long)p.total, fmt_eta(p.eta_s).c_str());

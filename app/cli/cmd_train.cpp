@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "app/cli/interrupt.h"
+#include "core/base/constants.h"
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
@@ -139,7 +140,7 @@ int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps,
     file->append_train(run_name, s);
     char buf[200];
     std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f (%.3f bits/token)  lr %.2e  %.0f tok/s  ETA %s",
-                  run_name.c_str(), (long long)s.step, (long long)s.steps, s.loss, s.loss / std::log(2.0), s.lr,
+                  run_name.c_str(), (long long)s.step, (long long)s.steps, s.loss, s.loss * kBitsPerNat, s.lr,
                   s.tokens_per_s, fmt_eta(s.eta_s).c_str());
     line.update(buf, s.step == s.steps);
     return !stop_now(s);
@@ -173,7 +174,7 @@ int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps,
   if (staged) staged->finish(StagedOutput::Outcome::Replace);
   const std::string final_record = o.record.empty() ? (fs::path(o.out) / "training.h5").string() : o.record;
   std::cout << run_name << ": " << result.steps_done << " steps, final loss "
-            << result.history.back().loss / std::log(2.0) << " bits/token -> " << o.out << " (record " << final_record << ")\n";
+            << result.history.back().loss * kBitsPerNat << " bits/token -> " << o.out << " (record " << final_record << ")\n";
   if (auto* g = dist::group()) {  // rank 0's time inside collectives: sending, and waiting for the slower rank
     const double total = result.history.back().elapsed_s;
     std::printf("data parallel: %d processes (%s), %.0f tokens/s; rank 0 spent %.2f s of %.2f s in collectives (%.0f%%)\n",
@@ -270,7 +271,7 @@ Runner add_posttrain(CLI::App& app, const std::string& command) {
   app.add_option("--model", o->model, "model directory or 'embedded'")->required();
   add_train_options(app, *o);
   app.add_option("--policy", o->ps.kind, "initial-state policy")
-      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();
   app.add_option("--sigma", o->ps.sigma, "random: std of the initial SSM state")->capture_default_str();
   app.add_option("--ema", o->ps.ema, "fitted: EMA decay of the fitted statistics")->capture_default_str();
   app.add_option("--fit-length", o->ps.fit_length,

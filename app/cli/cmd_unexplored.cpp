@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.h"
+#include "core/base/constants.h"
 #include "app/cli/common.h"
 #include "app/cli/interrupt.h"
 #include "core/analyses/evaluate.h"
@@ -35,7 +36,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
   app.add_option("--T", o->u.T, "training context (default: the model's record)");
   app.add_option("--policy", o->ps.kind, "whose training states: the policy the model was trained with (zero: a "
                  "checkpoint trained from zero states)")
-      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();
   app.add_option("--sigma", o->ps.sigma, "random: std of the initial SSM state")->capture_default_str();
   app.add_option("--length", o->u.length, "positions per evaluation sequence (default 64T)");
   app.add_option("--sequences", o->u.sequences)->capture_default_str();
@@ -50,7 +51,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
     const std::string dir = resolve_model(o->model);
     if (o->u.T <= 0) o->u.T = read_model_record(dir).T;
     if (o->u.T <= 0) throw Error("--T is required: " + dir + " records no training context");
-    if (o->u.length <= 0) o->u.length = 64 * o->u.T;
+    if (o->u.length <= 0) o->u.length = default_eval_length(o->u.T);
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->u.T}, {"length", o->u.length}, {"sequences", o->u.sequences},

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "app/cli/interrupt.h"
+#include "core/base/constants.h"
 #include "app/cli/progress.h"
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
@@ -30,7 +31,7 @@ inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps,
   app.add_option("--batch", t.batch)->capture_default_str();
   app.add_option("--lr", t.lr)->capture_default_str();
   app.add_option("--policy", ps.kind, "initial-state policy while fine-tuning (the paper used fitted noise)")
-      ->check(CLI::IsMember({"zero", "random", "fitted", "passing", "tbtt"}))->capture_default_str();
+      ->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();
   app.add_option("--sigma", ps.sigma)->capture_default_str();
   app.add_option_function<std::string>(
          "--loss-on", [&t](const std::string& v) { t.loss_mask = v == "answer"; },

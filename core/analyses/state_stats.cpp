@@ -1,5 +1,6 @@
 // state_stats.cpp — state histograms at chosen positions, fitted Gaussians, state change norms.
 #include "core/analyses/state_stats.h"
+#include "core/base/constants.h"
 
 #include <torch/torch.h>
 
@@ -28,7 +29,7 @@ StateStatsResult state_statistics(RecurrentLM& model, const std::vector<Document
   StateStatsOptions o = o0;
   const auto& lay = model->state_layout();
   if (o.T < 2 || o.sequences <= 0 || o.bins <= 0 || o.segment <= 0) throw Error("state stats: bad options");
-  if (o.length <= 0) o.length = 64 * o.T;
+  if (o.length <= 0) o.length = default_eval_length(o.T);
   if (o.positions.empty())
     for (int64_t p : {o.T / 2, o.T - 1, 2 * o.T, 8 * o.T, 32 * o.T, 64 * o.T - 1})
       if (p < o.length) o.positions.push_back(p);

@@ -1,5 +1,6 @@
 // unexplored.cpp — the unexplored-states detector (see unexplored.h).
 #include "core/analyses/unexplored.h"
+#include "core/base/constants.h"
 
 #include <torch/torch.h>
 
@@ -178,11 +179,11 @@ std::vector<torch::Tensor> training_states(RecurrentLM& model, const std::vector
   const int64_t M = reservoir_capacity(c, o.samples);  // within 1 GiB: said by the result's train_samples
   if (M < 50) throw Error("unexplored: 50 training states per layer of this model do not fit in 1 GiB");
   auto policy = make_policy(ps, seed);
-  WindowSampler windows(train, T, seed * 7919 + 1);
+  WindowSampler windows(train, T, SeedStreams::windows(seed));
   std::unique_ptr<StreamSampler> streams;
-  if (policy->wants_stream()) streams = std::make_unique<StreamSampler>(train, T, B, seed * 7919 + 2);
+  if (policy->wants_stream()) streams = std::make_unique<StreamSampler>(train, T, B, SeedStreams::streams(seed));
   if (policy->wants_calibration()) calibrate_policy(model, train, *policy, windows, B, T, seed);
-  StateReservoir keep(NL, H, D, M, seed * 31 + 7);
+  StateReservoir keep(NL, H, D, M, SeedStreams::kept_states(seed));
   auto offer = [&](const ModelState& st) { keep.offer(st); };
   std::vector<int64_t> cuts;  // the window's states after T/4, T/2, 3T/4 and T tokens
   for (int64_t q = 1; q <= 4; ++q)
@@ -220,7 +221,7 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
                                    const std::function<bool(int64_t, int64_t)>& progress,
                                    const std::vector<torch::Tensor>* recorded) {
   UnexploredOptions o = o0;
-  if (o.length <= 0) o.length = 64 * o.T;
+  if (o.length <= 0) o.length = default_eval_length(o.T);
   if (o.stride <= 0) o.stride = std::max<int64_t>(1, o.T / 2);
   check_options(o);
   const auto& c = model->state_layout();

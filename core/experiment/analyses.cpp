@@ -1,5 +1,6 @@
 // analyses.cpp — run each analysis of the spec into the run's groups.
 #include "core/experiment/analyses.h"
+#include "core/base/constants.h"
 
 #include <torch/torch.h>
 
@@ -52,7 +53,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
   if (spec.unexplored) {
     UnexploredOptions o = *spec.unexplored;
     o.T = ctx.T;
-    o.length = ctx.eval_length > 0 ? ctx.eval_length : 64 * ctx.T;
+    o.length = ctx.eval_length > 0 ? ctx.eval_length : default_eval_length(ctx.T);
     o.sequences = ctx.eval_sequences;
     if (o.train_steps == 0) o.train_steps = ctx.posttrain_steps > 0 ? ctx.posttrain_steps : 200;
     if (o.train_batch == 0) o.train_batch = ctx.posttrain_batch > 0 ? ctx.posttrain_batch : 16;

@@ -1,5 +1,6 @@
 // experiment.cpp — spec -> runs -> experiment file -> summary table.
 #include "core/experiment/experiment.h"
+#include "core/base/constants.h"
 
 #include "core/data/dataset.h"
 
@@ -51,7 +52,7 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
   s.name = name;
   s.intervention = intervention;
   s.T = r.T;
-  const double k = 1.0 / std::log(2.0);  // nats -> bits (bytes are tokens)
+  const double k = kBitsPerNat;  // nats -> bits (bytes are tokens)
   const int64_t L = r.length, T = r.T, n = r.sequences;
   s.loss_near = k * mean_range(r.nll, std::min(T, L), std::min(2 * T, L));
   s.loss_far = k * mean_range(r.nll, L / 2, L);
@@ -201,13 +202,13 @@ class ExperimentRunner {
       rs.posttrain.T = rs.T;
       rs.posttrain.seed = rs.seed;
       rs.eval.T = rs.T;
-      rs.eval.length = given_length > 0 ? given_length : 64 * rs.T;
+      rs.eval.length = given_length > 0 ? given_length : default_eval_length(rs.T);
       longest = std::max(longest, rs.eval.length);
     }
     spec_.posttrain.T = spec_.T;
     spec_.posttrain.seed = spec_.seed;
     spec_.eval.T = spec_.T;
-    spec_.eval.length = given_length > 0 ? given_length : 64 * spec_.T;
+    spec_.eval.length = given_length > 0 ? given_length : default_eval_length(spec_.T);
     const int64_t vocab = vocab_size(load_model_config((fs::path(model_dir_) / "config.json").string()));
     const auto t0 = std::chrono::steady_clock::now();
     corpus_ = load_model_data(spec_.data, model_dir_, vocab, {}, [&](int64_t done, int64_t total) {
@@ -356,7 +357,7 @@ class ExperimentRunner {
       if (rs.analyses.unexplored && !is_baseline && rs.posttrain.steps > 0) {
         const auto& c = model->state_layout();
         met = std::make_unique<StateReservoir>(c.n_layer, c.groups, c.group_numel(),
-                                               reservoir_capacity(c, rs.analyses.unexplored->samples), rs.seed * 37 + 11);
+                                               reservoir_capacity(c, rs.analyses.unexplored->samples), SeedStreams::met_states(rs.seed));
       }
       std::vector<torch::Tensor> met_states;
       if (!is_baseline && rs.posttrain.steps > 0) {

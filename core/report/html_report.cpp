@@ -1,5 +1,6 @@
 // html_report.cpp — an experiment file as one HTML page (see html_report.h).
 #include "core/report/html_report.h"
+#include "core/base/constants.h"
 
 #include "core/base/output_rule.h"
 
@@ -19,7 +20,7 @@
 namespace statescope::report {
 namespace {
 
-constexpr double kBits = 1.4426950408889634;
+constexpr double kBits = kBitsPerNat;
 
 std::string esc(const std::string& s) {
   std::string o;

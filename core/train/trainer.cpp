@@ -1,5 +1,6 @@
 // trainer.cpp — the training loop.
 #include "core/train/trainer.h"
+#include "core/base/constants.h"
 
 #include <cerrno>
 #include <cstring>
@@ -61,7 +62,7 @@ void calibrate_policy(RecurrentLM& model, const std::vector<Document>& docs, Ini
   std::unique_ptr<WindowSampler> own;
   if (L > 0) {
     try {
-      own = std::make_unique<WindowSampler>(docs, L, seed * 7919 + 3);
+      own = std::make_unique<WindowSampler>(docs, L, SeedStreams::fit_windows(seed));
     } catch (const Error& e) {
       throw Error("fitted noise fit_length " + std::to_string(L) + ": " + e.what());
     }
@@ -83,9 +84,9 @@ class TrainLoop {
   TrainLoop(RecurrentLM& model, const std::vector<Document>& docs, InitialStatePolicy& policy, const TrainOptions& opt,
             const StatesSeenFn& seen)
       : model_(model), docs_(docs), policy_(policy), opt_(opt), seen_(seen),
-        windows_(docs, opt.T, opt.seed * 7919 + 1) {
+        windows_(docs, opt.T, SeedStreams::windows(opt.seed)) {
     make_optimizer();
-    if (policy_.wants_stream()) streams_ = std::make_unique<StreamSampler>(docs, opt.T, opt.batch, opt.seed * 7919 + 2);
+    if (policy_.wants_stream()) streams_ = std::make_unique<StreamSampler>(docs, opt.T, opt.batch, SeedStreams::streams(opt.seed));
   }
 
   // AdamW in two groups (no weight decay on what the architecture names: A_log, dt biases, D, norms,
