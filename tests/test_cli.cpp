@@ -98,6 +98,53 @@ TEST(Cli, ForwardFromInitialStates) {
   EXPECT_TRUE(close(read(out, "logits"), read(kGolden + "hf-untied/golden.h5", "next_logits"), 1e-4, "logits"));
 }
 
+// `forward` on a Mamba-1 (mamba_ssm layout): logits and final states against transformers, datasets
+// shaped by the layout ((layer, batch, d_inner, d_state) and (layer, batch, d_inner, d_conv-1), axes
+// named in attributes), and two pieces with the states handed over equal the one pass.
+TEST(Cli, ForwardOnMamba1InPiecesEqualsOnePass) {
+  const std::string model = kGolden + "ssm-mamba1", g = kGolden + "ssm-mamba1/golden.h5";
+  std::vector<int64_t> d;
+  const auto ids = H5File(g, H5File::Mode::Read).read_i64("input_ids", &d);  // [2, 45]
+  auto write_ids = [&](const std::string& path, int64_t from, int64_t len, const std::string& state_from) {
+    H5File f(path, H5File::Mode::Create);
+    std::vector<int64_t> part;
+    for (int64_t b = 0; b < d[0]; ++b)
+      for (int64_t t = from; t < from + len; ++t) part.push_back(ids[b * d[1] + t]);
+    f.write("input_ids", part.data(), {d[0], len});
+    if (!state_from.empty()) {
+      for (const char* k : {"ssm", "conv"}) {
+        std::vector<int64_t> sd;
+        auto v = H5File(state_from, H5File::Mode::Read).read_f32(std::string("final_") + k + "_state", &sd);
+        f.write(std::string("initial_") + k + "_state", v.data(), sd);
+      }
+    }
+  };
+  const auto whole_in = tmp("m1_whole_in.h5"), whole = tmp("m1_whole.h5");
+  write_ids(whole_in, 0, 45, "");
+  auto r = cli("forward --model " + model + " --input " + whole_in + " --output " + whole);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(close(read(whole, "logits"), read(g, "logits"), 1e-4, "logits vs transformers"));
+  EXPECT_EQ(read(whole, "final_ssm_state").sizes().vec(), (std::vector<int64_t>{2, 2, 48, 6}));
+  EXPECT_EQ(read(whole, "final_conv_state").sizes().vec(), (std::vector<int64_t>{2, 2, 48, 3}));
+  EXPECT_TRUE(close(read(whole, "final_ssm_state"), read(g, "final_ssm_state"), 1e-4, "ssm vs transformers"));
+  EXPECT_TRUE(close(read(whole, "final_conv_state"), read(g, "final_conv_state"), 1e-4, "conv vs transformers"));
+  EXPECT_EQ(read(whole, "ssm_state_norm").sizes().vec(), (std::vector<int64_t>{2, 2, 45}));
+  H5File wf(whole, H5File::Mode::Read);
+  EXPECT_EQ(wf.attr("/", "architecture"), "mamba1");
+  EXPECT_EQ(wf.attr("/", "ssm_state_axes"), "(layer, batch, d_inner, d_state)");
+  const auto a_in = tmp("m1_a_in.h5"), a = tmp("m1_a.h5"), b_in = tmp("m1_b_in.h5"), b = tmp("m1_b.h5");
+  write_ids(a_in, 0, 17, "");
+  ASSERT_EQ(cli("forward --model " + model + " --input " + a_in + " --output " + a).code, 0);
+  write_ids(b_in, 17, 28, a);
+  r = cli("forward --model " + model + " --input " + b_in + " --output " + b);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(close(torch::cat({read(a, "logits"), read(b, "logits")}, 1), read(whole, "logits"), 1e-4, "pieces logits"));
+  EXPECT_TRUE(close(read(b, "final_ssm_state"), read(whole, "final_ssm_state"), 1e-4, "pieces ssm"));
+  EXPECT_TRUE(close(read(b, "final_conv_state"), read(whole, "final_conv_state"), 1e-4, "pieces conv"));
+  EXPECT_TRUE(close(torch::cat({read(a, "ssm_state_norm"), read(b, "ssm_state_norm")}, 2), read(whole, "ssm_state_norm"),
+                    1e-4, "pieces norms"));
+}
+
 TEST(Cli, Help) {
   auto r = cli("forward --help");
   EXPECT_EQ(r.code, 0);

@@ -1,9 +1,13 @@
 // cmd_forward.cpp — `statescope-cli forward --model DIR --input IN.h5 --output OUT.h5`.
 //
-// IN.h5:  input_ids int [B, L]; optional initial_ssm_state float [n_layer, B, nheads, headdim, d_state]
-//         and initial_conv_state float [n_layer, B, conv_dim, d_conv-1].
+// IN.h5:  input_ids int [B, L]; optional initial_ssm_state float [n_layer, B, <the layout's ssm axes>]
+//         and initial_conv_state float [n_layer, B, <conv axes>] (state_layout.h): Mamba-2
+//         (nheads, headdim, d_state) and (conv_dim, d_conv-1); Mamba-1 (d_inner, d_state) and
+//         (d_inner, d_conv-1), oldest conv input first.
 // OUT.h5: logits float32 [B, L, V]; final_ssm_state, final_conv_state (shapes as above);
-//         ssm_state_norm float32 [n_layer, B, L]; ssm_state_norm_per_head float32 [n_layer, B, L, nheads].
+//         ssm_state_norm float32 [n_layer, B, L]; ssm_state_norm_per_head float32 [n_layer, B, L, groups]
+//         (Mamba-2: heads; Mamba-1: channel groups); root attributes architecture, ssm_state_axes,
+//         conv_state_axes.
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -48,7 +52,8 @@ Runner add_forward(CLI::App& app) {
       ->required();
   app.add_option("--input", o->input,
                  "HDF5 file with input_ids int [B,L]; optional initial_ssm_state float "
-                 "[n_layer,B,nheads,headdim,d_state] and initial_conv_state float [n_layer,B,conv_dim,d_conv-1]")
+                 "[n_layer,B,nheads,headdim,d_state] and initial_conv_state float [n_layer,B,conv_dim,d_conv-1] "
+                 "(Mamba-2; Mamba-1: [n_layer,B,d_inner,d_state] and [n_layer,B,d_inner,d_conv-1]; `info` shows the layout)")
       ->required();
   app.add_option("--output", o->output,
                  "HDF5 file to write: logits [B,L,V], final_ssm_state, final_conv_state, "
