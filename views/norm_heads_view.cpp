@@ -49,7 +49,7 @@ void NormHeadsView::draw() {
     for (int64_t h = 0; h < H; ++h) {
       const int64_t row = l * H + h;
       y[row] = static_cast<double>(row);
-      names << QString("L%1 H%2").arg(l).arg(h);
+      names << QString("L%1 %2%3").arg(l).arg(e.group_name == "head" ? "H" : "G").arg(h);
       const double* n = e.norm_per_head.data() + row * L;
       const double ref = growth ? n[e.T - 1] : 1.0;
       for (int64_t p : pos) {
@@ -58,7 +58,7 @@ void NormHeadsView::draw() {
         if (std::isfinite(val)) lo = std::min(lo, val), hi = std::max(hi, val);
       }
     }
-  set_map(x, y, v, true, false, tr("position (tokens)"), tr("layer, head"),
+  set_map(x, y, v, true, false, tr("position (tokens)"), e.group_name == "head" ? tr("layer, head") : tr("layer, channel group"),
           growth ? tr("norm / norm at T-1 = %1").arg(e.T) : tr("||h_t||_F"), names);
   if (std::isfinite(lo)) set_range(lo, hi);
 }

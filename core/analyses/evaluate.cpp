@@ -150,6 +150,7 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   auto seqs = eval_sequences(docs, L, o.sequences);
   EvalResult r;
   r.length = L; r.sequences = o.sequences; r.n_layer = NL; r.nheads = H; r.T = o.T;
+  r.group_name = lay.group_name;
   auto nll_all = torch::zeros({o.sequences, L}, torch::kFloat32);
   auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
   auto norm_sum = torch::zeros({NL, L}, torch::kFloat64), head_sum = torch::zeros({NL, H, L}, torch::kFloat64);

@@ -1,6 +1,7 @@
 // results.h — plain result structs shared by core/, the HDF5 store and views/ (no LibTorch, no Qt).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace statescope {
@@ -20,6 +21,8 @@ struct EvalResult {
   std::vector<float> windowed_seq;    // [sequences, length]
   std::vector<double> norm;           // [n_layer, length] ||S_t||_F per layer
   std::vector<double> norm_per_head;  // [n_layer, nheads, length]
+  // What one of the nheads columns is: "head" (Mamba-2) or "channel group" (Mamba-1; state_layout.h).
+  std::string group_name = "head";
 };
 
 }  // namespace statescope

@@ -102,6 +102,8 @@ EvalResult read_eval(const H5File& f, const std::string& run) {
     if (d.size() != 3 || d[0] != r.n_layer || d[2] != r.length)
       s.fail("dataset state_norm/norm_per_head is not [n_layer, nheads, length]");
     r.nheads = d[1];
+    const auto names = f.attr_names(s.g);
+    if (std::find(names.begin(), names.end(), "head_axis") != names.end()) r.group_name = f.attr(s.g, "head_axis");
   }
   return r;
 }

@@ -248,6 +248,7 @@ void ExperimentFile::write_eval(const std::string& run, const EvalResult& r) {
     f_->write(s + "/norm_per_head", r.norm_per_head.data(), {r.n_layer, r.nheads, L});
     nx_data(*f_, s, "norm", {"layer", "position"});
     f_->set_attr(s, "units", "Frobenius norm of the SSM state after token p, mean over sequences");
+    f_->set_attr(s, "head_axis", r.group_name);  // what 'head' counts: heads, or Mamba-1's channel groups
     f_->set_attr_i64(s, "T", r.T);  // positions >= T lie beyond the training context
   }
   f_->flush();
