@@ -41,8 +41,8 @@ struct Result {
 
 // Runs statescope-cli with `args`, extra environment entries, and a time limit (a FIFO that blocks
 // fails the test instead of hanging it). `on_start` runs in the parent after the child started.
-Result cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}, int timeout_s = 120,
-           const std::function<void(pid_t)>& on_start = {}) {
+Result run_program(const char* exe, const std::vector<std::string>& args, const std::vector<std::string>& env,
+                   int timeout_s, const std::function<void(pid_t)>& on_start) {
   int pipefd[2];
   if (::pipe(pipefd) != 0) return {};
   const pid_t pid = ::fork();
@@ -52,10 +52,10 @@ Result cli(const std::vector<std::string>& args, const std::vector<std::string>&
     ::close(pipefd[0]);
     ::close(pipefd[1]);
     for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
-    std::vector<char*> argv{const_cast<char*>(STATESCOPE_CLI)};
+    std::vector<char*> argv{const_cast<char*>(exe)};
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(STATESCOPE_CLI, argv.data());
+    ::execv(exe, argv.data());
     ::_exit(127);
   }
   ::close(pipefd[1]);
@@ -82,6 +82,11 @@ Result cli(const std::vector<std::string>& args, const std::vector<std::string>&
   if (WIFEXITED(st)) r.code = WEXITSTATUS(st);
   if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
   return r;
+}
+
+Result cli(const std::vector<std::string>& args, const std::vector<std::string>& env = {}, int timeout_s = 120,
+           const std::function<void(pid_t)>& on_start = {}) {
+  return run_program(STATESCOPE_CLI, args, env, timeout_s, on_start);
 }
 
 std::string bytes_of(const std::string& path) {
@@ -473,4 +478,30 @@ TEST(OutputRule, TheForwardInputIsBudgetedBeforeAllocation) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("'input_ids' [512, 512] needs"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(dir + "/out.h5"));
+}
+
+// The app, as a user runs a spec from it (`statescope --run`), on a disk that fills during the run:
+// no crash, the failure said naming the file, no partial file left, and the app goes on to its normal
+// end (the --quit-when-done summary is printed after the error was shown).
+TEST(Faults, FullDiskDuringARunInTheAppIsShownAndTheAppGoesOn) {
+#ifndef STATESCOPE_APP
+  GTEST_SKIP() << "the desktop app is not built in this configuration";
+#else
+  const auto dir = folder("app_run");
+  const auto out = dir + "/app.h5";
+  const std::string spec = dir + "/spec.json";
+  std::ofstream(spec) << R"({"model": "embedded", "baseline": true, "policies": [],
+    "eval": {"length": 256, "sequences": 2, "segment": 128, "batch": 2}})";
+  auto env = shim(dir, 4096);
+  env.push_back("QT_QPA_PLATFORM=offscreen");
+  env.push_back("STATESCOPE_THREADS=1");
+  const Result r = run_program(STATESCOPE_APP, {"--run", spec, "-o", out, "--quit-when-done"}, env, 300, {});
+  EXPECT_FALSE(r.timed_out) << r.out;
+  EXPECT_EQ(r.signal, 0) << r.out;
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("app.h5"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("longest event-loop stall"), std::string::npos) << "the app did not reach its normal end: " << r.out;
+  EXPECT_FALSE(fs::exists(out)) << r.out;
+  expect_no_leftovers(out);
+#endif
 }
