@@ -7,7 +7,7 @@
 #include <regex>
 
 #include "core/model/mamba2/model.h"
-#include "core/analyses/babi.h"
+#include "core/analyses/babi/babi.h"
 #include "core/base/error.h"
 
 using namespace statescope;

@@ -23,6 +23,7 @@
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
 #include "tests/test_util.h"
+#include "core/analyses/unexplored/record.h"
 
 using namespace statescope;
 using statescope::test::close;

@@ -6,7 +6,7 @@
 #include <torch/torch.h>
 
 #include "core/model/mamba2/model.h"
-#include "core/analyses/copying.h"
+#include "core/analyses/copying/copying.h"
 #include "core/base/error.h"
 #include "core/train/samplers.h"
 

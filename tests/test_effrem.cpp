@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "core/analyses/effrem.h"
+#include "core/analyses/effrem/effrem.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

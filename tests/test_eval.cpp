@@ -8,7 +8,7 @@
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
 #include "core/model/model_registry.h"
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -22,6 +22,9 @@
 #include "core/compute/runtime.h"
 #include "tests/scratch.h"
 #include "tests/test_util.h"
+#include "core/analyses/babi/record.h"
+#include "core/analyses/copying/record.h"
+#include "core/analyses/passkey/record.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;

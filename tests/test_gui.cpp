@@ -28,6 +28,7 @@
 #include <QTimer>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
@@ -44,6 +45,8 @@
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
+#include "views/view_registry.h"
+#include "core/store/analysis_record.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;
@@ -79,6 +82,25 @@ void make_short(gui::ExperimentPanel* p, int steps) {
 std::string tmp(const char* name) { return statescope::test::scratch(name); }
 
 }  // namespace
+
+// The analysis registry and the views' registry agree: every registered analysis is drawn by some
+// tab, each view is a RunsView, and the window's tabs are the registry's, in its order.
+TEST(Gui, EveryRegisteredAnalysisHasAView) {
+  std::set<std::string> shown;
+  for (const auto& v : views::view_registry()) shown.insert(v.shows.begin(), v.shows.end());
+  for (const auto& a : analysis_records()) EXPECT_TRUE(shown.count(a.key)) << "no view draws '" << a.key << "'";
+  for (const char* k : {"train", "sweep"}) EXPECT_TRUE(shown.count(k)) << k;
+  for (const auto& v : views::view_registry()) {
+    std::unique_ptr<QWidget> w(v.make());
+    EXPECT_NE(views::runs_view(w.get()), nullptr) << v.title;
+  }
+  gui::MainWindow w;
+  auto* tabs = w.findChild<QTabWidget*>();
+  ASSERT_NE(tabs, nullptr);
+  ASSERT_EQ(tabs->count(), static_cast<int>(views::view_registry().size()));
+  for (int i = 0; i < tabs->count(); ++i)
+    EXPECT_EQ(tabs->tabText(i), QCoreApplication::translate("views", views::view_registry()[i].title));
+}
 
 TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
   gui::ExperimentPanel p;

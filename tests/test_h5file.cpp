@@ -9,6 +9,7 @@
 #include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
+#include "core/analyses/passkey/record.h"
 
 using namespace statescope;
 

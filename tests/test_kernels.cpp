@@ -347,8 +347,8 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
 // ---- The whole engine on a CUDA device (issue 6): skipped with a reason without one. ----
 #include <random>
 
-#include "core/analyses/effrem.h"
-#include "core/analyses/evaluate.h"
+#include "core/analyses/effrem/effrem.h"
+#include "core/analyses/eval/evaluate.h"
 #include "core/compute/runtime.h"
 #include "core/model/checkpoint.h"
 #include "core/model/mamba1/model.h"
@@ -627,7 +627,7 @@ TEST(FusedScan, InferenceKernelsInTheModelMatchTheAtenPath) {
   }
 }
 
-#include "core/analyses/passkey.h"
+#include "core/analyses/passkey/passkey.h"
 
 TEST(EngineCuda, DecodingWithTheStepKernelMatchesCpu) {
   NEED_GPU();

@@ -5,7 +5,7 @@
 
 #include "core/model/mamba2/model.h"
 #include "core/base/error.h"
-#include "core/analyses/passkey.h"
+#include "core/analyses/passkey/passkey.h"
 #include "core/data/tokenizer.h"
 
 #include <cctype>

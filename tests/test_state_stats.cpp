@@ -5,8 +5,8 @@
 
 #include <random>
 
-#include "core/analyses/evaluate.h"
-#include "core/analyses/state_stats.h"
+#include "core/analyses/eval/evaluate.h"
+#include "core/analyses/states/state_stats.h"
 #include "tests/test_util.h"
 
 using namespace statescope;

@@ -1,4 +1,4 @@
-// test_unexplored.cpp — the unexplored-states detector (core/analyses/unexplored.h). Oracles: states
+// test_unexplored.cpp — the unexplored-states detector (core/analyses/unexplored/unexplored.h). Oracles: states
 // drawn from the distribution the envelope was fitted to fall outside at about 1 - quantile, states
 // far from it all fall outside, and a constant training set admits only itself; the rank
 // correlation against hand-worked values; on the embedded model (trained at T = 32 from zero states,
@@ -9,10 +9,10 @@
 
 #include <cmath>
 
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 #include "core/base/error.h"
 #include "core/model/checkpoint.h"
-#include "core/analyses/unexplored.h"
+#include "core/analyses/unexplored/unexplored.h"
 #include "core/data/corpus.h"
 #include "core/model/model_registry.h"
 #include "core/store/experiment_store.h"
@@ -20,6 +20,7 @@
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
 #include "tests/scratch.h"
+#include "core/analyses/unexplored/record.h"
 
 using namespace statescope;
 
@@ -107,7 +108,7 @@ TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
     w.overwrite = true;
     auto f = ExperimentFile::create(path, w);
     f->begin_run({"baseline", "{}", "embedded", "", "none", 0, "", ""});
-    f->write_unexplored("baseline", r);
+    write_unexplored(*f, "baseline", r);
   }
   H5File f(path, H5File::Mode::Read);
   const auto back = read_unexplored(f, "baseline");

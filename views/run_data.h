@@ -3,9 +3,6 @@
 #pragma once
 #include <QColor>
 #include <QString>
-#include <optional>
-#include <string>
-#include <utility>
 #include <vector>
 
 #include "core/base/results.h"
@@ -13,20 +10,12 @@
 
 namespace statescope::views {
 
-struct RunData {
+// A run as the views draw it: its results (every registered analysis's slot, core/base/results.h) and
+// how the app shows it.
+struct RunData : RunResults {
   QString name, intervention, status, file;  // file: the experiment file it came from
   QColor color;
   bool checked = true;                       // overlaid in the views
-  std::vector<StepInfo> train;               // training loss per step (may grow live)
-  std::optional<EvalResult> eval;
-  std::optional<EffRemResult> effrem;
-  std::optional<StateStatsResult> states;
-  std::optional<PasskeyResult> passkey;
-  std::optional<CopyResult> copying;
-  std::optional<BabiResult> babi;
-  std::optional<UnexploredResult> unexplored;
-  std::string sweep_group;                               // a sweep's run: its group (name without the seed)
-  std::vector<std::pair<std::string, double>> sweep_cell;  // ... and its swept values (empty: no sweep)
 };
 
 using Runs = std::vector<RunData>;

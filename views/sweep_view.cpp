@@ -45,13 +45,13 @@ void SweepView::set_runs(const Runs& runs) {
   runs_ = runs;
   std::set<std::string> fields;
   for (auto& r : runs)
-    for (auto& [k, v] : r.sweep_cell)
+    for (auto& [k, v] : r.sweep.values)
       if (k != "seed") fields.insert(k);
   const QSignalBlocker b(field_);
   const QString was = field_->currentText();
   field_->clear();
   for (auto& f : fields) field_->addItem(QString::fromStdString(f));
-  if (fields.empty() && std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.sweep_cell.empty(); }))
+  if (fields.empty() && std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.sweep.values.empty(); }))
     field_->addItem("seed");  // only seeds swept: one point per run, spread by seed
   const int i = field_->findText(was);
   field_->setCurrentIndex(i >= 0 ? i : 0);
@@ -73,11 +73,11 @@ void SweepView::redraw() {
   std::map<std::string, Line> lines;
   std::vector<std::string> order;
   for (auto& r : runs_) {
-    if (!r.checked || !r.eval || r.sweep_cell.empty()) continue;
+    if (!r.checked || !r.eval || r.sweep.values.empty()) continue;
     double x = std::nan("");
     std::string key = r.name.toStdString().substr(0, r.name.toStdString().find('@'));
     std::string rest;
-    for (auto& [k, v] : r.sweep_cell) {
+    for (auto& [k, v] : r.sweep.values) {
       if (k == x_field) x = v;
       else if (k != "seed") rest += (rest.empty() ? "" : ",") + k + "=" + QString::number(v).toStdString();
     }

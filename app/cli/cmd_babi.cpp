@@ -8,13 +8,14 @@
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/finetune.h"
-#include "core/analyses/babi.h"
+#include "core/analyses/babi/babi.h"
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
 #include "core/model/model_registry.h"
 #include "core/data/tokenizer.h"
 
 #include "core/experiment/spec.h"  // AnalysesSpec: the defaults a spec's babi section has
+#include "core/analyses/babi/record.h"
 
 namespace statescope::cli {
 
@@ -55,7 +56,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     }
     auto r = evaluate_babi(model, o->lengths, prose_of(corpus.validation, size_t{16} << 20, tok.get()), o->facts,
                            o->samples, o->seed + 3, tok.get());
-    file->write_babi(o->run, r);
+    write_babi(*file, o->run, r);
     file->set_status(o->run, "finished");
     std::printf("bAbI single supporting fact, %lld facts, %lld questions per length (choice chance %.2f; "
                 "last-mentioned: the baseline answering the last fact's location)\n%8s %10s %10s %15s %14s\n",

@@ -8,12 +8,13 @@
 #include "core/base/constants.h"
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
-#include "core/analyses/copying.h"
+#include "core/analyses/copying/copying.h"
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 #include "core/compute/runtime.h"
 #include "core/dist/comm.h"
 #include "core/base/version.h"
+#include "core/analyses/copying/record.h"
 
 namespace statescope::cli {
 
@@ -96,7 +97,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
           file->set_status(run, r.train.status, r.train.message);
           throw Error(run + " " + r.train.status + ": " + r.train.message);
         }
-        file->write_copying(run, r.result);
+        write_copying(*file, run, r.result);
         file->set_status(run, "finished");
         table[p].push_back(r.result);
       }

@@ -11,11 +11,12 @@
 #include "app/cli/progress.h"
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
-#include "core/analyses/effrem.h"
+#include "core/analyses/effrem/effrem.h"
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
+#include "core/analyses/effrem/record.h"
 
 namespace statescope::cli {
 
@@ -50,7 +51,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
     });
     line.done();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    file->write_effrem(o->run, r);
+    write_effrem(*file, o->run, r);
     file->set_status(o->run, "finished");
     std::cout << "EffRem_T(t), mean over " << r.sequences << " sequences (rows T, columns t):\n" << std::setw(7) << "T\\t";
     for (auto t : r.t) std::cout << std::setw(7) << t;

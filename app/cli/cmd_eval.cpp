@@ -22,11 +22,12 @@
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 #include "core/experiment/experiment.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
+#include "core/analyses/eval/record.h"
 
 namespace statescope::cli {
 namespace fs = std::filesystem;
@@ -65,7 +66,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
       });
     });
     line.done();
-    file->write_eval(o->run, r);
+    write_eval(*file, o->run, r);
     file->set_status(o->run, "finished");
     std::cout << format_summary_table({summarize(r, o->run, "none")});
     struct rusage ru {};

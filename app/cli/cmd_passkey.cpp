@@ -13,11 +13,12 @@
 #include "core/data/tokenizer.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
-#include "core/analyses/passkey.h"
+#include "core/analyses/passkey/passkey.h"
 #include "core/compute/runtime.h"
 #include "core/train/trainer.h"
 
 #include "core/experiment/spec.h"  // AnalysesSpec: the defaults a spec's passkey section has
+#include "core/analyses/passkey/record.h"
 
 namespace statescope::cli {
 
@@ -58,7 +59,7 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
       if (!o->save.empty()) save_model_dir(model, o->save);
     }
     auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3, tok.get());
-    file->write_passkey(o->run, g);
+    write_passkey(*file, o->run, g);
     file->set_status(o->run, "finished");
     std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"
               << std::setw(8) << "len\\dep";

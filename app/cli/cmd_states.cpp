@@ -13,7 +13,8 @@
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
-#include "core/analyses/state_stats.h"
+#include "core/analyses/states/state_stats.h"
+#include "core/analyses/states/record.h"
 
 namespace statescope::cli {
 
@@ -42,7 +43,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
     auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);
     const StateStatsResult r = measure_run(*file, o->run, [&] { return state_statistics(model, corpus.validation, o->s); });
-    file->write_state_stats(o->run, r);
+    write_state_stats(*file, o->run, r);
     file->set_status(o->run, "finished");
     const int64_t H = r.nheads, np = r.positions.size();
     std::cout << "SSM state entries: std per position (mean over heads), and the fit at T-1 = " << r.T - 1 << "\n"

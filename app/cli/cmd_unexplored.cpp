@@ -10,13 +10,15 @@
 #include "core/base/constants.h"
 #include "app/cli/common.h"
 #include "app/cli/interrupt.h"
-#include "core/analyses/evaluate.h"
-#include "core/analyses/unexplored.h"
+#include "core/analyses/eval/evaluate.h"
+#include "core/analyses/unexplored/unexplored.h"
 #include "core/base/error.h"
 #include "core/data/corpus.h"
 #include "core/model/checkpoint.h"
 #include "core/model/model_registry.h"
 #include "core/store/experiment_store.h"
+#include "core/analyses/eval/record.h"
+#include "core/analyses/unexplored/record.h"
 
 namespace statescope::cli {
 
@@ -65,14 +67,14 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
         line.update("eval " + std::to_string(d) + "/" + std::to_string(t), d == t);
         return !interrupted();
       });
-      file->write_eval(o->run, eval);
+      write_eval(*file, o->run, eval);
       return unexplored_states(model, corpus.train, corpus.validation, o->ps, o->u, o->seed, &eval, [&](int64_t d, int64_t t) {
         line.update("unexplored " + std::to_string(d) + "/" + std::to_string(t), d == t);
         return !interrupted();
       });
     });
     line.done();
-    file->write_unexplored(o->run, r);
+    write_unexplored(*file, o->run, r);
     file->set_status(o->run, "finished");
     std::printf("states outside the envelope of the %s training states (mean over layers and heads):\n",
                 o->ps.label().c_str());

@@ -1,5 +1,6 @@
 // main_window.cpp — window, menus, live run wiring, files, export, settings.
 #include "app/gui/main_window.h"
+#include "views/view_registry.h"
 
 #include "core/base/output_rule.h"
 
@@ -175,23 +176,16 @@ void MainWindow::showEvent(QShowEvent* e) {
   }
 }
 
-// The tabs: one view each, in this order; the window only ever talks to them as RunsView.
+// The tabs: one per registered view (views/view_registry.h), in its order; the window only ever
+// talks to them as RunsView. The first is the training loss, redrawn alone while training runs.
 void MainWindow::build_views() {
   tabs_ = new QTabWidget(this);
-  loss_ = new views::LossView;
-  auto add = [this](auto* view, const QString& title) {
-    tabs_->addTab(view, title);
-    views_.push_back(view);
-  };
-  add(loss_, tr("Training loss"));
-  add(new views::PositionLossView, tr("Per-position loss"));
-  add(new views::StateNormView, tr("State norm"));  // curves + per-head map
-  add(new views::EffRemView, tr("EffRem"));
-  add(new views::PasskeyView, tr("Passkey"));
-  add(new views::StatesView, tr("State histograms"));
-  add(new views::UnexploredView, tr("Unexplored states"));
-  add(new views::SweepView, tr("Sweep"));
-  add(new views::TablesView, tr("Copying && bAbI"));
+  for (const auto& v : views::view_registry()) {
+    QWidget* w = v.make();
+    tabs_->addTab(w, QCoreApplication::translate("views", v.title));
+    views_.push_back(views::runs_view(w));
+  }
+  loss_ = dynamic_cast<views::LossView*>(tabs_->widget(0));
   setCentralWidget(tabs_);
 }
 

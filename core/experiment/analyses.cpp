@@ -5,10 +5,16 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
-#include "core/analyses/passkey.h"
+#include "core/analyses/passkey/passkey.h"
 #include "core/analyses/task_docs.h"
 #include "core/model/checkpoint.h"
 #include "core/train/trainer.h"
+#include "core/analyses/babi/record.h"
+#include "core/analyses/copying/record.h"
+#include "core/analyses/effrem/record.h"
+#include "core/analyses/passkey/record.h"
+#include "core/analyses/states/record.h"
+#include "core/analyses/unexplored/record.h"
 
 namespace statescope {
 
@@ -42,13 +48,13 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
   if (spec.effrem) {
     auto r = effective_remembrance(model, *ctx.validation, *spec.effrem,
                                    [&](int64_t d, int64_t t) { tick("effrem", d, t, 0); return true; });
-    file.write_effrem(run, r);
+    write_effrem(file, run, r);
   }
   if (spec.states) {
     StateStatsOptions o = *spec.states;
     o.T = ctx.T;
     tick("states", 0, 1, 0);
-    file.write_state_stats(run, state_statistics(model, *ctx.validation, o));
+    write_state_stats(file, run, state_statistics(model, *ctx.validation, o));
   }
   if (spec.unexplored) {
     UnexploredOptions o = *spec.unexplored;
@@ -60,7 +66,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
     if (!ctx.train) throw Error("unexplored states: no training text");
     // The baseline met zero-state windows only; a policy run its policy's states.
     const PolicySpec ps = ctx.baseline ? PolicySpec{} : ctx.policy;
-    file.write_unexplored(run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, ctx.seed + 5, ctx.eval,
+    write_unexplored(file, run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, ctx.seed + 5, ctx.eval,
                                                  [&](int64_t d, int64_t t) { tick("unexplored", d, t, 0); return true; },
                                                  ctx.baseline ? nullptr : ctx.recorded_states));
   }
@@ -75,7 +81,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
                         ctx, file, run + "/passkey", "passkey fine-tune");
     }
     tick("passkey", 0, 1, 0);
-    file.write_passkey(run, evaluate_passkey(tuned ? tuned : model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3,
+    write_passkey(file, run, evaluate_passkey(tuned ? tuned : model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3,
                                                     ctx.tokenizer));
   }
   if (spec.babi) {
@@ -89,7 +95,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
                         ft, ctx, file, run + "/babi", "bAbI fine-tune");
     }
     tick("babi", 0, 1, 0);  // questions seeded as the CLI verb's (seed + 3)
-    file.write_babi(run, evaluate_babi(tuned ? tuned : model, spec.babi->lengths,
+    write_babi(file, run, evaluate_babi(tuned ? tuned : model, spec.babi->lengths,
                                        prose_of(*ctx.validation, size_t{16} << 20, ctx.tokenizer), spec.babi->facts,
                                        spec.babi->samples, ctx.seed + 3, ctx.tokenizer));
   }
@@ -101,7 +107,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
       return !ctx.progress || ctx.progress("copying", s.step, s.steps, s.loss);
     }, ctx.compute);
     if (r.train.status != "finished") throw Error("copying " + r.train.status + ": " + r.train.message);
-    file.write_copying(run, r.result);
+    write_copying(file, run, r.result);
   }
 }
 

@@ -8,13 +8,13 @@
 #include <functional>
 #include <string>
 
-#include "core/analyses/babi.h"
+#include "core/analyses/babi/babi.h"
 #include "core/data/tokenizer.h"
-#include "core/analyses/copying.h"
-#include "core/analyses/effrem.h"
+#include "core/analyses/copying/copying.h"
+#include "core/analyses/effrem/effrem.h"
 #include "core/store/experiment_store.h"
-#include "core/analyses/state_stats.h"
-#include "core/analyses/unexplored.h"
+#include "core/analyses/states/state_stats.h"
+#include "core/analyses/unexplored/unexplored.h"
 #include "core/experiment/spec.h"  // AnalysesSpec
 
 namespace statescope {

@@ -25,13 +25,14 @@
 #include "core/data/corpus.h"
 #include "core/base/error.h"
 #include "core/dist/comm.h"
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
 #include "core/data/tokenizer.h"
 #include "core/train/trainer.h"
 #include "core/base/version.h"
+#include "core/analyses/eval/record.h"
 
 namespace statescope {
 namespace {
@@ -39,134 +40,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-double mean_range(const std::vector<double>& v, int64_t a, int64_t b) {
-  double s = 0;
-  for (int64_t i = a; i < b; ++i) s += v[i];
-  return b > a ? s / static_cast<double>(b - a) : NAN;
-}
-
 }  // namespace
-
-RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention) {
-  RunSummary s;
-  s.name = name;
-  s.intervention = intervention;
-  s.T = r.T;
-  const double k = kBitsPerNat;  // nats -> bits (bytes are tokens)
-  const int64_t L = r.length, T = r.T, n = r.sequences;
-  s.loss_near = k * mean_range(r.nll, std::min(T, L), std::min(2 * T, L));
-  s.loss_far = k * mean_range(r.nll, L / 2, L);
-  for (int64_t a = T; a < L; a *= 2) {
-    const int64_t b = std::min(2 * a, L);
-    s.bins.emplace_back(a, b);
-    if (r.windowed_seq.empty()) continue;
-    std::vector<double> per(n, 0.0);  // bin-mean excess of each sequence
-    double ref = 0;
-    for (int64_t q = 0; q < n; ++q) {
-      for (int64_t i = a; i < b; ++i) {
-        per[q] += static_cast<double>(r.nll_seq[q * L + i]) - r.windowed_seq[q * L + i];  // in double, not float
-        ref += r.windowed_seq[q * L + i];
-      }
-      per[q] /= static_cast<double>(b - a);
-    }
-    s.reference.push_back(k * ref / static_cast<double>(n * (b - a)));
-    double m = 0, v = 0;
-    for (double x : per) m += x;
-    m /= n;
-    for (double x : per) v += (x - m) * (x - m);
-    s.excess.push_back(k * m);
-    s.excess_se.push_back(n > 1 ? k * std::sqrt(v / (n - 1) / n) : 0.0);
-  }
-  if (!r.norm.empty() && T - 1 < L) {
-    double at = 0, far = 0;
-    for (int64_t l = 0; l < r.n_layer; ++l) {
-      at += r.norm[l * L + T - 1];
-      far += mean_range(std::vector<double>(r.norm.begin() + l * L, r.norm.begin() + (l + 1) * L), L / 2, L);
-    }
-    s.norm_ratio = at > 0 ? far / at : NAN;
-  }
-  return s;
-}
-
-std::string format_summary_table(const std::vector<RunSummary>& runs) {
-  if (runs.empty()) return "";
-  std::ostringstream o;
-  o << std::fixed;
-  size_t name_w = 12;  // runs from several files are named file/run
-  for (auto& r : runs) name_w = std::max(name_w, r.name.size() + 2);
-  // Runs whose position bins differ (other T or evaluation length) get a table of their own.
-  std::vector<bool> done(runs.size(), false);
-  for (size_t g = 0; g < runs.size(); ++g) {
-    if (done[g]) continue;
-    const auto& bins = runs[g].bins;
-    if (g) o << "\n";
-    o << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(20) << "intervention" << std::right
-      << std::setw(10) << "loss@T..2T" << std::setw(10) << "loss far";
-    for (auto& [a, b] : bins) {
-      std::ostringstream h;
-      h << "exc " << a << "-" << b << " (ref)";
-      o << std::setw(26) << h.str();
-    }
-    o << std::setw(11) << "norm far/T" << "\n";
-    for (size_t k = g; k < runs.size(); ++k) {
-      const auto& r = runs[k];
-      if (done[k] || r.bins != bins) continue;
-      done[k] = true;
-      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(20) << r.intervention << std::right
-        << std::setprecision(3) << std::setw(10) << r.loss_near << std::setw(10) << r.loss_far;
-      for (size_t i = 0; i < r.excess.size(); ++i) {
-        std::ostringstream c;
-        c << std::showpos << std::fixed << std::setprecision(3) << r.excess[i] << std::noshowpos << "±"
-          << std::setprecision(3) << r.excess_se[i];
-        if (i < r.reference.size()) c << " (" << std::setprecision(3) << r.reference[i] << ")";
-        o << std::setw(27) << c.str();  // "±" is two bytes
-      }
-      o << std::setw(11) << std::setprecision(2) << r.norm_ratio
-        << (r.status.empty() || r.status == "finished" ? "" : "  [" + r.status + "]") << "\n";
-    }
-  }
-  o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus the state-reset windowed loss, "
-       "mean ± standard error over sequences; (ref) = that windowed reference loss itself; bins are positions)\n";
-  return o.str();
-}
-
-std::string format_sweep_table(const std::vector<RunSummary>& runs) {
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const RunSummary*>> by;
-  for (const auto& r : runs) {
-    if (r.cell.empty()) continue;
-    if (!by.count(r.group)) order.push_back(r.group);
-    by[r.group];
-    if (r.status == "finished" && !r.excess.empty()) by[r.group].push_back(&r);
-  }
-  if (order.empty()) return {};
-  size_t w = 5;
-  for (auto& g : order) w = std::max(w, g.size() + 2);
-  std::ostringstream o;
-  o << std::left << std::setw(static_cast<int>(w)) << "group" << std::right << std::setw(6) << "seeds"
-    << std::setw(30) << "excess far: mean [min, max]" << std::setw(30) << "loss far: mean [min, max]" << "\n";
-  auto stat = [](const std::vector<double>& v) {
-    std::ostringstream c;
-    double m = 0;
-    for (double x : v) m += x / static_cast<double>(v.size());
-    c << std::fixed << std::setprecision(3) << std::showpos << m << std::noshowpos << " [" << std::showpos
-      << *std::min_element(v.begin(), v.end()) << ", " << *std::max_element(v.begin(), v.end()) << std::noshowpos << "]";
-    return c.str();
-  };
-  for (const auto& g : order) {
-    const auto& rs = by[g];
-    o << std::left << std::setw(static_cast<int>(w)) << g << std::right << std::setw(6) << rs.size();
-    if (rs.empty()) {
-      o << "  (no finished run)\n";
-      continue;
-    }
-    std::vector<double> ex, lf;
-    for (auto* r : rs) ex.push_back(r->excess.back()), lf.push_back(r->loss_far);
-    o << std::setw(30) << stat(ex) << std::setw(30) << stat(lf) << "\n";
-  }
-  o << "(sweep groups: the runs of one setting over its seeds; excess far = the last position bin, bits/token)\n";
-  return o.str();
-}
 
 namespace {
 
@@ -442,7 +316,7 @@ class ExperimentRunner {
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       return report(ExperimentProgress{name, "eval", done, total, done / std::max(1e-9, el), el / done * (total - done), 0});
     });
-    file_->write_eval(name, r);
+    write_eval(*file_, name, r);
     auto s = summarize(r, name, label);
     s.status = "finished";
     return s;

@@ -63,20 +63,10 @@ class ExperimentFile {
   // Starts a run group with status "running". An existing run of that name is refused unless `replace`.
   void begin_run(const RunInfo& info, bool replace = false);
   void append_train(const std::string& run, const StepInfo& s);
-  void write_eval(const std::string& run, const EvalResult& r);
-  void write_effrem(const std::string& run, const EffRemResult& r);
-  void write_state_stats(const std::string& run, const StateStatsResult& r);
-  void write_unexplored(const std::string& run, const UnexploredResult& r);
-  // passkey/{length, depth, accuracy [length, depth], digit_accuracy [length, depth]}
-  void write_passkey(const std::string& run, const PasskeyResult& r);
-  // copying/{length, exact, token_accuracy, exact_passed, token_accuracy_passed}; attrs L, alphabet, T,
-  // samples, conv_passed
-  void write_copying(const std::string& run, const CopyResult& r);
-  // babi/{length, accuracy, choice_accuracy, last_mentioned_accuracy, mean_distance}; attrs samples,
-  // candidates
-  void write_babi(const std::string& run, const BabiResult& r);
   void set_status(const std::string& run, const std::string& status, const std::string& message = "");
   H5File& file() { return *f_; }
+  // Runs `write` on the file, then flushes it (an analysis's writer, core/analyses/<name>/record.cpp).
+  template <class F> void write_group(F&& write) { write(*f_); f_->flush(); }
 
  private:
   ExperimentFile(std::unique_ptr<H5File> f, std::unique_ptr<StagedOutput> out, std::string path);
@@ -89,26 +79,10 @@ class ExperimentFile {
   bool closed_ = false;
 };
 
-// Readers (experiment_reader.cpp), for inspect, export and the GUI. What they return keeps the
-// promises of results.h: every vector has the size its axes make it and number attributes are
-// whole numbers >= 0, so callers index without checking; a file that breaks one is refused with an
-// Error naming the file, the run and the dataset.
-// read_eval: the run's ppl/ and state_norm/ groups.
-EvalResult read_eval(const H5File& f, const std::string& run);
-EffRemResult read_effrem(const H5File& f, const std::string& run);
-StateStatsResult read_state_stats(const H5File& f, const std::string& run);
-UnexploredResult read_unexplored(const H5File& f, const std::string& run);
-// A sweep's run: its group (the name without the seed) and swept values, from its spec attribute
-// (run.sweep_group, run.sweep_cell); empty when the run is not a sweep's.
-struct SweepCell {
-  std::string group;
-  std::vector<std::pair<std::string, double>> values;
-};
-SweepCell read_sweep_cell(const H5File& f, const std::string& run);
-PasskeyResult read_passkey(const H5File& f, const std::string& run);
-CopyResult read_copying(const H5File& f, const std::string& run);
-BabiResult read_babi(const H5File& f, const std::string& run);
+// The readers of each analysis's group live beside it (core/analyses/<name>/record.h); one run's
+// every result: read_run_record (core/store/run_record.h).
 std::vector<StepInfo> read_train(const H5File& f, const std::string& run);  // empty if none
+SweepCell read_sweep_cell(const H5File& f, const std::string& run);        // empty: not a sweep's run
 
 // Throws Error naming the file unless it is a statescope experiment file this version can read: the
 // root attribute 'format' is ours and 'format_version' is not newer than kFormatVersion.

@@ -1,5 +1,5 @@
 // unexplored.cpp — the unexplored-states detector (see unexplored.h).
-#include "core/analyses/unexplored.h"
+#include "core/analyses/unexplored/unexplored.h"
 #include "core/base/constants.h"
 
 #include <torch/torch.h>
@@ -11,7 +11,7 @@
 #include <numeric>
 #include <random>
 
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 #include "core/dist/comm.h"
 #include "core/base/error.h"
 #include "core/train/samplers.h"

@@ -1,5 +1,5 @@
 // passkey.cpp — passkey prompts (bytes or the model's BPE tokens), greedy decoding, the grid.
-#include "core/analyses/passkey.h"
+#include "core/analyses/passkey/passkey.h"
 
 #include <torch/torch.h>
 

@@ -1,5 +1,5 @@
 // effrem.cpp — Effective Remembrance curves and heatmap.
-#include "core/analyses/effrem.h"
+#include "core/analyses/effrem/effrem.h"
 
 #include <torch/torch.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/dist/comm.h"
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 
 namespace statescope {
 

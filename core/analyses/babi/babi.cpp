@@ -1,5 +1,5 @@
 // babi.cpp — single-supporting-fact questions in long prose: generation, training docs, evaluation.
-#include "core/analyses/babi.h"
+#include "core/analyses/babi/babi.h"
 
 #include <torch/torch.h>
 

@@ -1,5 +1,5 @@
 // evaluate.cpp — streamed per-position evaluation and the windowed (state-reset) reference.
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 
 #include <torch/torch.h>
 

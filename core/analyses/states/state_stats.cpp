@@ -1,5 +1,5 @@
 // state_stats.cpp — state histograms at chosen positions, fitted Gaussians, state change norms.
-#include "core/analyses/state_stats.h"
+#include "core/analyses/states/state_stats.h"
 #include "core/base/constants.h"
 
 #include <torch/torch.h>
@@ -9,7 +9,7 @@
 
 #include "core/base/error.h"
 #include "core/dist/comm.h"
-#include "core/analyses/evaluate.h"
+#include "core/analyses/eval/evaluate.h"
 
 namespace statescope {
 

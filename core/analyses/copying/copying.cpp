@@ -1,6 +1,6 @@
 // copying.cpp — synthetic copying: examples, training from scratch, greedy evaluation from zero and
 // passed states.
-#include "core/analyses/copying.h"
+#include "core/analyses/copying/copying.h"
 
 #include <torch/torch.h>
 

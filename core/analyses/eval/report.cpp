@@ -1,0 +1,42 @@
+// report.cpp — the evaluation's report section: excess, loss and state norm per position, one
+// colour per run (record.h).
+#include <cmath>
+
+#include "core/analyses/eval/record.h"
+#include "core/base/constants.h"
+#include "core/report/html.h"
+#include "core/report/svg_chart.h"
+
+namespace statescope {
+
+std::string report_eval(const std::vector<RunRecord>& runs, const ReportContext& ctx) {
+  using namespace report;
+  const double T = static_cast<double>(ctx.T);
+  Chart exc{"Excess over the state-reset reference", "position (tokens)", "excess (bits/token)", true, {}, {{T, "T"}}};
+  Chart nll{"Loss per position", "position (tokens)", "loss (bits/token)", true, {}, {{T, "T"}}};
+  Chart norm{"SSM state norm per position (mean over layers)", "position (tokens)", "||h_t||", true, {}, {{T, "T"}}};
+  bool any = false;
+  for (size_t ri = 0; ri < runs.size(); ++ri) {  // one colour per run in every chart (its index in the file)
+    if (!runs[ri].eval) continue;
+    any = true;
+    const auto& e = *runs[ri].eval;
+    std::vector<double> ex(e.length), lv(e.length), nv(e.length, 0.0);
+    for (int64_t p = 0; p < e.length; ++p) {
+      ex[p] = e.windowed_nll.empty() ? NAN : (e.nll[p] - e.windowed_nll[p]) * kBitsPerNat;
+      lv[p] = e.nll[p] * kBitsPerNat;
+      for (int64_t l = 0; l < e.n_layer && !e.norm.empty(); ++l) nv[p] += e.norm[l * e.length + p] / double(e.n_layer);
+    }
+    for (auto [c, v] : {std::pair{&exc, &ex}, {&nll, &lv}, {&norm, &nv}}) {
+      ChartSeries s{runs[ri].name, {}, {}, {}, series_color(ri)};
+      log_binned(*v, s.x, s.y);
+      c->series.push_back(s);
+    }
+  }
+  if (!any) return "";
+  std::string body = "<p class=\"note\">Per-position curves are averaged over log-spaced position bins (about 240 "
+                     "points) so they stay readable; the file holds every position.</p>\n";
+  for (auto* c : {&exc, &nll, &norm}) body += render_svg(*c);
+  return body;
+}
+
+}  // namespace statescope

@@ -1,0 +1,52 @@
+// analysis_record.h — the analysis registry: one descriptor per analysis says what the store,
+// `inspect`, the report and the app know of it. No LibTorch, no Qt.
+//
+// An analysis is one folder, core/analyses/<name>/: its computation (<name>.{h,cpp}, LibTorch), its
+// record (record.{h,cpp}: the HDF5 writer and reader, the `inspect` lines, this descriptor) and its
+// report section (report.cpp). Registering it is one line in core/store/registry.cpp, plus its slot
+// in RunResults (core/base/results.h) and its view in views/ (a GUI, kept out of core/ by layering).
+// tests/test_registry.cpp checks that every registered analysis round-trips through its writer and
+// reader, is summarised by `inspect`, has a report section and a view.
+#pragma once
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "core/base/results.h"
+
+namespace statescope {
+
+class H5File;
+
+// A run as the readers give it: the run group's attributes and every result found in it.
+struct RunRecord : RunResults {
+  std::string name, file;                        // group name; the experiment file it came from
+  std::string status, message, intervention, model, seed, versions, device;  // "" when absent
+};
+
+// What a report section gets besides the runs.
+struct ReportContext {
+  int64_t T = 0;  // the training context (the first evaluated run's), for the marks at T
+};
+
+struct AnalysisRecord {
+  std::string key;     // the spec's "analyses" key (or "eval" for the evaluation every run has)
+  std::string group;   // the run's HDF5 group, e.g. "effrem"
+  std::string marker;  // the dataset, relative to the run, whose presence says a run has this result
+  std::string title;   // heading in the report and `inspect`
+  bool default_plot;   // may be the run's NeXus `default` plot (group_io.h: prefer_default)
+  // Fills the run's slot from the file; throws Error naming the file, run and dataset.
+  void (*read)(const H5File& f, const std::string& run, RunResults& into);
+  // Whether `r` holds this analysis's result.
+  bool (*present)(const RunResults& r);
+  // `inspect`'s lines for one run that holds it (indented two spaces, each ending in a newline).
+  void (*inspect)(const RunRecord& r, std::ostream& out);
+  // The report's section body (HTML) for the runs that hold it; "" leaves the section out.
+  std::string (*report)(const std::vector<RunRecord>& runs, const ReportContext& ctx);
+};
+
+// Every analysis, in the order runs compute them and the report shows them.
+const std::vector<AnalysisRecord>& analysis_records();
+const AnalysisRecord* find_analysis_record(const std::string& key);
+
+}  // namespace statescope
