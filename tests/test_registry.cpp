@@ -12,6 +12,7 @@
 
 #include "core/analyses/babi/record.h"
 #include "core/analyses/copying/record.h"
+#include "core/analyses/decay/record.h"
 #include "core/analyses/effrem/record.h"
 #include "core/analyses/eval/record.h"
 #include "core/analyses/passkey/record.h"
@@ -63,6 +64,15 @@ UnexploredResult unexplored_result() {
   return r;
 }
 
+DecayResult decay_result() {
+  DecayResult r;
+  r.T = 2, r.length = 8, r.sequences = 2, r.n_layer = 1, r.groups = 2, r.group_name = "channel group";
+  r.bin_edges = {0, 1, 2};
+  r.near = {1, 0, 0.5, 0.5}, r.far = {0, 1, 0.25, 0.75};
+  r.median_near = {5, 10}, r.median_far = {30, 40};
+  return r;
+}
+
 // One writer per registered key; the test fails for a registered analysis missing here.
 const std::map<std::string, std::function<void(ExperimentFile&, const std::string&)>>& writers() {
   static const std::map<std::string, std::function<void(ExperimentFile&, const std::string&)>> w{
@@ -81,6 +91,7 @@ const std::map<std::string, std::function<void(ExperimentFile&, const std::strin
        [](ExperimentFile& f, const std::string& run) {
          write_copying(f, run, CopyResult{{2, 4}, {1, 0.5}, {1, 0.75}, {1, 0.25}, {1, 0.5}, 4, 8, 10, 32, true});
        }},
+      {"decay", [](ExperimentFile& f, const std::string& run) { write_decay(f, run, decay_result()); }},
       {"babi",
        [](ExperimentFile& f, const std::string& run) {
          write_babi(f, run, BabiResult{{64, 128}, {0.5, 0.25}, {0.75, 0.5}, {0.25, 0.25}, {30, 90}, 4, 4});
@@ -161,6 +172,9 @@ TEST(RegistryTest, EveryAnalysisRoundTrips) {
   EXPECT_EQ(all.copying->exact_passed, (std::vector<double>{1, 0.25}));
   EXPECT_TRUE(all.copying->conv_passed);
   EXPECT_EQ(all.babi->last_mentioned_accuracy, (std::vector<double>{0.25, 0.25}));
+  EXPECT_EQ(all.decay->far, decay_result().far);
+  EXPECT_EQ(all.decay->median_far, decay_result().median_far);
+  EXPECT_EQ(all.decay->group_name, "channel group");
   // The run's NeXus default plot is the first default-capable result in the registry's order.
   EXPECT_EQ(f.attr("all", "default"), "ppl");
   EXPECT_EQ(f.attr("only_states", "default"), "train");  // state histograms are 3-D: never the default
@@ -192,4 +206,27 @@ TEST(RegistryTest, ABrokenGroupIsNamed) {
     EXPECT_NE(m.find("run 'r'"), std::string::npos) << m;
     EXPECT_NE(m.find("babi/accuracy"), std::string::npos) << m;
   }
+}
+
+// An analysis that checks its own spec section: defaults filled in, a bad value or an unknown field
+// named with the spec's path.
+TEST(RegistryTest, ARegisteredSpecSectionIsChecked) {
+  const AnalysisRecord* d = find_analysis_record("decay");
+  ASSERT_NE(d, nullptr);
+  ASSERT_NE(d->options, nullptr);
+  const auto o = d->options(nlohmann::json::object(), "s.json");
+  EXPECT_EQ(o.at("sequences"), 8);
+  EXPECT_EQ(o.at("bins"), 160);
+  EXPECT_EQ(d->options({{"bins", 40}}, "s.json").at("bins"), 40);
+  auto why = [&](const nlohmann::json& j) {
+    try {
+      d->options(j, "s.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  EXPECT_NE(why({{"bins", 2}}).find("s.json: field 'analyses.decay.bins' must be in [4, 4000]"), std::string::npos);
+  EXPECT_EQ(why({{"bin", 40}}), "s.json: unknown field 'analyses.decay.bin'");
+  EXPECT_NE(why({{"sequences", "8"}}).find("analyses.decay.sequences"), std::string::npos);
 }

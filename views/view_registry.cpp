@@ -1,6 +1,7 @@
 // view_registry.cpp — the list of views (view_registry.h).
 #include "views/view_registry.h"
 
+#include "views/decay_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
@@ -28,6 +29,7 @@ const std::vector<ViewEntry>& view_registry() {
       {QT_TRANSLATE_NOOP("views", "Unexplored states"), {"unexplored"}, make<UnexploredView>},
       {QT_TRANSLATE_NOOP("views", "Sweep"), {"sweep"}, make<SweepView>},
       {QT_TRANSLATE_NOOP("views", "Copying && bAbI"), {"copying", "babi"}, make<TablesView>},
+      {QT_TRANSLATE_NOOP("views", "Decay timescales"), {"decay"}, make<DecayView>},
   };
   return all;
 }

@@ -1,5 +1,6 @@
 // experiment_panel.cpp — form <-> spec JSON with validation at the field.
 #include "app/gui/experiment_panel.h"
+#include "core/store/analysis_record.h"
 
 #include <thread>
 
@@ -290,6 +291,16 @@ QWidget* ExperimentPanel::build_evaluation(const ExperimentSpec& d) {
   a_copying = new QCheckBox(tr("Copying (fresh model per policy)"), ev);
   a_unexplored = new QCheckBox(tr("Unexplored states (envelope of the training states)"), ev);
   for (auto* c : {a_effrem, a_states, a_unexplored, a_passkey, a_babi, a_copying}) ef->addRow(c);
+  // Every other registered analysis that checks its own spec section (core/store/analysis_record.h):
+  // a box named "a_<key>", ticked = its section with the defaults.
+  for (const auto& a : analysis_records()) {
+    if (!a.options) continue;
+    auto* c = new QCheckBox(QString::fromStdString(a.title), ev);
+    c->setObjectName(QString::fromStdString("a_" + a.key));
+    connect(c, &QCheckBox::toggled, this, [this] { validate(); });
+    a_more_.emplace_back(a.key, c);
+    ef->addRow(c);
+  }
   return ev;
 }
 
@@ -487,6 +498,7 @@ QString ExperimentPanel::spec_json() const {
   pick(a_babi, "babi", json::object());
   pick(a_copying, "copying", json::object());
   pick(a_unexplored, "unexplored", json::object());
+  for (auto& [key, box] : a_more_) pick(box, key.c_str(), json::object());
   if (!a.empty()) j["analyses"] = a;
   else j.erase("analyses");
   j["device"] = device->currentText().toStdString();
@@ -575,6 +587,7 @@ QString ExperimentPanel::load_spec(const QString& text) {
   a_babi->setChecked(spec.analyses.babi.has_value());
   a_copying->setChecked(spec.analyses.copying.has_value());
   a_unexplored->setChecked(spec.analyses.unexplored.has_value());
+  for (auto& [key, box] : a_more_) box->setChecked(spec.analyses.more.count(key) > 0);
   loading_ = false;
   validate();
   return {};

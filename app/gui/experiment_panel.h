@@ -4,6 +4,9 @@
 // (red, with the reason as tooltip and in `problems()`).
 #pragma once
 #include <QWidget>
+#include <string>
+#include <utility>
+#include <vector>
 #include <nlohmann/json_fwd.hpp>
 
 class QLineEdit;
@@ -64,6 +67,7 @@ class ExperimentPanel : public QWidget {
   QLineEdit* fit_lengths;  // fitted noise: 0 = the paper's fit; L = fixed fit at L tokens
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying, *a_unexplored;
+  std::vector<std::pair<std::string, QCheckBox*>> a_more_;  // the other registered analyses, by key
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* edit_button;

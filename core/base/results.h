@@ -119,6 +119,8 @@ struct PasskeyResult {
 #include <optional>
 #include <utility>
 
+#include "core/analyses/decay/result.h"  // each registered analysis's result type
+
 namespace statescope {
 
 // A sweep's run: its group (the run name without the seed) and its swept values, from the run's spec
@@ -140,6 +142,7 @@ struct RunResults {
   std::optional<PasskeyResult> passkey;       // passkey/
   std::optional<CopyResult> copying;          // copying/
   std::optional<BabiResult> babi;             // babi/
+  std::optional<DecayResult> decay;           // decay/
   SweepCell sweep;
 };
 

@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/experiment/analysis_steps.h"
 #include "core/analyses/passkey/passkey.h"
 #include "core/analyses/task_docs.h"
 #include "core/model/checkpoint.h"
@@ -108,6 +109,12 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
     }, ctx.compute);
     if (r.train.status != "finished") throw Error("copying " + r.train.status + ": " + r.train.message);
     write_copying(file, run, r.result);
+  }
+  for (const auto& [key, options] : spec.more) {  // registered analyses, each by its step
+    const AnalysisStep* step = find_analysis_step(key);
+    if (!step) throw Error("analysis '" + key + "' has no experiment step (core/experiment/analysis_steps.cpp)");
+    tick(key, 0, 1, 0);
+    step->run(model, nlohmann::json::parse(options), ctx, file, run);
   }
 }
 

@@ -1,5 +1,6 @@
 // spec.cpp — experiment spec defaults, parsing and validation (see spec.h). No LibTorch.
 #include "core/experiment/spec.h"
+#include "core/store/analysis_record.h"
 
 #include <algorithm>
 #include <cmath>
@@ -252,8 +253,17 @@ std::string model_label(const std::string& model) {
 
 AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   const JsonFields f(j, src, "analyses.");
-  f.only({"effrem", "states", "passkey", "babi", "copying", "unexplored"});
   AnalysesSpec a;
+  for (auto& [k, v] : j.items()) {  // a registered analysis that checks its own section
+    if (const AnalysisRecord* r = find_analysis_record(k); r && r->options) a.more[k] = r->options(v, src).dump();
+    else if (k != "effrem" && k != "states" && k != "passkey" && k != "babi" && k != "copying" && k != "unexplored")
+      f.fail(k, "is not an analysis (known: effrem, states, passkey, babi, copying, unexplored" + [] {
+        std::string more;
+        for (const auto& r : analysis_records())
+          if (r.options) more += ", " + r.key;
+        return more;
+      }() + ")");
+  }
   if (f.has("effrem")) a.effrem = parse_effrem(f.child("effrem"));
   if (f.has("states")) a.states = parse_states(f.child("states"));
   if (f.has("passkey")) a.passkey = parse_passkey(f.child("passkey"));

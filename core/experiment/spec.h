@@ -3,6 +3,7 @@
 // the app's panel all read them from here. No LibTorch. Documented in docs/experiment-spec.md.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -53,7 +54,11 @@ struct AnalysesSpec {
   std::optional<Copying> copying;
   // The unexplored-states detector (unexplored.h); train_steps/train_batch 0 = posttrain's.
   std::optional<UnexploredOptions> unexplored;
-  bool any() const { return effrem || states || passkey || babi || copying || unexplored; }
+  bool any() const { return effrem || states || passkey || babi || copying || unexplored || !more.empty(); }
+  // Registered analyses whose spec section their record checks (analysis_record.h: options), by
+  // key, each section as JSON text with its defaults filled in; run by their experiment step
+  // (analysis_steps.h).
+  std::map<std::string, std::string> more;
 };
 
 struct ExperimentSpec {

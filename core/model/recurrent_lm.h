@@ -39,6 +39,7 @@ struct ForwardOptions {
   ScanImpl scan = ScanImpl::Chunked;
   int64_t chunk_size = 0;     // 0: the config's chunk_size (Mamba-2)
   bool state_norms = false;   // also return per-token SSM state norms
+  bool log_decay = false;     // also return the per-token log decay dt_t * A per group (ForwardOutput)
   bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
 };
 
@@ -48,6 +49,9 @@ struct ForwardOutput {
   torch::Tensor norm_per_head;   // [n_layer, b, L, groups] ||S_t||_F per group (head) (if requested)
   torch::Tensor norm;            // [n_layer, b, L] ||S_t||_F over the whole layer (if requested)
   torch::Tensor delta_norm;      // [n_layer, b, L] ||S_t - S_{t-1}||_F over the whole layer (with the norms)
+  // [n_layer, b, L, groups] log of the factor the state decays by at token t, dt_t * A (<= 0), mean
+  // over the group (Mamba-2: the head's own; Mamba-1: over its channels and d_state); if requested.
+  torch::Tensor log_decay;
 };
 
 // A module holding a "weight" (and optionally a "bias") parameter, so names match checkpoints.

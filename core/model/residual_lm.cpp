@@ -72,7 +72,7 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
   if (init) check_state(*init, b, "forward initial state");
   ForwardOutput out;
   out.final_state.resize(NL);
-  std::vector<torch::Tensor> norms(opt.state_norms ? NL : 0), deltas(norms.size());
+  std::vector<torch::Tensor> norms(opt.state_norms ? NL : 0), deltas(norms.size()), decays(opt.log_decay ? NL : 0);
 
   std::optional<AutocastScope> autocast;
   const auto& emb = embeddings_->weight;
@@ -83,7 +83,7 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
     auto u = rms_norm(h, block_norms_[i]->weight, shape_.norm_eps).to(emb.scalar_type());
     const LayerState* li = init ? &(*init)[i] : nullptr;
     h = h + mix(i, u, li, opt, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
-                opt.state_norms ? &deltas[i] : nullptr);
+                opt.state_norms ? &deltas[i] : nullptr, opt.log_decay ? &decays[i] : nullptr);
   }
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
   out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
@@ -96,6 +96,7 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
     out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [n_layer, b, L]
     out.delta_norm = torch::stack(deltas, 0);                               // [n_layer, b, L]
   }
+  if (opt.log_decay) out.log_decay = torch::stack(decays, 0);              // [n_layer, b, L, groups]
   return out;
 }
 

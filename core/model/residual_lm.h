@@ -38,9 +38,11 @@ class ResidualLMImpl : public RecurrentLMImpl {
     });
   }
   // Layer i's mixer: u [b, L, d_model] (normed) -> [b, L, d_model]; writes the layer's final state and,
-  // when asked (not null), the per-group state norms [b, L, groups] and delta norms [b, L].
+  // when asked (not null), the per-group state norms [b, L, groups] and delta norms [b, L], and the
+  // per-group log decay [b, L, groups] (ForwardOutput::log_decay).
   virtual torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                            LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) = 0;
+                            LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
+                            torch::Tensor* log_decay) = 0;
   // The initialisation the two share: embeddings (and an untied head) normal(0, 0.02), every norm 1.
   void reset_backbone(at::Generator& gen);
   // In-place draws from `gen` (on the CPU, copied to the tensor's device and dtype).

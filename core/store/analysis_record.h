@@ -9,6 +9,7 @@
 // reader, is summarised by `inspect`, has a report section and a view.
 #pragma once
 #include <iosfwd>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,11 @@ struct AnalysisRecord {
   void (*inspect)(const RunRecord& r, std::ostream& out);
   // The report's section body (HTML) for the runs that hold it; "" leaves the section out.
   std::string (*report)(const std::vector<RunRecord>& runs, const ReportContext& ctx);
+  // Its spec section ("analyses": {key: {...}}) checked, with every default filled in; throws Error
+  // naming `src` and the field. nullptr: an analysis whose section core/experiment/spec.cpp parses
+  // into a typed field of AnalysesSpec (the first seven); the others are run by their registered
+  // experiment step (core/experiment/analysis_steps.h) and offered by the app's panel as they are.
+  nlohmann::json (*options)(const nlohmann::json& section, const std::string& src) = nullptr;
 };
 
 // Every analysis, in the order runs compute them and the report shows them.

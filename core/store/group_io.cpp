@@ -22,6 +22,20 @@ void nx_data(H5File& f, const std::string& group, const std::string& signal, con
   for (size_t i = 0; i < axes.size(); ++i) f.set_attr_i64(group, axes[i] + "_indices", static_cast<int64_t>(i));
 }
 
+void write_columns(H5File& f, const std::string& group, Columns cols, const std::vector<int64_t>& dims) {
+  for (const auto& [name, v] : cols)
+    if (!v->empty()) f.write(group + "/" + name, v->data(), dims);
+}
+
+void GroupReader::columns(std::initializer_list<std::pair<const char*, std::vector<double>*>> cols, int64_t want,
+                          const std::string& shape) const {
+  for (const auto& [name, into] : cols) {
+    const bool optional = name[0] == '?';
+    const std::string n = optional ? name + 1 : name;
+    if (!optional || has(n)) *into = f64(n, want, shape);
+  }
+}
+
 void GroupReader::fail(const std::string& what) const { throw Error(f.path() + ": run '" + run + "': " + what); }
 
 void GroupReader::require(const std::string& name) const {

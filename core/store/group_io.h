@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/store/h5file.h"
@@ -26,6 +27,10 @@ void nx_data(H5File& f, const std::string& group, const std::string& signal, con
 void prefer_default(H5File& f, const std::string& run, const std::string& child);
 
 bool has_attr(const H5File& f, const std::string& object, const std::string& key);
+
+// Datasets of one shape: group/<name> for each (name, values) with values not empty, each `dims`.
+using Columns = std::initializer_list<std::pair<const char*, const std::vector<double>*>>;
+void write_columns(H5File& f, const std::string& group, Columns cols, const std::vector<int64_t>& dims);
 
 // Where a reader is: the file, the run, the group inside it; says what is wrong.
 struct GroupReader {
@@ -48,6 +53,10 @@ struct GroupReader {
   // Reads dataset `name` and checks it holds `want` values (`shape` names the axes in the message).
   std::vector<double> f64(const std::string& name, int64_t want, const std::string& shape) const;
   std::vector<float> f32(const std::string& name, int64_t want, const std::string& shape) const;
+  // Reads each (name, into) of `want` values; a name starting with '?' is optional (left empty when
+  // the file has none: files from before it was written).
+  void columns(std::initializer_list<std::pair<const char*, std::vector<double>*>> cols, int64_t want,
+               const std::string& shape) const;
   // a * b * ... with every factor >= 0, or fails when the product overflows.
   int64_t product(std::initializer_list<int64_t> xs) const;
   int64_t count(size_t n) const { return static_cast<int64_t>(n); }

@@ -12,24 +12,17 @@ void write_copying(ExperimentFile& file, const std::string& run, const CopyResul
     const std::string g = run + "/copying";
     const int64_t n = static_cast<int64_t>(r.lengths.size());
     f.write(g + "/length", r.lengths.data(), {n});
-    f.write(g + "/exact", r.exact.data(), {n});
-    f.write(g + "/token_accuracy", r.token_accuracy.data(), {n});
-    if (!r.exact_passed.empty()) {
-      f.write(g + "/exact_passed", r.exact_passed.data(), {n});
-      f.write(g + "/token_accuracy_passed", r.token_accuracy_passed.data(), {n});
-    }
-    f.set_attr_i64(g, "conv_passed", r.conv_passed ? 1 : 0);
-    nx_data(f, g, "exact", {"length"});
-    prefer_default(f, run, "copying");
-    f.set_attr_i64(g, "L", r.L);
-    f.set_attr_i64(g, "alphabet", r.alphabet);
-    f.set_attr_i64(g, "T", r.T);
-    f.set_attr_i64(g, "samples", r.samples);
-    f.set_attr(g, "definition",
-               "fresh model trained on examples BOS s SEP s EOS (strings of 1..L letters, one example per window of "
-               "T tokens, padded, loss on the copy and EOS only); evaluated on 'BOS s SEP', decoding |s| tokens "
-               "greedily; exact = whole string right, token_accuracy = fraction of right letters; *_passed: each "
-               "prompt starts from the final state of a training-format example (conv state too iff conv_passed)");
+    write_columns(f, g, {{"exact", &r.exact}, {"token_accuracy", &r.token_accuracy}, {"exact_passed", &r.exact_passed},
+                         {"token_accuracy_passed", &r.token_accuracy_passed}},
+                  {n});
+    describe_group(f, run, "copying", "exact", {"length"},
+                   "fresh model trained on examples BOS s SEP s EOS (strings of 1..L letters, one example per window "
+                   "of T tokens, padded, loss on the copy and EOS only); evaluated on 'BOS s SEP', decoding |s| "
+                   "tokens greedily; exact = whole string right, token_accuracy = fraction of right letters; "
+                   "*_passed: each prompt starts from the final state of a training-format example (conv state "
+                   "too iff conv_passed)",
+                   {{"conv_passed", r.conv_passed ? 1 : 0}, {"L", r.L}, {"alphabet", r.alphabet}, {"T", r.T},
+                    {"samples", r.samples}});
   });
 }
 
@@ -39,12 +32,10 @@ CopyResult read_copying(const H5File& f, const std::string& run) {
   CopyResult r;
   r.lengths = g.i64("length");
   const int64_t n = g.count(r.lengths.size());
-  r.exact = g.f64("exact", n, "[length]");
-  r.token_accuracy = g.f64("token_accuracy", n, "[length]");
-  if (g.has("exact_passed")) {  // files before the passed-state evaluation have none
-    r.exact_passed = g.f64("exact_passed", n, "[length]");
-    r.token_accuracy_passed = g.f64("token_accuracy_passed", n, "[length]");
-  }
+  // Files from before the passed-state evaluation have no *_passed.
+  g.columns({{"exact", &r.exact}, {"token_accuracy", &r.token_accuracy}, {"?exact_passed", &r.exact_passed},
+             {"?token_accuracy_passed", &r.token_accuracy_passed}},
+            n, "[length]");
   r.conv_passed = g.attr_int("conv_passed") == 1;
   r.L = g.attr_int("L");
   r.alphabet = g.attr_int("alphabet");
@@ -53,7 +44,6 @@ CopyResult read_copying(const H5File& f, const std::string& run) {
   return r;
 }
 
-namespace {
 void inspect_copying(const RunRecord& rec, std::ostream& out) {
   const CopyResult& c = *rec.copying;
   out << "  copying: L = " << c.L << ", alphabet " << c.alphabet << ", T = " << c.T
@@ -65,15 +55,6 @@ void inspect_copying(const RunRecord& rec, std::ostream& out) {
     if (!c.exact_passed.empty()) out << " | " << c.exact_passed[i] << " (" << c.token_accuracy_passed[i] << ")";
   }
   out << "\n";
-}
-}  // namespace
-
-const AnalysisRecord& copying_record() {
-  static const AnalysisRecord a{
-      "copying", "copying", "copying/exact", "Copying", true,
-      [](const H5File& f, const std::string& run, RunResults& into) { into.copying = read_copying(f, run); },
-      [](const RunResults& r) { return r.copying.has_value(); }, inspect_copying, report_copying};
-  return a;
 }
 
 }  // namespace statescope

@@ -14,13 +14,10 @@ void write_effrem(ExperimentFile& file, const std::string& run, const EffRemResu
     const int64_t nT = static_cast<int64_t>(r.T.size()), nt = static_cast<int64_t>(r.t.size());
     f.write(g + "/T", r.T.data(), {nT});
     f.write(g + "/t", r.t.data(), {nt});
-    f.write(g + "/value", r.value.data(), {nT, nt});
-    f.write(g + "/stderr", r.stderr_.data(), {nT, nt});
-    nx_data(f, g, "value", {"T", "t"});
-    prefer_default(f, run, "effrem");
-    f.set_attr(g, "definition", "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T");
-    f.set_attr_i64(g, "sequences", r.sequences);
-    f.set_attr_i64(g, "forward_tokens", r.forward_tokens);
+    write_columns(f, g, {{"value", &r.value}, {"stderr", &r.stderr_}}, {nT, nt});
+    describe_group(f, run, "effrem", "value", {"T", "t"},
+                   "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T",
+                   {{"sequences", r.sequences}, {"forward_tokens", r.forward_tokens}});
   });
 }
 
@@ -31,14 +28,12 @@ EffRemResult read_effrem(const H5File& f, const std::string& run) {
   r.T = g.i64("T");
   r.t = g.i64("t");
   const int64_t n = g.product({g.count(r.T.size()), g.count(r.t.size())});
-  r.value = g.f64("value", n, "[T, t]");
-  r.stderr_ = g.f64("stderr", n, "[T, t]");
+  g.columns({{"value", &r.value}, {"stderr", &r.stderr_}}, n, "[T, t]");
   r.sequences = g.attr_int("sequences");
   r.forward_tokens = g.attr_int("forward_tokens");
   return r;
 }
 
-namespace {
 void inspect_effrem(const RunRecord& rec, std::ostream& out) {
   const EffRemResult& e = *rec.effrem;
   out << "  effrem: T = {";
@@ -52,15 +47,6 @@ void inspect_effrem(const RunRecord& rec, std::ostream& out) {
     out << " " << last;
   }
   out << "\n";
-}
-}  // namespace
-
-const AnalysisRecord& effrem_record() {
-  static const AnalysisRecord a{
-      "effrem", "effrem", "effrem/value", "Effective Remembrance", true,
-      [](const H5File& f, const std::string& run, RunResults& into) { into.effrem = read_effrem(f, run); },
-      [](const RunResults& r) { return r.effrem.has_value(); }, inspect_effrem, report_effrem};
-  return a;
 }
 
 }  // namespace statescope

@@ -114,28 +114,21 @@ void head_growth(const EvalResult& r, std::ostream& out) {
   const size_t n = g.size();
   const double median = n % 2 ? g[n / 2].first : 0.5 * (g[n / 2 - 1].first + g[n / 2].first);
   const auto over5 = std::count_if(g.begin(), g.end(), [](const auto& x) { return x.first > 5; });
-  out << "  state norm per head, position " << L << " / position " << r.T << ": median " << std::fixed
+  const bool heads = r.group_name == "head";  // Mamba-1's columns are channel groups (G)
+  out << "  state norm per " << r.group_name << ", position " << L << " / position " << r.T << ": median " << std::fixed
       << std::setprecision(2) << median << ", largest";
   for (size_t k = 0; k < std::min<size_t>(3, g.size()); ++k)
-    out << (k ? ", " : " ") << std::setprecision(1) << g[k].first << " (L" << g[k].second / r.nheads << " H"
+    out << (k ? ", " : " ") << std::setprecision(1) << g[k].first << " (L" << g[k].second / r.nheads << (heads ? " H" : " G")
         << g[k].second % r.nheads << ")";
-  out << "; " << over5 << "/" << g.size() << " heads grew more than 5x\n" << std::defaultfloat;
+  out << "; " << over5 << "/" << g.size() << " " << r.group_name << "s grew more than 5x\n" << std::defaultfloat;
 }
+
+}  // namespace
 
 void inspect_eval(const RunRecord& rec, std::ostream& out) {
   const EvalResult& r = *rec.eval;
   out << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
   head_growth(r, out);
-}
-
-}  // namespace
-
-const AnalysisRecord& eval_record() {
-  static const AnalysisRecord a{
-      "eval", "ppl", "ppl/nll", "Per position", true,
-      [](const H5File& f, const std::string& run, RunResults& into) { into.eval = read_eval(f, run); },
-      [](const RunResults& r) { return r.eval.has_value(); }, inspect_eval, report_eval};
-  return a;
 }
 
 }  // namespace statescope

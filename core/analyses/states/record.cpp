@@ -20,19 +20,16 @@ void write_state_stats(ExperimentFile& file, const std::string& run, const State
     f.write(g + "/head", head.data(), {H});
     f.write(g + "/bin_edges", r.bin_edges.data(), {nb + 1});
     f.write(g + "/histogram", r.histogram.data(), {nl, np, H, nb});
-    f.write(g + "/mean", r.mean.data(), {nl, np, H});
-    f.write(g + "/std", r.std.data(), {nl, np, H});
-    f.write(g + "/fitted_mean", r.fitted_mean.data(), {nl, H});
-    f.write(g + "/fitted_std", r.fitted_std.data(), {nl, H});
+    write_columns(f, g, {{"mean", &r.mean}, {"std", &r.std}}, {nl, np, H});
+    write_columns(f, g, {{"fitted_mean", &r.fitted_mean}, {"fitted_std", &r.fitted_std}}, {nl, H});
     f.write(g + "/delta_position", pos.data(), {r.length});
     f.write(g + "/delta_norm", r.delta_norm.data(), {r.n_layer, r.length});
-    nx_data(f, g, "mean", {"layer", "position", "head"});  // the per-(layer, position, head) state mean
-    f.set_attr_i64(g, "T", r.T);
-    f.set_attr_i64(g, "sequences", r.sequences);
-    f.set_attr(g, "definition",
-               "histogram: density of SSM state entries of each (layer, position, head) over sequences, headdim and "
-               "d_state; fitted_*: Gaussian per (layer, head) of states at position T-1; delta_norm: mean "
-               "||S_t - S_{t-1}||_F");
+    // The per-(layer, position, head) state mean is the signal; never the run's default plot (3-D).
+    describe_group(f, run, "state_stats", "mean", {"layer", "position", "head"},
+                   "histogram: density of SSM state entries of each (layer, position, head) over sequences, "
+                   "headdim and d_state; fitted_*: Gaussian per (layer, head) of states at position T-1; "
+                   "delta_norm: mean ||S_t - S_{t-1}||_F",
+                   {{"T", r.T}, {"sequences", r.sequences}});
   });
 }
 
@@ -48,10 +45,8 @@ StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
   const int64_t nl = g.count(r.layers.size()), np = g.count(r.positions.size());
   const int64_t bins = g.count(r.bin_edges.size()) - 1;
   r.histogram = g.f64("histogram", g.product({nl, np, r.nheads, bins}), "[layer, position, head, bins]");
-  r.mean = g.f64("mean", g.product({nl, np, r.nheads}), "[layer, position, head]");
-  r.std = g.f64("std", g.product({nl, np, r.nheads}), "[layer, position, head]");
-  r.fitted_mean = g.f64("fitted_mean", g.product({nl, r.nheads}), "[layer, head]");
-  r.fitted_std = g.f64("fitted_std", g.product({nl, r.nheads}), "[layer, head]");
+  g.columns({{"mean", &r.mean}, {"std", &r.std}}, g.product({nl, np, r.nheads}), "[layer, position, head]");
+  g.columns({{"fitted_mean", &r.fitted_mean}, {"fitted_std", &r.fitted_std}}, g.product({nl, r.nheads}), "[layer, head]");
   std::vector<int64_t> d;
   r.delta_norm = g.f64("delta_norm", &d);
   if (d.size() != 2) g.fail("dataset state_stats/delta_norm is not [n_layer, length]");
@@ -62,8 +57,7 @@ StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
   return r;
 }
 
-namespace {
-void inspect_states(const RunRecord& rec, std::ostream& out) {
+void inspect_state_stats(const RunRecord& rec, std::ostream& out) {
   const StateStatsResult& s = *rec.states;
   out << "  state_stats: positions {";
   for (size_t i = 0; i < s.positions.size(); ++i) out << (i ? ", " : "") << s.positions[i];
@@ -78,15 +72,6 @@ void inspect_states(const RunRecord& rec, std::ostream& out) {
     out << "; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit;
   }
   out << "\n";
-}
-}  // namespace
-
-const AnalysisRecord& state_stats_record() {
-  static const AnalysisRecord a{
-      "states", "state_stats", "state_stats/histogram", "State distributions", false,
-      [](const H5File& f, const std::string& run, RunResults& into) { into.states = read_state_stats(f, run); },
-      [](const RunResults& r) { return r.states.has_value(); }, inspect_states, report_state_stats};
-  return a;
 }
 
 }  // namespace statescope

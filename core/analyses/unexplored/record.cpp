@@ -16,29 +16,23 @@ void write_unexplored(ExperimentFile& file, const std::string& run, const Unexpl
     const int64_t np = static_cast<int64_t>(r.positions.size()), NL = r.n_layer, H = r.nheads;
     f.write(g + "/position", r.positions.data(), {np});
     f.write(g + "/outside", r.outside.data(), {np, NL, H});
-    f.write(g + "/outside_mean", r.outside_mean.data(), {np});
+    write_columns(f, g, {{"outside_mean", &r.outside_mean}, {"excess", &r.excess}}, {np});
     f.write(g + "/outside_seq", r.outside_seq.data(), {r.sequences, np});
-    f.write(g + "/excess", r.excess.data(), {np});
-    f.write(g + "/heldout_outside", r.heldout_outside.data(), {NL, H});
-    f.write(g + "/threshold", r.threshold.data(), {NL, H});
+    write_columns(f, g, {{"heldout_outside", &r.heldout_outside}, {"threshold", &r.threshold}}, {NL, H});
     const std::vector<double> rho{r.excess_rho, r.excess_rho_lo, r.excess_rho_hi}, q{r.quantile};
     f.write(g + "/excess_rho", rho.data(), {3});
     f.write(g + "/quantile", q.data(), {1});
-    nx_data(f, g, "outside_mean", {"position"});
-    prefer_default(f, run, "unexplored");
-    for (auto [k, v] : {std::pair{"T", r.T}, {"length", r.length}, {"sequences", r.sequences}, {"n_layer", NL},
-                        {"nheads", H}, {"components", r.components}, {"train_samples", r.train_samples},
-                        {"train_steps", r.train_steps}, {"train_batch", r.train_batch},
-                        {"recorded_samples", r.recorded_samples}})
-      f.set_attr_i64(g, k, v);
-    f.set_attr(g, "definition",
-               "outside[position, layer, head]: fraction of evaluation sequences whose SSM state after the position "
-               "lies outside the envelope of the states met in training (training windows replayed under the run's "
-               "policy; per (layer, head) PCA score T^2/k + Q/E[Q] above the quantile of held-out training scores); "
-               "heldout_outside: the same for training states held out of the fit and the threshold; excess: mean "
-               "excess loss over the stride ending at each position (NaN below T); excess_rho: Spearman rank "
-               "correlation of outside_mean and excess over positions >= T, with a 95% interval from resampling "
-               "sequences");
+    describe_group(f, run, "unexplored", "outside_mean", {"position"},
+                   "outside[position, layer, head]: fraction of evaluation sequences whose SSM state after the position "
+                   "lies outside the envelope of the states met in training (training windows replayed under the run's "
+                   "policy; per (layer, head) PCA score T^2/k + Q/E[Q] above the quantile of held-out training scores); "
+                   "heldout_outside: the same for training states held out of the fit and the threshold; excess: mean "
+                   "excess loss over the stride ending at each position (NaN below T); excess_rho: Spearman rank "
+                   "correlation of outside_mean and excess over positions >= T, with a 95% interval from resampling "
+                   "sequences",
+                   {{"T", r.T}, {"length", r.length}, {"sequences", r.sequences}, {"n_layer", NL}, {"nheads", H},
+                    {"components", r.components}, {"train_samples", r.train_samples}, {"train_steps", r.train_steps},
+                    {"train_batch", r.train_batch}, {"recorded_samples", r.recorded_samples}});
   });
 }
 
@@ -54,18 +48,16 @@ UnexploredResult read_unexplored(const H5File& f, const std::string& run) {
   r.recorded_samples = g.attr_int("recorded_samples");  // 0 in files from before it was recorded
   const int64_t np = g.count(r.positions.size());
   r.outside = g.f64("outside", g.product({np, r.n_layer, r.nheads}), "[position, layer, head]");
-  r.outside_mean = g.f64("outside_mean", np, "[position]");
+  g.columns({{"outside_mean", &r.outside_mean}, {"excess", &r.excess}}, np, "[position]");
   r.outside_seq = g.f64("outside_seq", g.product({r.sequences, np}), "[sequence, position]");
-  r.excess = g.f64("excess", np, "[position]");
-  r.heldout_outside = g.f64("heldout_outside", g.product({r.n_layer, r.nheads}), "[layer, head]");
-  r.threshold = g.f64("threshold", g.product({r.n_layer, r.nheads}), "[layer, head]");
+  g.columns({{"heldout_outside", &r.heldout_outside}, {"threshold", &r.threshold}}, g.product({r.n_layer, r.nheads}),
+            "[layer, head]");
   const auto rho = g.f64("excess_rho", 3, "[rho, low, high]");
   r.excess_rho = rho[0], r.excess_rho_lo = rho[1], r.excess_rho_hi = rho[2];
   r.quantile = g.f64("quantile", 1, "[1]")[0];
   return r;
 }
 
-namespace {
 void inspect_unexplored(const RunRecord& rec, std::ostream& out) {
   const UnexploredResult& u = *rec.unexplored;
   const double held = u.heldout_outside.empty() ? 0.0
@@ -88,15 +80,6 @@ void inspect_unexplored(const RunRecord& rec, std::ostream& out) {
   std::snprintf(buf, sizeof buf, "\n    Spearman with the excess over positions >= T: %.3f (95%% %.3f to %.3f)\n",
                 u.excess_rho, u.excess_rho_lo, u.excess_rho_hi);
   out << buf;
-}
-}  // namespace
-
-const AnalysisRecord& unexplored_record() {
-  static const AnalysisRecord a{
-      "unexplored", "unexplored", "unexplored/outside", "Unexplored states", true,
-      [](const H5File& f, const std::string& run, RunResults& into) { into.unexplored = read_unexplored(f, run); },
-      [](const RunResults& r) { return r.unexplored.has_value(); }, inspect_unexplored, report_unexplored};
-  return a;
 }
 
 }  // namespace statescope

@@ -27,7 +27,7 @@ Mamba1MixerImpl::Mamba1MixerImpl(const Mamba1Config& c) : cfg(c) {
 
 torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
                                        int64_t groups, LayerState& fin, torch::Tensor* norm_per_group,
-                                       torch::Tensor* delta_norm) {
+                                       torch::Tensor* delta_norm, torch::Tensor* log_decay) {
   const auto& c = cfg;
   const int64_t b = u.size(0), L = u.size(1), Di = c.d_inner(), N = c.d_state, R = c.rank(), K = c.d_conv;
 
@@ -53,6 +53,8 @@ torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState*
   auto Cm = xdbl.narrow(-1, R + N, N).to(sdt);                    // [b, L, N]
   auto dt = F::softplus(F::linear(dt_r, dt_proj->weight).to(sdt) + dt_proj->bias.to(sdt));  // [b, L, d_inner]
   auto A = -torch::exp(A_log.to(sdt));                            // [d_inner, N]
+  if (log_decay)  // dt_t * A averaged over d_state, then over the group's channels: [b, L, groups]
+    *log_decay = (dt.detach() * A.detach().mean(1)).view({b, L, groups, Di / groups}).mean(-1);
 
   // 4. The scan: the CPU loops for the fast path in float32 on the CPU, else the recurrence in ATen.
   torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
@@ -82,8 +84,9 @@ std::vector<std::string> Mamba1LMImpl::no_weight_decay() const {
 std::shared_ptr<RecurrentLMImpl> Mamba1LMImpl::make_empty() const { return std::make_shared<Mamba1LMImpl>(config()); }
 
 torch::Tensor Mamba1LMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) {
-  return mixers_[i]->forward(u, init, opt, state_layout().groups, final_state, norms, delta_norms);
+                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
+                         torch::Tensor* log_decay) {
+  return mixers_[i]->forward(u, init, opt, state_layout().groups, final_state, norms, delta_norms, log_decay);
 }
 
 void Mamba1LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {

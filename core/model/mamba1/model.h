@@ -15,7 +15,8 @@ class Mamba1MixerImpl : public torch::nn::Module {
   // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state. norms: per channel
   // group ||h_t|| and ||h_t - h_{t-1}|| [b, L, groups] when not null.
   torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt, int64_t groups,
-                        LayerState& final_state, torch::Tensor* norm_per_group, torch::Tensor* delta_norm);
+                        LayerState& final_state, torch::Tensor* norm_per_group, torch::Tensor* delta_norm,
+                        torch::Tensor* log_decay = nullptr);  // [b, L, groups] when not null
   Mamba1Config cfg;
   ParamHolder in_proj{nullptr}, conv1d{nullptr}, x_proj{nullptr}, dt_proj{nullptr}, out_proj{nullptr};
   torch::Tensor A_log;  // [d_inner, d_state]
@@ -38,7 +39,8 @@ class Mamba1LMImpl : public ResidualLMImpl {
 
  protected:
   torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) override;
+                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
+                    torch::Tensor* log_decay) override;
 
  private:
   std::vector<Mamba1Mixer> mixers_;

@@ -53,7 +53,8 @@ bool fused_scan_usable(const torch::Tensor& x, torch::Dtype sdt, bool cpu_twins)
 
 torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState* init,
                                        const ForwardOptions& opt, LayerState& fin,
-                                       torch::Tensor* norm_per_head, torch::Tensor* delta_norm) {
+                                       torch::Tensor* norm_per_head, torch::Tensor* delta_norm,
+                                       torch::Tensor* log_decay) {
   const auto& c = cfg;
   const int64_t b = u.size(0), L = u.size(1);
   const int64_t H = c.nheads(), P = c.headdim, G = c.ngroups, N = c.d_state, Di = c.d_inner();
@@ -64,6 +65,12 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   auto z = zxbcdt.narrow(-1, 0, Di);                            // [b, L, d_inner]
   auto xBC = zxbcdt.narrow(-1, Di, Cd);                         // [b, L, conv_dim]
   auto dt_raw = zxbcdt.narrow(-1, Di + Cd, H);                  // [b, L, H]
+  if (log_decay) {  // dt * A as step 4 computes it, whichever path runs the scan
+    const auto st = at_least_f32(u.scalar_type());
+    auto dt = F::softplus(dt_raw.detach().to(st) + dt_bias.detach().to(st));
+    if (c.has_dt_limit()) dt = torch::clamp(dt, c.dt_limit_lo, c.dt_limit_hi);
+    *log_decay = dt * -torch::exp(A_log.detach().to(st));        // [b, L, H]
+  }
 
   // Inference kernels (conv1d with state, single-token step) for no-grad fp32 Fused forwards.
   const auto sdt = at_least_f32(u.scalar_type());
@@ -155,8 +162,9 @@ std::vector<std::string> Mamba2LMImpl::no_weight_decay() const {
 std::shared_ptr<RecurrentLMImpl> Mamba2LMImpl::make_empty() const { return std::make_shared<Mamba2LMImpl>(config()); }
 
 torch::Tensor Mamba2LMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) {
-  return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms);
+                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
+                         torch::Tensor* log_decay) {
+  return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms, log_decay);
 }
 
 void Mamba2LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {

@@ -17,7 +17,8 @@ class Mamba2MixerImpl : public torch::nn::Module {
   explicit Mamba2MixerImpl(const Mamba2Config& cfg);
   // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state.
   torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                        LayerState& final_state, torch::Tensor* norm_per_head, torch::Tensor* delta_norm = nullptr);
+                        LayerState& final_state, torch::Tensor* norm_per_head, torch::Tensor* delta_norm = nullptr,
+                        torch::Tensor* log_decay = nullptr);  // [b, L, H] dt_t * A when not null
   Mamba2Config cfg;
   ParamHolder in_proj{nullptr}, conv1d{nullptr}, norm{nullptr}, out_proj{nullptr};
   torch::Tensor dt_bias, A_log, D;  // [nheads] each
@@ -39,7 +40,8 @@ class Mamba2LMImpl : public ResidualLMImpl {
 
  protected:
   torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms) override;
+                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
+                    torch::Tensor* log_decay) override;
 
  private:
   std::vector<Mamba2Mixer> mixers_;

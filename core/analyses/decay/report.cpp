@@ -1,0 +1,50 @@
+// report.cpp — decay timescales in the report: per run, the memory-length distribution pooled over
+// layers and groups within T and far past it, and the medians.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "core/analyses/decay/record.h"
+#include "core/report/html.h"
+#include "core/report/svg_chart.h"
+
+namespace statescope {
+
+std::string report_decay(const std::vector<RunRecord>& runs, const ReportContext&) {
+  using namespace report;
+  Chart c{"Memory length -1/(dt A), all layers and groups (solid: within T; far: past max(T, length/2))",
+          "memory length (tokens)", "fraction of tokens", true, {}, {}};
+  std::ostringstream t;
+  t << "<table><tr><th>run</th><th>median within T</th><th>median far</th></tr>\n";
+  for (size_t ri = 0; ri < runs.size(); ++ri) {
+    if (!runs[ri].decay) continue;
+    const auto& d = *runs[ri].decay;
+    const size_t nb = d.bin_edges.size() - 1, cells = d.median_far.size();
+    size_t first = nb, last = 0;  // the bins holding any token, one empty bin either side
+    for (size_t i = 0; i < d.near.size() && nb; ++i)
+      if (d.near[i] > 0 || d.far[i] > 0) first = std::min(first, i % nb), last = std::max(last, i % nb);
+    if (first > last) first = 0, last = nb - 1;
+    first = first ? first - 1 : 0, last = std::min(nb - 1, last + 1);
+    for (auto [label, h] : {std::pair{" within T", &d.near}, {" far", &d.far}}) {
+      ChartSeries s{runs[ri].name + label, {}, {}, {}, series_color(ri)};
+      for (size_t k = first; k <= last; ++k) {
+        double v = 0;
+        for (size_t i = 0; i < cells; ++i) v += (*h)[i * nb + k] / double(cells);
+        s.x.push_back(std::pow(10.0, 0.5 * (d.bin_edges[k] + d.bin_edges[k + 1]))), s.y.push_back(v);
+      }
+      c.series.push_back(s);
+    }
+    std::vector<double> mn(d.median_near), mf(d.median_far);
+    std::sort(mn.begin(), mn.end()), std::sort(mf.begin(), mf.end());
+    t << "<tr><td>" << esc(runs[ri].name) << "</td><td>" << (mn.empty() ? "–" : fmt(mn[mn.size() / 2], "%.3g"))
+      << "</td><td>" << (mf.empty() ? "–" : fmt(mf[mf.size() / 2], "%.3g")) << "</td></tr>\n";
+  }
+  if (c.series.empty()) return "";
+  t << "</table>\n";
+  return "<p class=\"note\">How long each state group remembers: the memory length -1/(dt_t A) is the number of "
+         "tokens over which the state decays by 1/e at token t (mean of dt_t A over the group). Medians: the "
+         "middle of the per-(layer, group) medians.</p>\n" +
+         render_svg(c) + t.str();
+}
+
+}  // namespace statescope

@@ -1,0 +1,42 @@
+// analysis_io.h — what an analysis's record header (core/analyses/<name>/record.h) declares, said
+// once: its writer, reader, `inspect` lines and report section; and make_record, which builds its
+// descriptor (registry.cpp) from the result's slot in RunResults and those functions.
+#pragma once
+#include <initializer_list>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/store/analysis_record.h"
+#include "core/store/experiment_store.h"
+
+// Declares write_<name>(file, run, result), read_<name>(h5, run), inspect_<name>(record, out) and
+// report_<name>(runs, ctx) for an analysis whose result struct is `Result` (registry.cpp makes its
+// descriptor from them).
+#define STATESCOPE_ANALYSIS_RECORD(name, Result)                                        \
+  void write_##name(ExperimentFile& file, const std::string& run, const Result& r);     \
+  Result read_##name(const H5File& f, const std::string& run);                          \
+  void inspect_##name(const RunRecord& r, std::ostream& out);                            \
+  std::string report_##name(const std::vector<RunRecord>& runs, const ReportContext& ctx);
+
+namespace statescope {
+
+// Group run/<group> as every analysis group is marked: a NeXus NXdata plot of `signal` over `axes`
+// (group_io.h), offered as the run's default plot (prefer_default), its `definition` attribute and
+// its whole-number attributes.
+void describe_group(H5File& f, const std::string& run, const std::string& group, const std::string& signal,
+                    const std::vector<std::string>& axes, const std::string& definition,
+                    std::initializer_list<std::pair<const char*, int64_t>> attrs = {});
+
+// The descriptor of the analysis whose result lives in RunResults::*Slot and is read by Read.
+template <auto Slot, auto Read>
+AnalysisRecord make_record(std::string key, std::string group, std::string marker, std::string title, bool default_plot,
+                           void (*inspect)(const RunRecord&, std::ostream&),
+                           std::string (*report)(const std::vector<RunRecord>&, const ReportContext&),
+                           nlohmann::json (*options)(const nlohmann::json&, const std::string&) = nullptr) {
+  return AnalysisRecord{std::move(key), std::move(group), std::move(marker), std::move(title), default_plot,
+                        [](const H5File& f, const std::string& run, RunResults& into) { into.*Slot = Read(f, run); },
+                        [](const RunResults& r) { return (r.*Slot).has_value(); }, inspect, report, options};
+}
+
+}  // namespace statescope
