@@ -28,6 +28,16 @@ void describe_group(H5File& f, const std::string& run, const std::string& group,
                     const std::vector<std::string>& axes, const std::string& definition,
                     std::initializer_list<std::pair<const char*, int64_t>> attrs = {});
 
+// The loop each per-run section of the report begins with: f(index, run, result) for every run
+// holding a result in `slot`, the strings it returns joined.
+template <class R, class F>
+std::string per_run(const std::vector<RunRecord>& runs, std::optional<R> RunResults::*slot, F&& f) {
+  std::string out;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].*slot) out += f(i, runs[i], *(runs[i].*slot));
+  return out;
+}
+
 // The descriptor of the analysis whose result lives in RunResults::*Slot and is read by Read.
 template <auto Slot, auto Read>
 AnalysisRecord make_record(std::string key, std::string group, std::string marker, std::string title, bool default_plot,

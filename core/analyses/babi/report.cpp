@@ -8,11 +8,9 @@
 namespace statescope {
 
 std::string report_babi(const std::vector<RunRecord>& runs, const ReportContext&) {
-  using namespace report;
-  std::ostringstream t;
-  for (auto& r : runs) {
-    if (!r.babi) continue;
-    const auto& b = *r.babi;
+  return per_run(runs, &RunResults::babi, [](size_t, const RunRecord& r, const BabiResult& b) {
+    using namespace report;
+    std::ostringstream t;
     t << "<h3>" << esc(r.name) << " (" << b.samples << " questions per length)</h3><table><tr><th>length</th>"
       << "<th>greedy</th><th>choice</th><th>last-mentioned baseline</th></tr>\n";
     for (size_t i = 0; i < b.lengths.size(); ++i)
@@ -20,8 +18,8 @@ std::string report_babi(const std::vector<RunRecord>& runs, const ReportContext&
         << fmt(b.choice_accuracy[i], "%.2f") << "</td><td>"
         << (i < b.last_mentioned_accuracy.size() ? fmt(b.last_mentioned_accuracy[i], "%.2f") : "–") << "</td></tr>\n";
     t << "</table>\n";
-  }
-  return t.str();
+    return t.str();
+  });
 }
 
 }  // namespace statescope

@@ -8,19 +8,17 @@
 namespace statescope {
 
 std::string report_copying(const std::vector<RunRecord>& runs, const ReportContext&) {
-  using namespace report;
-  std::ostringstream t;
-  for (auto& r : runs) {
-    if (!r.copying) continue;
-    const auto& c = *r.copying;
+  return per_run(runs, &RunResults::copying, [](size_t, const RunRecord& r, const CopyResult& c) {
+    using namespace report;
+    std::ostringstream t;
     t << "<h3>" << esc(r.name) << " (exact match; L = " << c.L << ")</h3><table><tr><th>length</th><th>zero state</th>"
       << (c.exact_passed.empty() ? "" : "<th>passed state</th>") << "</tr>\n";
     for (size_t i = 0; i < c.lengths.size(); ++i)
       t << "<tr><td>" << c.lengths[i] << "</td><td>" << fmt(c.exact[i], "%.2f") << "</td>"
         << (c.exact_passed.empty() ? "" : "<td>" + fmt(c.exact_passed[i], "%.2f") + "</td>") << "</tr>\n";
     t << "</table>\n";
-  }
-  return t.str();
+    return t.str();
+  });
 }
 
 }  // namespace statescope

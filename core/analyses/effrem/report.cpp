@@ -7,10 +7,7 @@ namespace statescope {
 
 std::string report_effrem(const std::vector<RunRecord>& runs, const ReportContext&) {
   using namespace report;
-  std::string body;
-  for (auto& r : runs) {
-    if (!r.effrem) continue;
-    const auto& e = *r.effrem;
+  const std::string body = per_run(runs, &RunResults::effrem, [](size_t, const RunRecord& r, const EffRemResult& e) {
     Chart c{"Effective Remembrance: " + r.name, "t (tokens dropped from the start)", "EffRem_T(t)", false, {}, {}};
     for (size_t i = 0; i < e.T.size(); ++i) {
       ChartSeries s{"T = " + std::to_string(e.T[i]), {}, {}, {}, ""};
@@ -20,8 +17,8 @@ std::string report_effrem(const std::vector<RunRecord>& runs, const ReportContex
       }
       c.series.push_back(s);
     }
-    body += render_svg(c);
-  }
+    return render_svg(c);
+  });
   if (body.empty()) return "";
   return "<p class=\"note\">EffRem_T(t) = TV(p(.|x[0:T]), p(.|x[t:T])): how much the tokens before t still change "
          "the prediction at T (1: everything, 0: nothing), mean over sequences.</p>\n" + body;

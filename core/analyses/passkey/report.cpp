@@ -7,11 +7,9 @@
 namespace statescope {
 
 std::string report_passkey(const std::vector<RunRecord>& runs, const ReportContext&) {
-  using namespace report;
-  std::ostringstream t;
-  for (auto& r : runs) {
-    if (!r.passkey) continue;
-    const auto& p = *r.passkey;
+  return per_run(runs, &RunResults::passkey, [](size_t, const RunRecord& r, const PasskeyResult& p) {
+    using namespace report;
+    std::ostringstream t;
     t << "<h3>" << esc(r.name) << " (exact retrieval, " << p.samples
       << " samples per cell)</h3><table><tr><th>length \\ depth</th>";
     for (double d : p.depths) t << "<th>" << fmt(d, "%.2f") << "</th>";
@@ -22,8 +20,8 @@ std::string report_passkey(const std::vector<RunRecord>& runs, const ReportConte
       t << "</tr>\n";
     }
     t << "</table>\n";
-  }
-  return t.str();
+    return t.str();
+  });
 }
 
 }  // namespace statescope

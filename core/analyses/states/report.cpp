@@ -9,10 +9,9 @@ namespace statescope {
 
 std::string report_state_stats(const std::vector<RunRecord>& runs, const ReportContext&) {
   using namespace report;
-  std::ostringstream t;
-  for (auto& r : runs) {
-    if (!r.states || r.states->layers.empty()) continue;  // the fit is the first layer's
-    const auto& st = *r.states;
+  const std::string tables = per_run(runs, &RunResults::states, [](size_t, const RunRecord& r, const StateStatsResult& st) {
+    if (st.layers.empty()) return std::string();  // the fit is the first layer's
+    std::ostringstream t;
     const size_t H = size_t(st.nheads), np = st.positions.size();
     double fit = 0;
     for (size_t h = 0; h < H; ++h) fit += st.fitted_std[h] / double(H);
@@ -25,10 +24,11 @@ std::string report_state_stats(const std::vector<RunRecord>& runs, const ReportC
       t << "<td>" << fmt(v, "%.4f") << "</td>";
     }
     t << "<td>" << fmt(fit, "%.4f") << "</td></tr></table>\n";
-  }
-  if (t.str().empty()) return "";
+    return t.str();
+  });
+  if (tables.empty()) return "";
   return "<p class=\"note\">Standard deviation of the SSM state entries at each position (first listed layer, mean "
-         "over heads) and the Gaussian fitted at T-1 (what fitted noise draws from).</p>\n" + t.str();
+         "over heads) and the Gaussian fitted at T-1 (what fitted noise draws from).</p>\n" + tables;
 }
 
 }  // namespace statescope
