@@ -733,3 +733,29 @@ TEST(Gui, HostileExperimentFilesAreRefusedAndTheShownRunsStay) {
   ASSERT_EQ(w.runs().size(), 1u);  // the good file's run is still shown
   EXPECT_EQ(w.current_file(), QString::fromStdString(good));
 }
+
+// The state-histogram view names its group axis as the file does: Mamba-1's channel groups.
+TEST(Gui, StateHistogramsNameMamba1ChannelGroups) {
+  views::StatesView v;
+  views::RunData r;
+  r.name = "m1";
+  StateStatsResult s;
+  s.positions = {1}, s.layers = {0};
+  s.nheads = 2, s.length = 4, s.sequences = 1, s.T = 2, s.n_layer = 1;
+  s.bin_edges = {-1, 0, 1};
+  s.histogram = {0.5, 0.5, 0.5, 0.5}, s.mean = {0, 0}, s.std = {1, 1};
+  s.fitted_mean = {0, 0}, s.fitted_std = {1, 1}, s.delta_norm = {0, 1, 2, 3};
+  auto label_texts = [&] {
+    QStringList t;
+    for (auto* l : v.findChildren<QLabel*>()) t << l->text();
+    return t;
+  };
+  s.group_name = "channel group";
+  r.states = s;
+  v.set_runs({r});
+  EXPECT_TRUE(label_texts().contains("channel group")) << label_texts().join(", ").toStdString();
+  r.states->group_name = "head";
+  v.set_runs({r});
+  EXPECT_TRUE(label_texts().contains("head"));
+  EXPECT_FALSE(label_texts().contains("channel group"));
+}

@@ -48,6 +48,7 @@ StateStatsResult states_result() {
   r.mean = {0, 0.1, 0.2, 0.3}, r.std = {1, 1.1, 1.2, 1.3};
   r.fitted_mean = {0, 0.1}, r.fitted_std = {1, 1.5};
   r.delta_norm = {0.1, 0.2, 0.3, 0.4};
+  r.group_name = "channel group";
   return r;
 }
 
@@ -165,6 +166,7 @@ TEST(RegistryTest, EveryAnalysisRoundTrips) {
   EXPECT_EQ(all.eval->norm_per_head, e.norm_per_head);
   EXPECT_EQ(all.eval->group_name, "channel group");
   EXPECT_EQ(all.states->histogram, states_result().histogram);
+  EXPECT_EQ(all.states->group_name, "channel group");
   EXPECT_EQ(all.unexplored->outside_seq, unexplored_result().outside_seq);
   EXPECT_EQ(all.unexplored->recorded_samples, 10);
   EXPECT_EQ(all.effrem->value, (std::vector<double>{0.5, 0.25, 0.6, 0.3}));

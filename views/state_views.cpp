@@ -24,7 +24,9 @@ StatesView::StatesView(QWidget* parent) : QWidget(parent) {
   pos_ = new QComboBox(this);
   int k = 0;
   for (auto [label, box] : {std::pair{tr("layer"), layer_}, {tr("head"), head_}, {tr("position"), pos_}}) {
-    hist_->toolbar()->insertWidget(k++, new QLabel(label, hist_));
+    auto* l = new QLabel(label, hist_);
+    if (box == head_) head_label_ = l;  // says "channel group" for Mamba-1 runs
+    hist_->toolbar()->insertWidget(k++, l);
     hist_->toolbar()->insertWidget(k++, box);
     connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
   }
@@ -49,6 +51,7 @@ void StatesView::set_runs(const Runs& runs) {
   if (first) {
     for (auto l : first->layers) layer_->addItem(QString::number(l));
     for (int64_t h = 0; h < first->nheads; ++h) head_->addItem(QString::number(h));
+    head_label_->setText(first->group_name == "head" ? tr("head") : tr("channel group"));
     for (auto p : first->positions)
       pos_->addItem(QString("%1%2").arg(p).arg(p >= first->T ? QString(" (%1 T)").arg(double(p + 1) / first->T, 0, 'g', 3)
                                                               : QString(" (< T)")));

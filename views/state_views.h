@@ -7,6 +7,7 @@
 #include "views/runs_view.h"
 
 class QComboBox;
+class QLabel;
 class QTableWidget;
 
 namespace statescope::views {
@@ -24,6 +25,7 @@ class StatesView : public QWidget, public RunsView {
   void draw();
   PlotWidget *hist_, *delta_;
   QComboBox *layer_, *head_, *pos_;
+  QLabel* head_label_ = nullptr;  // "head", or "channel group" for Mamba-1 runs
   Runs runs_;
 };
 

@@ -49,6 +49,7 @@ struct StateStatsResult {
   std::vector<double> mean, std;    // [nl, npos, nheads] over sequences, headdim and d_state
   std::vector<double> fitted_mean, fitted_std;  // [nl, nheads] of states at position T-1 (what training saw)
   std::vector<double> delta_norm;   // [n_layer, length] mean ||S_t - S_{t-1}||_F over sequences
+  std::string group_name = "head";  // what one of the nheads is: "head" or Mamba-1's "channel group"
 };
 
 }  // namespace statescope

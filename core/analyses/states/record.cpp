@@ -24,6 +24,7 @@ void write_state_stats(ExperimentFile& file, const std::string& run, const State
     write_columns(f, g, {{"fitted_mean", &r.fitted_mean}, {"fitted_std", &r.fitted_std}}, {nl, H});
     f.write(g + "/delta_position", pos.data(), {r.length});
     f.write(g + "/delta_norm", r.delta_norm.data(), {r.n_layer, r.length});
+    f.set_attr(g, "head_axis", r.group_name);  // what 'head' counts: heads, or Mamba-1's channel groups
     // The per-(layer, position, head) state mean is the signal; never the run's default plot (3-D).
     describe_group(f, run, "state_stats", "mean", {"layer", "position", "head"},
                    "histogram: density of SSM state entries of each (layer, position, head) over sequences, "
@@ -54,6 +55,7 @@ StateStatsResult read_state_stats(const H5File& f, const std::string& run) {
   r.length = d[1];
   r.T = g.attr_int("T");
   r.sequences = g.attr_int("sequences");
+  r.group_name = g.attr_or("head_axis", "head");  // files from before Mamba-1 have none: heads
   return r;
 }
 

@@ -134,6 +134,7 @@ StateStatsResult state_statistics(RecurrentLM& model, const std::vector<Document
   r.positions = o.positions;
   r.layers = o.layers;
   r.nheads = H;
+  r.group_name = lay.group_name;
   r.length = o.length;
   r.sequences = S;
   r.T = o.T;
