@@ -651,3 +651,34 @@ TEST(Experiment, ModelsRunSideBySideInOneFile) {
   EXPECT_NE(why(R"({"models": ["embedded"]})").find("two or more"), std::string::npos);
   EXPECT_NE(why(R"({"models": ["a/x", "b/x"]})").find("two models named 'x'"), std::string::npos);
 }
+
+// Every run of an experiment is measured against one yardstick: the loaded model's state-reset loss
+// on the same bytes (the baseline run's own reference), whether the runs go one at a time or in
+// parallel jobs, and with no baseline run at all.
+TEST(Experiment, EveryRunSharesTheBaselinesReference) {
+  for (const char* variant : {"serial", "jobs", "no baseline"}) {
+    const auto out = statescope::test::scratch(std::string("statescope_yardstick_") + variant[0] + ".h5");
+    const bool baseline = std::string(variant) != "no baseline";
+    const std::string spec = std::string(R"({"model": "embedded", "seed": 0, "baseline": )") + (baseline ? "true" : "false") +
+                             R"(, "posttrain": {"steps": 2, "batch": 2, "lr": 5e-4, "warmup": 1},
+      "policies": [{"kind": "passing"}, {"kind": "zero"}],
+      "eval": {"length": 96, "sequences": 2, "segment": 32, "batch": 2}})";
+    run_experiment(spec, "yardstick.json", out, {}, {}, true, std::string(variant) == "jobs" ? 2 : 1);
+    H5File f(out, H5File::Mode::Read);
+    std::vector<float> ref;
+    if (baseline) ref = f.read_f32("baseline/ppl/windowed_nll_per_sequence");
+    else ref = f.read_f32("passing/ppl/fixed_reference_per_sequence");
+    ASSERT_EQ(ref.size(), 2u * 96u) << variant;
+    for (const char* run : {"baseline", "passing", "zero"}) {
+      if (!baseline && std::string(run) == "baseline") continue;
+      const auto fixed = f.read_f32(std::string(run) + "/ppl/fixed_reference_per_sequence");
+      ASSERT_EQ(fixed.size(), ref.size()) << variant << " " << run;
+      for (size_t i = 0; i < ref.size(); ++i) ASSERT_NEAR(fixed[i], ref[i], 1e-5) << variant << " " << run << " at " << i;
+    }
+    // ... and post-training moved each run's own reference away from it.
+    const auto own = f.read_f32("passing/ppl/windowed_nll_per_sequence");
+    double moved = 0;
+    for (size_t i = 0; i < ref.size(); ++i) moved += std::abs(own[i] - ref[i]);
+    EXPECT_GT(moved, 0.0) << variant;
+  }
+}

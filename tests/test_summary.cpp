@@ -97,3 +97,41 @@ TEST(Summary, AgreesWithAnIndependentComputation) {
   }
   EXPECT_NEAR(s.norm_ratio, fr / at, 1e-12);
 }
+
+// One yardstick (the loaded model's state-reset loss on the same bytes) against a reference that
+// moves with the policy. Oracles: a run whose short-context loss gets worse while its long-context
+// loss stays shows a per-run "gain" but exactly zero gain against the one yardstick; a run whose
+// long-context loss falls by 0.2 nats shows exactly that gain against it.
+TEST(Summary, OneYardstickDoesNotMoveWithThePolicy) {
+  EvalResult base;
+  base.T = 2, base.length = 8, base.sequences = 3;
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<float> u(1.0f, 3.0f);
+  for (int64_t i = 0; i < base.sequences * base.length; ++i) base.nll_seq.push_back(u(rng)), base.windowed_seq.push_back(u(rng));
+  means(base);
+  base.fixed_seq = base.windowed_seq;  // the baseline's own reference is the yardstick
+  EvalResult worse_short = base;       // post-training hurt the short context only
+  for (auto& w : worse_short.windowed_seq) w += 0.5f;
+  means(worse_short);
+  EvalResult better_long = base;       // post-training helped the long context
+  for (auto& x : better_long.nll_seq) x -= 0.2f;
+  means(better_long);
+  const auto b = summarize(base, "base", "none"), w = summarize(worse_short, "w", "passing"),
+             l = summarize(better_long, "l", "passing");
+  ASSERT_EQ(b.fixed_excess.size(), b.bins.size());
+  const double k = 1.0 / std::log(2.0);
+  for (size_t i = 0; i < b.bins.size(); ++i) {
+    EXPECT_NEAR(b.fixed_excess[i], b.excess[i], 1e-12) << "the baseline's own reference is the yardstick";
+    EXPECT_NEAR(w.excess[i], b.excess[i] - 0.5 * k, 1e-6) << "measured against its own reference: a false gain";
+    EXPECT_NEAR(w.fixed_excess[i], b.fixed_excess[i], 1e-12) << "against the yardstick: no gain";
+    EXPECT_NEAR(w.fixed_excess_se[i], b.fixed_excess_se[i], 1e-12);
+    EXPECT_NEAR(l.fixed_excess[i], b.fixed_excess[i] - 0.2 * k, 1e-6) << "a real gain shows in full";
+  }
+  const std::string table = format_summary_table({b, w, l});
+  EXPECT_NE(table.find("vs base 2-4"), std::string::npos) << table;
+  EXPECT_NE(table.find("one reference for every run"), std::string::npos) << table;
+  EvalResult none = base;
+  none.fixed_seq.clear();
+  EXPECT_TRUE(summarize(none, "n", "none").fixed_excess.empty());
+  EXPECT_EQ(format_summary_table({summarize(none, "n", "none")}).find("vs base"), std::string::npos);
+}

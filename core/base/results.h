@@ -19,6 +19,9 @@ struct EvalResult {
   std::vector<double> windowed_nll;   // [length] state reset every T/2, each token with T/2..T of context
   std::vector<float> nll_seq;         // [sequences, length] per sequence (standard errors of any aggregate)
   std::vector<float> windowed_seq;    // [sequences, length]
+  // The experiment's one yardstick: the loaded model's state-reset loss on the same bytes, the same
+  // for every run of the experiment (empty outside an experiment). [sequences, length]
+  std::vector<float> fixed_seq;
   std::vector<double> norm;           // [n_layer, length] ||S_t||_F per layer
   std::vector<double> norm_per_head;  // [n_layer, nheads, length]
   // What one of the nheads columns is: "head" (Mamba-2) or "channel group" (Mamba-1; state_layout.h).

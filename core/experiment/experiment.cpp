@@ -13,6 +13,7 @@
 #include <mutex>
 #include <map>
 #include <thread>
+#include <tuple>
 #include <filesystem>
 #include <iomanip>
 #include <nlohmann/json.hpp>
@@ -240,7 +241,7 @@ class ExperimentRunner {
         if (met) met->gather(), met_states = met->states();  // data parallel: every rank's rows
       }
       EvalResult eval;
-      RunSummary summary = evaluate(model, run, label, eval);
+      RunSummary summary = evaluate(model, run, label, eval, is_baseline);
       summary.group = run.group;
       summary.cell = run.cell;
       if (spec_.analyses.any() && !cancelled_) {
@@ -308,7 +309,8 @@ class ExperimentRunner {
   }
 
   // Per-position loss and state norms far past T, written to the run's groups.
-  RunSummary evaluate(RecurrentLM& model, const PlannedRun& run, const std::string& label, EvalResult& r) {
+  RunSummary evaluate(RecurrentLM& model, const PlannedRun& run, const std::string& label, EvalResult& r,
+                      bool is_baseline) {
     const std::string& name = run.name;
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();
@@ -316,12 +318,39 @@ class ExperimentRunner {
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       return report(ExperimentProgress{name, "eval", done, total, done / std::max(1e-9, el), el / done * (total - done), 0});
     });
+    r.fixed_seq = fixed_reference(run.spec.eval, name, is_baseline ? &r : nullptr);
     write_eval(*file_, name, r);
     auto s = summarize(r, name, label);
     s.status = "finished";
     return s;
   }
 
+  // The one yardstick (EvalResult::fixed_seq): the loaded model's state-reset loss on the
+  // evaluation's bytes, made once per evaluation setting (T, length, sequences) and shared by every
+  // run, so no run is measured against a reference its own post-training moved. The baseline run's
+  // own reference is it (the same model on the same bytes): taken from `baseline` when that run gets
+  // here first, else computed from a fresh copy of the loaded model.
+  std::vector<float> fixed_reference(const EvalOptions& eo, const std::string& name, const EvalResult* baseline) {
+    if (!eo.windowed) return {};
+    std::lock_guard<std::mutex> g(reference_mu_);  // a second run needing it waits for the first
+    const auto key = std::make_tuple(eo.T, eo.length, eo.sequences);
+    if (auto it = references_.find(key); it != references_.end()) return it->second;
+    if (baseline) return references_[key] = baseline->windowed_seq;
+    auto base = load_model_dir(model_dir_, compute_);
+    EvalOptions o = eo;
+    o.norms = false;
+    using clk = std::chrono::steady_clock;
+    const auto t0 = clk::now();
+    auto r = evaluate_positions(base, corpus_.validation, o, [&](int64_t done, int64_t total) {
+      const double el = std::chrono::duration<double>(clk::now() - t0).count();
+      return report(ExperimentProgress{name, "reference", done, total, done / std::max(1e-9, el),
+                                       el / done * (total - done), 0});
+    });
+    return references_[key] = std::move(r.windowed_seq);
+  }
+
+  std::mutex reference_mu_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<float>> references_;
   const std::string& spec_text_;
   const std::string& src_;
   const ExperimentProgressFn& progress_;

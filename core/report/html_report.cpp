@@ -117,6 +117,23 @@ std::string html_report(const std::string& h5_path) {
       t << "<td>" << fmt(s->norm_ratio, "%.2f") << "</td></tr>\n";
     }
     t << "</table>\n";
+    if (std::any_of(sums.begin(), sums.end(), [](auto& s) { return !s.fixed_excess.empty(); })) {
+      t << "<p class=\"note\">Against one yardstick: each run's full-context loss minus the <i>loaded</i> model's "
+           "state-reset loss on the same bytes, the same reference for every run, so the runs compare (lower is "
+           "better). The excess above is measured against each run's own reference, which its post-training moves."
+           "</p>\n<table><tr><th>run</th><th>intervention</th>";
+      for (auto& [a, b] : bins) t << "<th>vs base " << a << "-" << b << "</th>";
+      t << "</tr>\n";
+      for (auto& s : sums) {
+        if (s.fixed_excess.empty()) continue;
+        t << "<tr><td>" << esc(s.name) << "</td><td>" << esc(s.intervention) << "</td>";
+        for (size_t i = 0; i < bins.size(); ++i)
+          t << "<td>" << (i < s.fixed_excess.size() ? fmt(s.fixed_excess[i], "%+.3f") + " ± " + fmt(s.fixed_excess_se[i]) : "–")
+            << "</td>";
+        t << "</tr>\n";
+      }
+      t << "</table>\n";
+    }
     if (const std::string sw = format_sweep_table(sums); !sw.empty())
       t << "<p class=\"note\">Sweep: the runs of one setting over its seeds.</p><pre>" << esc(sw) << "</pre>\n";
     o << section("summary", "Runs", t.str());

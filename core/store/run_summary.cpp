@@ -18,6 +18,31 @@ double mean_range(const std::vector<double>& v, int64_t a, int64_t b) {
   return b > a ? s / static_cast<double>(b - a) : NAN;
 }
 
+// The mean over sequences of each sequence's mean (loss - reference) over positions [a, b), its
+// standard error, and the reference's own mean (nats).
+struct BinExcess {
+  double mean = 0, se = 0, reference = 0;
+};
+BinExcess bin_excess(const std::vector<float>& nll, const std::vector<float>& ref, int64_t n, int64_t L, int64_t a,
+                     int64_t b) {
+  std::vector<double> per(n, 0.0);  // bin-mean excess of each sequence
+  BinExcess e;
+  for (int64_t q = 0; q < n; ++q) {
+    for (int64_t i = a; i < b; ++i) {
+      per[q] += static_cast<double>(nll[q * L + i]) - ref[q * L + i];  // in double, not float
+      e.reference += ref[q * L + i];
+    }
+    per[q] /= static_cast<double>(b - a);
+  }
+  e.reference /= static_cast<double>(n * (b - a));
+  double v = 0;
+  for (double x : per) e.mean += x;
+  e.mean /= n;
+  for (double x : per) v += (x - e.mean) * (x - e.mean);
+  e.se = n > 1 ? std::sqrt(v / (n - 1) / n) : 0.0;
+  return e;
+}
+
 }  // namespace
 
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention) {
@@ -32,23 +57,14 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
   for (int64_t a = T; a < L; a *= 2) {
     const int64_t b = std::min(2 * a, L);
     s.bins.emplace_back(a, b);
-    if (r.windowed_seq.empty()) continue;
-    std::vector<double> per(n, 0.0);  // bin-mean excess of each sequence
-    double ref = 0;
-    for (int64_t q = 0; q < n; ++q) {
-      for (int64_t i = a; i < b; ++i) {
-        per[q] += static_cast<double>(r.nll_seq[q * L + i]) - r.windowed_seq[q * L + i];  // in double, not float
-        ref += r.windowed_seq[q * L + i];
-      }
-      per[q] /= static_cast<double>(b - a);
+    if (!r.windowed_seq.empty()) {
+      const BinExcess e = bin_excess(r.nll_seq, r.windowed_seq, n, L, a, b);
+      s.reference.push_back(k * e.reference), s.excess.push_back(k * e.mean), s.excess_se.push_back(k * e.se);
     }
-    s.reference.push_back(k * ref / static_cast<double>(n * (b - a)));
-    double m = 0, v = 0;
-    for (double x : per) m += x;
-    m /= n;
-    for (double x : per) v += (x - m) * (x - m);
-    s.excess.push_back(k * m);
-    s.excess_se.push_back(n > 1 ? k * std::sqrt(v / (n - 1) / n) : 0.0);
+    if (!r.fixed_seq.empty()) {
+      const BinExcess e = bin_excess(r.nll_seq, r.fixed_seq, n, L, a, b);
+      s.fixed_excess.push_back(k * e.mean), s.fixed_excess_se.push_back(k * e.se);
+    }
   }
   if (!r.norm.empty() && T - 1 < L) {
     double at = 0, far = 0;
@@ -60,6 +76,45 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
   }
   return s;
 }
+
+namespace {
+
+// The runs measured against the one yardstick, grouped by position bins as the first table.
+std::string format_fixed_table(const std::vector<RunSummary>& runs, size_t name_w) {
+  std::ostringstream o;
+  o << std::fixed;
+  std::vector<bool> done(runs.size(), false);
+  for (size_t g = 0; g < runs.size(); ++g) {
+    if (done[g] || runs[g].fixed_excess.empty()) continue;
+    const auto& bins = runs[g].bins;
+    o << "\n" << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(20) << "intervention" << std::right;
+    for (auto& [a, b] : bins) {
+      std::ostringstream h;
+      h << "vs base " << a << "-" << b;
+      o << std::setw(18) << h.str();
+    }
+    o << "\n";
+    for (size_t k = g; k < runs.size(); ++k) {
+      const auto& r = runs[k];
+      if (done[k] || r.bins != bins || r.fixed_excess.empty()) continue;
+      done[k] = true;
+      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(20) << r.intervention << std::right;
+      for (size_t i = 0; i < r.fixed_excess.size(); ++i) {
+        std::ostringstream c;
+        c << std::showpos << std::setprecision(3) << std::fixed << r.fixed_excess[i] << std::noshowpos << "±"
+          << r.fixed_excess_se[i];
+        o << std::setw(19) << c.str();  // "±" is two bytes
+      }
+      o << "\n";
+    }
+  }
+  if (o.str().empty()) return "";
+  o << "(vs base: full-context loss minus the loaded model's state-reset loss on the same bytes, one reference for "
+       "every run: lower is better, and runs compare; mean ± standard error over sequences, bits per token)\n";
+  return o.str();
+}
+
+}  // namespace
 
 std::string format_summary_table(const std::vector<RunSummary>& runs) {
   if (runs.empty()) return "";
@@ -100,6 +155,7 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
   }
   o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus the state-reset windowed loss, "
        "mean ± standard error over sequences; (ref) = that windowed reference loss itself; bins are positions)\n";
+  o << format_fixed_table(runs, name_w);
   return o.str();
 }
 

@@ -22,6 +22,9 @@ struct RunSummary {
   std::vector<double> reference;         // mean state-reset (windowed) loss per bin, bits/token: what
                                          // the excess is measured against, so a negative excess
                                          // can be told from a reference that got worse
+  // Against the experiment's one yardstick (the loaded model's state-reset loss on the same bytes,
+  // EvalResult::fixed_seq): the same reference for every run, so runs compare. Empty without one.
+  std::vector<double> fixed_excess, fixed_excess_se;  // per bin, bits/token
   double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
   std::string group;                     // sweep group: the run's name without its seed (sweep.h)
   std::vector<std::pair<std::string, double>> cell;  // its sweep cell (empty: no sweep)
@@ -29,6 +32,7 @@ struct RunSummary {
 
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
+// The runs' table; when they have the one yardstick, a second table of the excess against it.
 std::string format_summary_table(const std::vector<RunSummary>& runs);
 // A sweep's runs by group (the seeds of one setting): finished runs, the excess in the farthest bin
 // and the loss far, mean and [min, max] over the seeds. Empty when no run has a sweep cell.

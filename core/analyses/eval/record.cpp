@@ -51,6 +51,19 @@ void write_eval(ExperimentFile& file, const std::string& run, const EvalResult& 
       f.write(p + "/excess", ex.data(), {L});
       f.write(p + "/excess_stderr", exse.data(), {L});
     }
+    if (!r.fixed_seq.empty()) {  // the one yardstick: the loaded model's state-reset loss
+      std::vector<double> ref(L, 0.0), fx(L);
+      for (int64_t k = 0; k < n; ++k)
+        for (int64_t i = 0; i < L; ++i) ref[i] += r.fixed_seq[k * L + i] / static_cast<double>(n);
+      for (int64_t i = 0; i < L; ++i) fx[i] = r.nll[i] - ref[i];
+      auto fxse = stderr_of(r.nll_seq, &r.fixed_seq);
+      f.write(p + "/fixed_reference_nll", ref.data(), {L});
+      f.write(p + "/fixed_reference_per_sequence", r.fixed_seq.data(), {n, L});
+      f.write(p + "/fixed_excess", fx.data(), {L});
+      f.write(p + "/fixed_excess_stderr", fxse.data(), {L});
+      f.set_attr(p, "fixed_reference", "the loaded model's loss with the state reset every T/2 on the same bytes: "
+                                       "one reference for every run of the experiment");
+    }
     if (!r.norm.empty()) {
       const std::string s = run + "/state_norm";
       std::vector<int64_t> layer(r.n_layer), head(r.nheads);
@@ -83,6 +96,8 @@ EvalResult read_eval(const H5File& f, const std::string& run) {
     r.windowed_nll = g.f64("windowed_nll", r.length, "[length]");
     r.windowed_seq = g.f32("windowed_nll_per_sequence", per_seq, "[sequences, length]");
   }
+  if (g.has("fixed_reference_per_sequence"))  // files from before the one yardstick have none
+    r.fixed_seq = g.f32("fixed_reference_per_sequence", per_seq, "[sequences, length]");
   const GroupReader s{f, run, "state_norm"};
   if (s.has("norm")) {
     std::vector<int64_t> d;
