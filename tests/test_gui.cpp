@@ -759,3 +759,15 @@ TEST(Gui, StateHistogramsNameMamba1ChannelGroups) {
   EXPECT_TRUE(label_texts().contains("head"));
   EXPECT_FALSE(label_texts().contains("channel group"));
 }
+
+// The training loss (one batch per step: noisy) opens smoothed, like the per-position loss.
+TEST(Gui, TrainingLossOpensSmoothed) {
+  for (QWidget* w : {static_cast<QWidget*>(new views::LossView), static_cast<QWidget*>(new views::PositionLossView)}) {
+    std::unique_ptr<QWidget> own(w);
+    QSpinBox* smooth = nullptr;
+    for (auto* s : w->findChildren<QSpinBox*>())
+      if (s->suffix().contains("smoothing")) smooth = s;
+    ASSERT_NE(smooth, nullptr);
+    EXPECT_GT(smooth->value(), 0) << w->metaObject()->className();
+  }
+}

@@ -17,6 +17,7 @@ constexpr double kBits = kBitsPerNat;  // nats -> bits (bytes are tokens)
 LossView::LossView(QWidget* parent) : PlotWidget(tr("Training loss"), parent) {
   set_labels(tr("step"), tr("loss (bits/token)"));
   set_robust_y(true);  // one run trained from loud noise must not squash the others into a band
+  set_smoothing(90);   // per-step losses are noisy (one batch each); the raw curves stay faint beneath
 }
 
 void LossView::set_runs(const Runs& runs) {
