@@ -771,3 +771,41 @@ TEST(Gui, TrainingLossOpensSmoothed) {
     EXPECT_GT(smooth->value(), 0) << w->metaObject()->className();
   }
 }
+
+// The heatmaps' position labels do not run into each other: on a log-spaced grid of 2048 positions
+// the labels are the powers of ten (a handful), on a linear grid at most six.
+TEST(Gui, HeatmapPositionLabelsAreFewAndDoNotOverlap) {
+  views::HeatmapWidget h("t");
+  std::vector<double> x;
+  for (int i = 0; i < 60; ++i) x.push_back(std::round(std::pow(2048.0, (i + 0.5) / 60.0)));  // log-binned positions
+  const std::vector<double> y{0, 1, 2};
+  std::vector<double> v(x.size() * y.size(), 1.0);
+  h.set_map(x, y, v, true, false, "position", "row", "z");
+  auto labels = [&] {
+    auto t = h.plot()->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    EXPECT_FALSE(t.isNull());
+    QStringList l;
+    for (auto it = t->ticks().begin(); it != t->ticks().end(); ++it) l << it.value();
+    return l;
+  };
+  EXPECT_EQ(labels(), (QStringList{"1", "10", "100", "1000"}));
+  h.set_map(x, y, v, false, false, "position", "row", "z");
+  EXPECT_LE(labels().size(), 6);
+}
+
+// Cell values are written into a heatmap only where each cell is wide enough for its text: a narrow
+// EffRem grid (16 columns in 300 pixels) shows none, a 3-column passkey grid shows them.
+TEST(Gui, HeatmapCellValuesOnlyWhereTheyFit) {
+  views::HeatmapWidget h("t");
+  h.resize(300, 300);
+  h.show();
+  std::vector<double> x16, x3{1, 2, 3};
+  for (int i = 0; i < 16; ++i) x16.push_back(i);
+  const std::vector<double> y{0, 1, 2};
+  h.set_map(x16, y, std::vector<double>(48, 0.5), false, false, "t", "T", "EffRem");
+  h.plot()->replot();
+  EXPECT_FALSE(h.cell_values_shown());
+  h.set_map(x3, y, std::vector<double>(9, 0.5), false, false, "t", "T", "EffRem");
+  h.plot()->replot();
+  EXPECT_TRUE(h.cell_values_shown());
+}

@@ -14,6 +14,7 @@
 namespace statescope::views {
 
 HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : PlotWidget(title, parent) {
+  connect(plot(), &QCustomPlot::afterLayout, this, [this] { fit_cell_texts(); });
   run_ = new QComboBox(this);
   run_->setMinimumContentsLength(10);
   lo_ = new QDoubleSpinBox(this);
@@ -41,8 +42,20 @@ HeatmapWidget::HeatmapWidget(const QString& title, QWidget* parent) : PlotWidget
   connect(run_, &QComboBox::currentTextChanged, this, &HeatmapWidget::run_selected);
 }
 
+void HeatmapWidget::fit_cell_texts() {
+  if (cell_texts_.isEmpty() || cells_x_ <= 0) return;
+  const int need = QFontMetrics(cell_texts_.front()->font()).horizontalAdvance("0.00") + 4;
+  const bool fit = plot()->axisRect()->width() / cells_x_ >= need;
+  for (auto* t : cell_texts_) t->setVisible(fit);
+}
+
+bool HeatmapWidget::cell_values_shown() const {
+  return !cell_texts_.isEmpty() && cell_texts_.front()->visible();
+}
+
 void HeatmapWidget::clear_map() {
   plot()->clearItems();
+  cell_texts_.clear();
   if (map_) plot()->removePlottable(map_);
   map_ = nullptr;
   if (scale_) plot()->plotLayout()->remove(scale_);
@@ -64,10 +77,22 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   map_->data()->setRange(QCPRange(0, nx - 1), QCPRange(0, ny - 1));
   for (int i = 0; i < nx; ++i)
     for (int j = 0; j < ny; ++j) map_->data()->setCell(i, j, v[static_cast<size_t>(j) * nx + i]);
-  auto ticks = [](const std::vector<double>& c, bool) {
+  // Labels that do not run into each other in a narrow map: on a log-spaced grid the cell nearest
+  // each power of ten (within a factor of 2), else at most 6 evenly spaced cells.
+  auto ticks = [](const std::vector<double>& c, bool log) {
     QSharedPointer<QCPAxisTickerText> t(new QCPAxisTickerText);
-    const int step = std::max<int>(1, static_cast<int>(c.size()) / 12);
-    for (int i = 0; i < static_cast<int>(c.size()); i += step) t->addTick(i, QString::number(c[i], 'g', 4));
+    const int n = static_cast<int>(c.size());
+    if (log && n > 6 && c.front() > 0) {
+      for (double d = std::pow(10.0, std::floor(std::log10(c.front()))); d <= c.back() * 2; d *= 10) {
+        int best = 0;
+        for (int i = 1; i < n; ++i)
+          if (std::abs(std::log(c[i] / d)) < std::abs(std::log(c[best] / d))) best = i;
+        if (std::abs(std::log(c[best] / d)) < std::log(2.0)) t->addTick(best, QString::number(d, 'g', 4));
+      }
+      if (!t->ticks().isEmpty()) return t;
+    }
+    const int step = std::max(1, (n + 5) / 6);
+    for (int i = 0; i < n; i += step) t->addTick(i, QString::number(c[i], 'g', 4));
     return t;
   };
   plot()->xAxis->setScaleType(QCPAxis::stLinear);
@@ -108,7 +133,9 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
         t->position->setCoords(i, j);
         t->setText(QString::number(val, 'f', 2));
         t->setColor(val > 0.6 * (hi_->value() + lo_->value()) ? Qt::black : Qt::white);
+        cell_texts_ << t;
       }
+  cells_x_ = nx;
   // Table for CSV: y, x, value.
   std::vector<std::vector<QString>> rows;
   for (int j = 0; j < ny; ++j)

@@ -28,6 +28,8 @@ class HeatmapWidget : public PlotWidget {
   QComboBox* run_box() const { return run_; }
   QCPColorMap* color_map() const { return map_; }
   void set_range(double lo, double hi);
+  // Whether the cells' values are drawn (small grids whose cells are wide enough for them).
+  bool cell_values_shown() const;
   // The run selector lists the runs that have what the map shows; the selection survives a refill
   // (signals blocked: the caller draws).
   void fill_run_box(const Runs& runs, const std::function<bool(const RunData&)>& has);
@@ -40,8 +42,11 @@ class HeatmapWidget : public PlotWidget {
 
  private:
   void apply_range();
+  void fit_cell_texts();  // the values in the cells only where each cell is wide enough for its text
   QCPColorMap* map_ = nullptr;
   QCPColorScale* scale_ = nullptr;
+  QList<QCPItemText*> cell_texts_;
+  int cells_x_ = 0;
   QDoubleSpinBox *lo_, *hi_;
   class QCheckBox* logz_;
 };
