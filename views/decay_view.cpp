@@ -38,11 +38,7 @@ void DecayView::set_runs(const Runs& runs) {
     const auto& d = *r.decay;
     if (only >= d.n_layer) continue;
     const size_t nb = d.bin_edges.size() - 1;
-    size_t first = nb, last = 0;  // the bins holding any token, one empty bin either side
-    for (size_t i = 0; i < d.near.size(); ++i)
-      if (d.near[i] > 0 || d.far[i] > 0) first = std::min(first, i % nb), last = std::max(last, i % nb);
-    if (first > last) continue;
-    first = first ? first - 1 : 0, last = std::min(nb - 1, last + 1);
+    const auto [first, last] = occupied_bins(d);
     for (auto [far, h] : {std::pair{false, &d.near}, {true, &d.far}}) {
       std::vector<double> x, y;
       for (size_t k = first; k <= last; ++k) {

@@ -254,15 +254,19 @@ std::string model_label(const std::string& model) {
 AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   const JsonFields f(j, src, "analyses.");
   AnalysesSpec a;
-  for (auto& [k, v] : j.items()) {  // a registered analysis that checks its own section
-    if (const AnalysisRecord* r = find_analysis_record(k); r && r->options) a.more[k] = r->options(v, src).dump();
-    else if (k != "effrem" && k != "states" && k != "passkey" && k != "babi" && k != "copying" && k != "unexplored")
-      f.fail(k, "is not an analysis (known: effrem, states, passkey, babi, copying, unexplored" + [] {
-        std::string more;
-        for (const auto& r : analysis_records())
-          if (r.options) more += ", " + r.key;
-        return more;
-      }() + ")");
+  // The sections parsed below into typed fields, then every registered analysis that checks its own.
+  std::vector<std::string> known{"effrem", "states", "passkey", "babi", "copying", "unexplored"};
+  const size_t typed = known.size();
+  for (const auto& r : analysis_records())
+    if (r.options) known.push_back(r.key);
+  for (auto& [k, v] : j.items()) {
+    const auto at = std::find(known.begin(), known.end(), k);
+    if (at == known.end()) {
+      std::string list;
+      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      f.fail(k, "is not an analysis (known: " + list + ")");
+    }
+    if (static_cast<size_t>(at - known.begin()) >= typed) a.more[k] = find_analysis_record(k)->options(v, src).dump();
   }
   if (f.has("effrem")) a.effrem = parse_effrem(f.child("effrem"));
   if (f.has("states")) a.states = parse_states(f.child("states"));

@@ -66,8 +66,8 @@ DecayResult decay_timescales(RecurrentLM& model, const std::vector<Document>& do
     auto bin = ((m - lo) / (hi - lo) * double(nb)).floor().clamp(0, double(nb - 1)).to(torch::kInt64);
     auto pos = torch::arange(a, b, torch::kInt64).view({1, 1, b - a, 1}).expand_as(bin);
     auto one = torch::ones_like(ld);
+    const auto idx = (torch::arange(NL).view({NL, 1, 1, 1}) * G + torch::arange(G).view({1, 1, 1, G})) * nb + bin;
     auto count = [&](torch::Tensor& into, const torch::Tensor& mask) {  // into[l, g, bin] += 1 where mask
-      auto idx = (torch::arange(NL).view({NL, 1, 1, 1}) * G + torch::arange(G).view({1, 1, 1, G})) * nb + bin;
       into.view({-1}).index_add_(0, idx.masked_select(mask), one.masked_select(mask));
     };
     count(near, pos < o.T);

@@ -46,15 +46,6 @@ DecayResult read_decay(const H5File& f, const std::string& run) {
   return r;
 }
 
-namespace {
-double median_of(std::vector<double> v) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
-  if (v.empty()) return NAN;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-}  // namespace
-
 void inspect_decay(const RunRecord& rec, std::ostream& out) {
   const DecayResult& d = *rec.decay;
   int64_t longer = 0, shorter = 0;

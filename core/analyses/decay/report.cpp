@@ -20,11 +20,7 @@ std::string report_decay(const std::vector<RunRecord>& runs, const ReportContext
     if (!runs[ri].decay) continue;
     const auto& d = *runs[ri].decay;
     const size_t nb = d.bin_edges.size() - 1, cells = d.median_far.size();
-    size_t first = nb, last = 0;  // the bins holding any token, one empty bin either side
-    for (size_t i = 0; i < d.near.size() && nb; ++i)
-      if (d.near[i] > 0 || d.far[i] > 0) first = std::min(first, i % nb), last = std::max(last, i % nb);
-    if (first > last) first = 0, last = nb - 1;
-    first = first ? first - 1 : 0, last = std::min(nb - 1, last + 1);
+    const auto [first, last] = occupied_bins(d);
     for (auto [label, h] : {std::pair{" within T", &d.near}, {" far", &d.far}}) {
       ChartSeries s{runs[ri].name + label, {}, {}, {}, series_color(ri)};
       for (size_t k = first; k <= last; ++k) {
@@ -34,10 +30,8 @@ std::string report_decay(const std::vector<RunRecord>& runs, const ReportContext
       }
       c.series.push_back(s);
     }
-    std::vector<double> mn(d.median_near), mf(d.median_far);
-    std::sort(mn.begin(), mn.end()), std::sort(mf.begin(), mf.end());
-    t << "<tr><td>" << esc(runs[ri].name) << "</td><td>" << (mn.empty() ? "–" : fmt(mn[mn.size() / 2], "%.3g"))
-      << "</td><td>" << (mf.empty() ? "–" : fmt(mf[mf.size() / 2], "%.3g")) << "</td></tr>\n";
+    t << "<tr><td>" << esc(runs[ri].name) << "</td><td>" << fmt(median_of(d.median_near), "%.3g") << "</td><td>"
+      << fmt(median_of(d.median_far), "%.3g") << "</td></tr>\n";
   }
   if (c.series.empty()) return "";
   t << "</table>\n";
