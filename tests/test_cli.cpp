@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #include "core/model/checkpoint.h"
+#include "core/model/model_config.h"
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include "core/model/model_registry.h"
 #include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
@@ -568,3 +571,62 @@ TEST(Cli, AFileThatCrashesTheHdf5LibraryIsRefusedByName) {
   }
 }
 
+
+// A spec's "pretrain" section: every cell of its sweep trains its own model from scratch and runs
+// its baseline and policies on it; the pretraining runs are in the file with their training curves,
+// the runs of a cell name the model they used, and each kept model is exactly what the
+// `statescope-cli pretrain` command it records makes (same weights, bit for bit).
+TEST(Cli, PretrainSweepModelsAreWhatTheirRecordedCommandMakes) {
+  const auto spec = tmp("pretrain_sweep.json"), out = tmp("pretrain_sweep.h5"), keep = tmp("pretrain_models"),
+             again = tmp("pretrain_again");
+  fs::remove_all(keep);
+  fs::remove_all(again);
+  std::ofstream(spec) << R"({"pretrain": {"d_model": 16, "n_layer": 1, "d_state": 4, "headdim": 8, "steps": 3,
+      "batch": 2, "lr": 2e-3, "warmup": 1, "dt_max": 0.05}, "T": 8, "save_models": ")" + keep + R"(",
+    "posttrain": {"steps": 2, "batch": 2}, "policies": [{"kind": "passing"}],
+    "eval": {"length": 32, "sequences": 2, "segment": 16, "batch": 2},
+    "sweep": {"pretrain.d_state": [4, 8], "seed": [1, 2]}})";
+  auto r = cli("run " + spec + " -o " + out + " --overwrite --jobs 2");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("norm far/T"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("baseline@pretrain.d_state=8"), std::string::npos) << r.output;  // the sweep table's groups
+  H5File f(out, H5File::Mode::Read);
+  const std::string pre = "pretrain@pretrain.d_state=8,seed=2";
+  EXPECT_EQ(f.attr(pre, "status"), "finished");
+  EXPECT_EQ(f.read_f64(pre + "/train/loss").size(), 3u);
+  for (const char* run : {"baseline@pretrain.d_state=8,seed=2", "passing@pretrain.d_state=8,seed=2"}) {
+    EXPECT_EQ(f.attr(run, "status"), "finished") << run;
+    EXPECT_EQ(f.attr(run, "model"), (fs::path(keep) / pre).string()) << run;
+  }
+  const std::string dir = (fs::path(keep) / pre).string();
+  EXPECT_EQ(std::get<Mamba2Config>(load_model_config(dir + "/config.json")).d_state, 8);
+  // The recorded command, pointed at another folder, makes the same weights.
+  std::ostringstream text;
+  text << std::ifstream(dir + "/statescope.json").rdbuf();
+  const auto record = nlohmann::json::parse(text.str());
+  std::string command = record.at("command").get<std::string>();
+  ASSERT_EQ(command.rfind("statescope-cli pretrain --out " + dir + " ", 0), 0u) << command;
+  command = "pretrain --out " + again + command.substr(std::string("statescope-cli pretrain --out " + dir).size());
+  auto p = cli(command);
+  ASSERT_EQ(p.code, 0) << command << "\n" << p.output;
+  const auto a = read_weights_file(dir + "/model.safetensors"), b = read_weights_file(again + "/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
+  // Bad pretrain sections are refused by field before anything runs.
+  for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"pretrain": {"d_stat": 4}, "T": 8})", "pretrain.d_stat"},
+           {R"({"pretrain": {}, "model": "embedded", "T": 8})", "'pretrain'"},
+           {R"({"pretrain": {}})", "'T'"},
+           {R"({"pretrain": {"arch": "mamba1", "headdim": 8}, "T": 8})", "pretrain.headdim"},
+           {R"({"pretrain": {"dt_min": 0.5, "dt_max": 0.1}, "T": 8})", "pretrain.dt_min"},
+           {R"({"pretrain": {"headdim": 48}, "T": 8})", "headdim"},
+           {R"({"T": 8, "sweep": {"pretrain.d_state": [4]}})", "no 'pretrain' section"},
+           {R"({"pretrain": {}, "T": 8, "sweep": {"pretrain.d_state": [0]}})", "sweep.pretrain.d_state"},
+           {R"({"pretrain": {"d_model": 16}, "T": 8, "sweep": {"pretrain.d_model": [16, 24], "pretrain.headdim": [8, 12]}})",
+            "sweep cell pretrain.d_model=16,pretrain.headdim=12"}}) {
+    std::ofstream(spec) << bad;
+    auto e = cli("run " + spec + " -o " + tmp("never.h5") + " --overwrite");
+    EXPECT_EQ(e.code, 1) << bad << "\n" << e.output;
+    EXPECT_NE(e.output.find(field), std::string::npos) << bad << "\n" << e.output;
+  }
+}

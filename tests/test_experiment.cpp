@@ -682,3 +682,28 @@ TEST(Experiment, EveryRunSharesTheBaselinesReference) {
     EXPECT_GT(moved, 0.0) << variant;
   }
 }
+
+// A pretraining spec's plan: one pretraining run per cell of its model's fields (T, seed,
+// pretrain.*) first, then the baseline (once per seed: each seed is another model) and the
+// policies, each naming the pretraining run whose model it uses.
+TEST(Experiment, PretrainSweepPlansOneModelPerCell) {
+  const auto plan = plan_runs(check_spec(R"({"pretrain": {"steps": 5}, "T": 16, "policies": [{"kind": "random"}],
+      "sweep": {"pretrain.d_state": [8, 64], "seed": [0, 1], "sigma": [0.5, 1]}})", "p.json"));
+  std::vector<std::string> names, keys;
+  for (const auto& r : plan) names.push_back(r.name), keys.push_back(r.model_key);
+  ASSERT_EQ(plan.size(), 4u + 4u + 8u) << ::testing::PrintToString(names);
+  EXPECT_EQ(names[0], "pretrain@pretrain.d_state=8,seed=0");
+  EXPECT_EQ(plan[0].kind, RunKind::Pretrain);
+  EXPECT_EQ(plan[0].model_key, plan[0].name);
+  EXPECT_EQ(plan[0].spec.pretrain->d_state, 8);
+  EXPECT_EQ(names[4], "baseline@pretrain.d_state=8,seed=0");
+  EXPECT_EQ(plan[4].group, "baseline@pretrain.d_state=8");
+  EXPECT_EQ(keys[4], "pretrain@pretrain.d_state=8,seed=0");
+  EXPECT_EQ(names[15], "random@pretrain.d_state=64,seed=1,sigma=1");
+  EXPECT_EQ(keys[15], "pretrain@pretrain.d_state=64,seed=1");
+  EXPECT_EQ(plan[15].spec.pretrain->d_state, 64);
+  EXPECT_EQ(plan[15].spec.seed, 1u);
+  // Without a pretrain section nothing changes: no pretraining runs, no model keys.
+  for (const auto& r : plan_runs(check_spec(R"({"model": "embedded", "policies": [{"kind": "zero"}]})", "q.json")))
+    EXPECT_TRUE(r.model_key.empty() && r.kind != RunKind::Pretrain) << r.name;
+}

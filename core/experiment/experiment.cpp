@@ -7,6 +7,8 @@
 #include <torch/torch.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <unistd.h>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -23,6 +25,7 @@
 #include "core/experiment/analyses.h"
 #include "core/experiment/sweep.h"
 #include "core/model/checkpoint.h"
+#include "core/model/model_factory.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
 #include "core/dist/comm.h"
@@ -52,14 +55,25 @@ class ExperimentRunner {
   ExperimentRunner(const std::string& spec_text, const std::string& src, const ExperimentProgressFn& progress,
                    const RunDoneFn& run_done)
       : spec_text_(spec_text), src_(src), progress_(progress), run_done_(run_done) {}
+  ~ExperimentRunner() {
+    std::error_code ec;  // the pretrained models nobody asked to keep
+    if (!scratch_.empty()) fs::remove_all(scratch_, ec);
+  }
 
   // Resolves the model and T, loads (tokenizes) the data, checks it is long enough; writes nothing.
   void prepare(ExperimentSpec spec) {
     spec_ = std::move(spec);
     // The spec's device, precision and scan hold for its runs only; the process default stays.
     compute_ = make_compute(spec_.device, spec_.precision, spec_.scan, default_compute());
-    model_dir_ = resolve_model(spec_.model);
-    record_ = read_model_record(model_dir_);
+    if (spec_.pretrain) {  // no model to load: each cell pretrains its own (run_pretrain)
+      record_.T = spec_.T;
+      for (const auto& [field, values] : spec_.sweep)
+        if (field == "T" && record_.T <= 0) record_.T = static_cast<int64_t>(values.front());
+      record_.freeze_A_log = spec_.pretrain->freeze_A;
+    } else {
+      model_dir_ = resolve_model(spec_.model);
+      record_ = read_model_record(model_dir_);
+    }
     if (spec_.T <= 0) spec_.T = record_.T;
     if (spec_.T <= 0) throw Error(src_ + ": field 'T' is required (the model directory records no training context)");
     if (!spec_.freeze_set) spec_.posttrain.freeze_A_log = record_.freeze_A_log;
@@ -84,7 +98,14 @@ class ExperimentRunner {
     spec_.posttrain.seed = spec_.seed;
     spec_.eval.T = spec_.T;
     spec_.eval.length = given_length > 0 ? given_length : default_eval_length(spec_.T);
-    const int64_t vocab = vocab_size(load_model_config((fs::path(model_dir_) / "config.json").string()));
+    for (const auto& r : plan_)
+      if (r.kind == RunKind::Pretrain) pretrained_[r.name] = std::make_shared<Pretrained>();
+    if (spec_.pretrain) {  // where the pretrained models go unless the spec keeps them (save_models)
+      static std::atomic<int> made{0};
+      scratch_ = (fs::temp_directory_path() / ("statescope-pretrain-" + std::to_string(::getpid()) + "-" +
+                                               std::to_string(made++))).string();
+    }
+    const int64_t vocab = spec_.pretrain ? 256 : vocab_size(load_model_config((fs::path(model_dir_) / "config.json").string()));
     const auto t0 = std::chrono::steady_clock::now();
     corpus_ = load_model_data(spec_.data, model_dir_, vocab, {}, [&](int64_t done, int64_t total) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -93,8 +114,9 @@ class ExperimentRunner {
       return !progress_ || progress_(p);
     });
     eval_sequences(corpus_.validation, longest, spec_.eval.sequences);  // fails early if too short
-    tokenizer_ = load_tokenizer(model_dir_);  // passkey and bAbI prompts in the model's tokens
-    hash_ = weights_hash(model_dir_);
+    // passkey and bAbI prompts in the model's tokens (a pretrained model's are bytes)
+    tokenizer_ = spec_.pretrain ? std::make_unique<ByteTokenizer>() : load_tokenizer(model_dir_);
+    if (!spec_.pretrain) hash_ = weights_hash(model_dir_);
   }
 
   // Creates the experiment file and runs the baseline (if any) and every policy: in order with one
@@ -102,7 +124,8 @@ class ExperimentRunner {
   std::vector<RunSummary> run_all(const std::string& out_path, bool overwrite, int jobs) {
     WriteOptions w;
     w.overwrite = overwrite;
-    w.inputs = {model_dir_, spec_.data, src_};  // the spec's source is a file name when it came from one
+    w.inputs = {spec_.data, src_};
+    if (!model_dir_.empty()) w.inputs.push_back(model_dir_);  // the spec's source is a file name when it came from one
     use_file(create_file(out_path, w, spec_text_, src_));
     return run_planned(jobs);
   }
@@ -134,8 +157,10 @@ class ExperimentRunner {
       if (!report(ExperimentProgress{r.name, "queued", 0, 0, 0, -1, 0})) return out;
     jobs = static_cast<int>(std::min<size_t>(std::max(jobs, 1), runs.size()));
     if (jobs <= 1) {
-      for (size_t i = 0; i < runs.size() && !cancelled_; ++i)
-        out.push_back(run_one(runs[i]));
+      for (size_t i = 0; i < runs.size() && !cancelled_; ++i) {
+        RunSummary s = run_one(runs[i]);
+        if (runs[i].kind != RunKind::Pretrain) out.push_back(std::move(s));
+      }
       return out;
     }
     // Parallel: workers take the next run in spec order. A run that fails stops the others (they
@@ -164,7 +189,7 @@ class ExperimentRunner {
     for (auto& t : pool) t.join();
     if (error) std::rethrow_exception(error);
     for (size_t i = 0; i < runs.size(); ++i)
-      if (ran[i]) out.push_back(std::move(slots[i]));
+      if (ran[i] && runs[i].kind != RunKind::Pretrain) out.push_back(std::move(slots[i]));
     return out;
   }
 
@@ -189,7 +214,40 @@ class ExperimentRunner {
     if (run_done_) run_done_(name, file_->file());
   }
 
-  RunInfo info_for(const PlannedRun& run, const std::string& label, json extra) const {
+  // The model a run starts from: the spec's, or its cell's pretrained one. `name` is what the file
+  // records as the run's model: the folder, or the pretraining run when its folder is not kept.
+  struct ModelRef {
+    std::string dir, hash, name;
+  };
+  // One pretraining run's model, handed to the runs of its cell (which wait for it with jobs > 1).
+  struct Pretrained {
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    ModelRef ref;
+    std::string error;  // done without a model: why
+    void finish(ModelRef r, std::string why) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        done = true, ref = std::move(r), error = std::move(why);
+      }
+      cv.notify_all();
+    }
+  };
+
+  ModelRef model_of(const PlannedRun& run) {
+    if (!spec_.pretrain) return {model_dir_, hash_, model_dir_};
+    Pretrained& p = *pretrained_.at(run.model_key);
+    std::unique_lock<std::mutex> g(p.mu);
+    while (!p.done) {
+      if (cancelled_) throw Error(run.name + ": cancelled while waiting for " + run.model_key);
+      p.cv.wait_for(g, std::chrono::milliseconds(100));
+    }
+    if (!p.error.empty()) throw Error(run.name + ": its model (" + run.model_key + ") was not made: " + p.error);
+    return p.ref;
+  }
+
+  RunInfo info_for(const PlannedRun& run, const std::string& label, json extra, const ModelRef& model) const {
     json js = json::parse(spec_text_);
     if (!run.cell.empty()) {  // this run's sweep cell, by field
       json cell = json::object();
@@ -198,7 +256,7 @@ class ExperimentRunner {
       extra["sweep_group"] = run.group;
     }
     js["run"] = extra;
-    return RunInfo{run.name, js.dump(), model_dir_, hash_, label, run.spec.seed,
+    return RunInfo{run.name, js.dump(), model.name, model.hash, label, run.spec.seed,
                    std::string(kVersionString) + ", " + runtime_summary(), compute_.summary()};
   }
 
@@ -215,17 +273,73 @@ class ExperimentRunner {
     return rs;
   }
 
+  // A pretraining run: a fresh model of its cell trained from scratch with a zero initial state, as
+  // `statescope-cli pretrain` with the command it records would; saved (save_models/<run>, else a
+  // scratch folder) for the runs of its cell.
+  RunSummary run_pretrain(const PlannedRun& run) {
+    Pretrained& slot = *pretrained_.at(run.name);
+    const PretrainSpec& ps = *run.spec.pretrain;
+    const bool keep = !spec_.save_models.empty() && dist::is_root();
+    const std::string dir = (fs::path(keep ? spec_.save_models : scratch_) / run.name).string();
+    const std::string command = ps.command(run.spec.T, run.spec.seed, spec_.data, dir);
+    const std::string label = "pretraining (zero state)";
+    file_->begin_run(info_for(run, label, json{{"pretrain", true}, {"command", command}}, {}));
+    try {
+      RecurrentLM model = make_model(ps.config(src_));
+      model->reset_parameters(run.spec.seed, ps.a_min, ps.a_max);
+      place_model(model, compute_);
+      TrainOptions t = ps.train;
+      t.T = run.spec.T, t.seed = run.spec.seed, t.freeze_A_log = ps.freeze_A;
+      auto policy = make_policy(PolicySpec{}, t.seed + 17);  // the CLI's seed offset (zero needs none)
+      const TrainResult tr = train(model, corpus_.train, *policy, t, [&](const StepInfo& s) {
+        file_->append_train(run.name, s);
+        return report(ExperimentProgress{run.name, "train", s.step, s.steps, s.tokens_per_s, s.eta_s, s.loss});
+      });
+      if (tr.status != "finished") {
+        slot.finish({}, tr.status + (tr.message.empty() ? "" : ": " + tr.message));
+        return ended(run.name, label, tr.status, tr.message);
+      }
+      save_model_dir(model, dir);
+      ModelRecord rec;
+      rec.T = t.T, rec.seed = t.seed, rec.freeze_A_log = ps.freeze_A, rec.command = command;
+      rec.notes = "pretrained by statescope from scratch with a zero initial state (experiment " + src_ + ", run " + run.name + ")";
+      write_model_record(dir, rec);
+      slot.finish({dir, weights_hash(dir), keep ? dir : run.name}, "");
+      file_->set_status(run.name, "finished");
+      run_finished(run.name);
+      RunSummary s;
+      s.name = run.name, s.status = "finished";
+      return s;
+    } catch (const Error& e) {
+      slot.finish({}, e.what());
+      if (file_->file().failed()) throw;
+      RunSummary s = ended(run.name, label, cancelled_ ? "cancelled" : "failed", e.what());
+      if (!cancelled_) throw;
+      return s;
+    }
+  }
+
   // Post-trains a copy of the model with `ps` (not the baseline), evaluates it, runs the analyses.
   RunSummary run_one(const PlannedRun& run) {
+    if (run.kind == RunKind::Pretrain) return run_pretrain(run);
     const std::string& name = run.name;
+    ModelRef model_ref;
+    try {
+      model_ref = model_of(run);
+    } catch (const Error&) {
+      if (!cancelled_) throw;
+      RunSummary s;  // never begun: its model was not made
+      s.name = name, s.status = "cancelled";
+      return s;
+    }
     const PolicySpec& ps = run.policy;
     const bool is_baseline = run.baseline;
     const ExperimentSpec& rs = run.spec;
     // posttrain.steps 0 (a task study): the policy acts only in the analyses that train, and says so.
     const std::string label = is_baseline ? "none (baseline)" : ps.label() + (rs.posttrain.steps > 0 ? "" : " (tasks only)");
-    file_->begin_run(info_for(run, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}));
+    file_->begin_run(info_for(run, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}, model_ref));
     try {
-      auto model = load_model_dir(model_dir_, compute_);
+      auto model = load_model_dir(model_ref.dir, compute_);
       // The detector's envelope includes the states post-training actually met (each step's start
       // and end, with that step's weights).
       std::unique_ptr<StateReservoir> met;
@@ -236,12 +350,12 @@ class ExperimentRunner {
       }
       std::vector<torch::Tensor> met_states;
       if (!is_baseline && rs.posttrain.steps > 0) {
-        const TrainResult tr = posttrain(model, run, met.get());
+        const TrainResult tr = posttrain(model, run, met.get(), model_ref);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
         if (met) met->gather(), met_states = met->states();  // data parallel: every rank's rows
       }
       EvalResult eval;
-      RunSummary summary = evaluate(model, run, label, eval, is_baseline);
+      RunSummary summary = evaluate(model, run, label, eval, is_baseline, model_ref);
       summary.group = run.group;
       summary.cell = run.cell;
       if (spec_.analyses.any() && !cancelled_) {
@@ -277,7 +391,7 @@ class ExperimentRunner {
   }
 
   // Post-training with the run's policy; the fitted-noise statistics and (on request) the model are saved.
-  TrainResult posttrain(RecurrentLM& model, const PlannedRun& run, StateReservoir* met) {
+  TrainResult posttrain(RecurrentLM& model, const PlannedRun& run, StateReservoir* met, const ModelRef& from) {
     const std::string& name = run.name;
     auto policy = make_policy(run.policy, run.spec.seed + 1000 + run.index);
     StatesSeenFn seen;
@@ -301,7 +415,7 @@ class ExperimentRunner {
     if (!spec_.save_models.empty()) {
       const std::string dir = (fs::path(spec_.save_models) / name).string();
       save_model_dir(model, dir);
-      ModelRecord r = record_;
+      ModelRecord r = spec_.pretrain ? read_model_record(from.dir) : record_;
       r.command = "posttrain via experiment spec " + src_ + " (run " + name + ")";
       write_model_record(dir, r);
     }
@@ -310,7 +424,7 @@ class ExperimentRunner {
 
   // Per-position loss and state norms far past T, written to the run's groups.
   RunSummary evaluate(RecurrentLM& model, const PlannedRun& run, const std::string& label, EvalResult& r,
-                      bool is_baseline) {
+                      bool is_baseline, const ModelRef& from) {
     const std::string& name = run.name;
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();
@@ -318,7 +432,7 @@ class ExperimentRunner {
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       return report(ExperimentProgress{name, "eval", done, total, done / std::max(1e-9, el), el / done * (total - done), 0});
     });
-    r.fixed_seq = fixed_reference(run.spec.eval, name, is_baseline ? &r : nullptr);
+    r.fixed_seq = fixed_reference(run.spec.eval, name, is_baseline ? &r : nullptr, from.dir);
     write_eval(*file_, name, r);
     auto s = summarize(r, name, label);
     s.status = "finished";
@@ -330,13 +444,14 @@ class ExperimentRunner {
   // run, so no run is measured against a reference its own post-training moved. The baseline run's
   // own reference is it (the same model on the same bytes): taken from `baseline` when that run gets
   // here first, else computed from a fresh copy of the loaded model.
-  std::vector<float> fixed_reference(const EvalOptions& eo, const std::string& name, const EvalResult* baseline) {
+  std::vector<float> fixed_reference(const EvalOptions& eo, const std::string& name, const EvalResult* baseline,
+                                     const std::string& model_dir) {
     if (!eo.windowed) return {};
     std::lock_guard<std::mutex> g(reference_mu_);  // a second run needing it waits for the first
-    const auto key = std::make_tuple(eo.T, eo.length, eo.sequences);
+    const auto key = std::make_tuple(model_dir, eo.T, eo.length, eo.sequences);
     if (auto it = references_.find(key); it != references_.end()) return it->second;
     if (baseline) return references_[key] = baseline->windowed_seq;
-    auto base = load_model_dir(model_dir_, compute_);
+    auto base = load_model_dir(model_dir, compute_);
     EvalOptions o = eo;
     o.norms = false;
     using clk = std::chrono::steady_clock;
@@ -350,7 +465,11 @@ class ExperimentRunner {
   }
 
   std::mutex reference_mu_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<float>> references_;
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::vector<float>> references_;
+  // A pretraining spec's models by pretraining run (made in prepare, filled by run_pretrain), and the
+  // folder they go to unless save_models keeps them (removed with the runner).
+  std::map<std::string, std::shared_ptr<Pretrained>> pretrained_;
+  std::string scratch_;
   const std::string& spec_text_;
   const std::string& src_;
   const ExperimentProgressFn& progress_;

@@ -1,5 +1,6 @@
 // spec.cpp — experiment spec defaults, parsing and validation (see spec.h). No LibTorch.
 #include "core/experiment/spec.h"
+#include "core/experiment/sweep.h"  // sweep_value_text
 #include "core/store/analysis_record.h"
 
 #include <algorithm>
@@ -279,8 +280,9 @@ AnalysesSpec parse_analyses(const json& j, const std::string& src) {
 
 // "sweep": {"field": [values], ..., "mode": "grid" | "list"}; every value checked as the field itself would be.
 std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonFields& f, ExperimentSpec& s) {
-  const std::vector<std::string> fields{"seed", "T", "posttrain.steps", "posttrain.batch", "posttrain.warmup",
-                                        "posttrain.lr", "sigma", "fit_length"};
+  std::vector<std::string> fields{"seed", "T", "posttrain.steps", "posttrain.batch", "posttrain.warmup",
+                                  "posttrain.lr", "sigma", "fit_length"};
+  for (const auto& p : PretrainSpec::sweep_fields()) fields.push_back(p);
   std::vector<std::pair<std::string, std::vector<double>>> axes;
   size_t cells = 1;
   const std::string mode = f.get<std::string>("mode", "grid");
@@ -290,14 +292,26 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
     if (k == "mode") continue;
     if (std::find(fields.begin(), fields.end(), k) == fields.end())
       f.fail(k.c_str(), "cannot be swept (numeric fields that can: seed, T, posttrain.steps, posttrain.batch, "
-                        "posttrain.warmup, posttrain.lr, sigma, fit_length)");
+                        "posttrain.warmup, posttrain.lr, sigma, fit_length, and with a pretrain section " +
+                        [] { std::string l; for (auto& p : PretrainSpec::sweep_fields()) l += (l.empty() ? "" : ", ") + p; return l; }() + ")");
+    const bool pretrain_field = k.rfind("pretrain.", 0) == 0;
+    if (pretrain_field && !s.pretrain) f.fail(k.c_str(), "is swept but the spec has no 'pretrain' section");
     if (!it.value().is_array() || it.value().empty()) f.fail(k.c_str(), "must be a non-empty list of numbers");
     std::vector<double> vals;
     for (const json& v : it.value()) {
       if (!v.is_number()) f.fail(k.c_str(), "must hold numbers, got " + v.dump());
       const double x = v.get<double>();
       const bool whole = std::isfinite(x) && x == std::floor(x);
-      const bool ok = k == "posttrain.lr" ? x > 0 && std::isfinite(x)
+      // A pretrain field: a size or a count is a whole number >= 1 (warmup >= 0), the rest positive
+      // (dt_limit >= 0); each cell's model is checked whole below (sizes must fit together).
+      auto pretrain_ok = [&] {
+        const bool real = k == "pretrain.lr" || k.rfind("pretrain.dt_", 0) == 0 || k.rfind("pretrain.a_", 0) == 0;
+        if (!std::isfinite(x)) return false;
+        if (real) return k == "pretrain.dt_limit" ? x >= 0 : x > 0;
+        return whole && x >= (k == "pretrain.warmup" ? 0 : 1) && x <= 1e9;
+      };
+      const bool ok = pretrain_field          ? pretrain_ok()
+                    : k == "posttrain.lr" ? x > 0 && std::isfinite(x)
                     : k == "sigma"        ? x > 0 && std::isfinite(x)
                     : k == "T"            ? whole && x >= 2 && x <= 1e9
                     : k == "posttrain.batch" ? whole && x >= 1 && x <= kMaxTokensPerStep / 2
@@ -319,13 +333,38 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
     axes.emplace_back(k, vals);
   }
   s.sweep_list = mode == "list";
+  // Every model the sweep pretrains must be buildable as a whole (headdim dividing expand x d_model
+  // in every cell, not only value by value).
+  if (s.pretrain) {
+    std::vector<const std::pair<std::string, std::vector<double>>*> pa;
+    for (auto& a : axes)
+      if (a.first.rfind("pretrain.", 0) == 0) pa.push_back(&a);
+    std::vector<size_t> at(pa.size(), 0);
+    while (!pa.empty()) {
+      PretrainSpec p = *s.pretrain;
+      std::string cell;
+      for (size_t i = 0; i < pa.size(); ++i) {
+        p.set(pa[i]->first, pa[i]->second[at[i]]);
+        cell += (cell.empty() ? "" : ",") + pa[i]->first + "=" + sweep_value_text(pa[i]->second[at[i]]);
+      }
+      p.check(f.src() + ": sweep cell " + cell);
+      size_t i = pa.size();
+      if (s.sweep_list) {
+        if (++at[0] == pa[0]->second.size()) break;
+        for (auto& a : at) a = at[0];
+        continue;
+      }
+      while (i > 0 && ++at[i - 1] == pa[i - 1]->second.size()) at[--i] = 0;
+      if (i == 0) break;
+    }
+  }
   return axes;
 }
 
 ExperimentSpec parse_spec(const json& j, const std::string& src) {
   const JsonFields f(j, src);
   f.only({"comment", "model", "models", "data", "device", "precision", "scan", "T", "seed", "baseline", "posttrain",
-          "policies", "eval", "save_models", "analyses", "sweep"});
+          "policies", "eval", "save_models", "analyses", "sweep", "pretrain"});
   ExperimentSpec s;
   f.read("comment", s.comment);
   f.read("model", s.model);
@@ -355,8 +394,19 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
   f.read("baseline", s.baseline);
   f.read("save_models", s.save_models);
   s.posttrain = parse_posttrain(f.child("posttrain"), s.freeze_set);
+  if (f.has("pretrain")) {
+    for (const char* other : {"model", "models"})
+      if (f.has(other)) f.fail("pretrain", std::string("and '") + other + "' are both given; a spec loads a model or pretrains one");
+    s.pretrain = parse_pretrain(f.child("pretrain"));
+    s.model = "";
+    if (f.has("posttrain") && j.at("posttrain").contains("freeze_A_log"))
+      f.fail("posttrain.freeze_A_log", "is given with 'pretrain', whose freeze_A decides it");
+    s.freeze_set = true;
+    s.posttrain.freeze_A_log = s.pretrain->freeze_A;
+  }
   std::set<std::string> names;
   if (s.baseline) names.insert("baseline");
+  if (s.pretrain) names.insert("pretrain");  // the pretraining runs' name
   const json policies = f.get("policies", json::array());
   if (!policies.is_array()) f.fail("policies", "must be a list");
   for (const json& p : policies) {
@@ -371,6 +421,8 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
   if (f.has("analyses")) s.analyses = parse_analyses(j.at("analyses"), src);
   s.eval = parse_eval(f.child("eval"));
   if (f.has("sweep")) s.sweep = parse_sweep(f.child("sweep"), s);
+  if (s.pretrain && s.T <= 0 && std::none_of(s.sweep.begin(), s.sweep.end(), [](auto& a) { return a.first == "T"; }))
+    f.fail("T", "is required with 'pretrain' (a fresh model has no training context of its own)");
   return s;
 }
 

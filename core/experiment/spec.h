@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/analyses/options.h"
+#include "core/experiment/pretrain_spec.h"
 #include "core/train/options.h"
 
 namespace statescope {
@@ -67,6 +68,9 @@ struct ExperimentSpec {
   // "models": several models side by side in one file (each with every run of the spec, run names
   // "<model label>:<run>", model_label below); empty: the one "model".
   std::vector<std::string> models;
+  // "pretrain": no model is loaded; each cell trains a fresh byte-level model from scratch (its T and
+  // seed) and runs the baseline and policies on it (pretrain_spec.h). Excludes model and models.
+  std::optional<PretrainSpec> pretrain;
   std::string data = "embedded";    // "embedded" (Austen) or a corpus path (docs/data.md)
   // "" = the process-wide setting (CLI --device/--precision/--scan); held for this experiment only.
   std::string device, precision, scan;

@@ -18,9 +18,15 @@ std::string sweep_value_text(double v) {
 
 namespace {
 
-bool applies(const std::string& field, bool baseline, const PolicySpec& p, bool has_analyses) {
-  if (field == "T") return true;
-  if (field == "seed") return !baseline || has_analyses;
+bool is_pretrain_field(const std::string& field) { return field.rfind("pretrain.", 0) == 0; }
+
+// Whether `field` varies the run: a pretraining run by its model's fields (T, seed, pretrain.*);
+// every run of a pretraining spec by its model's.
+bool applies(const std::string& field, RunKind kind, const PolicySpec& p, const ExperimentSpec& s) {
+  const bool baseline = kind == RunKind::Baseline;
+  if (kind == RunKind::Pretrain) return field == "T" || field == "seed" || is_pretrain_field(field);
+  if (field == "T" || is_pretrain_field(field)) return true;
+  if (field == "seed") return !baseline || s.analyses.any() || s.pretrain.has_value();
   if (field == "sigma") return !baseline && p.kind == "random";
   if (field == "fit_length") return !baseline && p.kind == "fitted";
   return !baseline;  // posttrain.*
@@ -36,19 +42,21 @@ void apply(const std::string& field, double v, ExperimentSpec& s, PolicySpec& p)
   else if (field == "posttrain.lr") s.posttrain.lr = v;
   else if (field == "sigma") p.sigma = v;
   else if (field == "fit_length") p.fit_length = n;
+  else if (s.pretrain && s.pretrain->set(field, v)) return;
   else throw Error("internal: sweep field " + field);
 }
 
 // Every cell of `axes` for one run kind, in grid order (last axis fastest).
-void expand(const ExperimentSpec& s, const std::string& base, bool baseline, const PolicySpec& p0, size_t index,
+void expand(const ExperimentSpec& s, const std::string& base, RunKind kind, const PolicySpec& p0, size_t index,
             std::vector<PlannedRun>& out) {
   std::vector<const std::pair<std::string, std::vector<double>>*> axes;
   for (auto& a : s.sweep)
-    if (applies(a.first, baseline, p0, s.analyses.any())) axes.push_back(&a);
+    if (applies(a.first, kind, p0, s)) axes.push_back(&a);
   std::vector<size_t> at(axes.size(), 0);
   while (true) {
     PlannedRun r;
-    r.baseline = baseline;
+    r.kind = kind;
+    r.baseline = kind == RunKind::Baseline;
     r.index = index;
     r.spec = s;
     r.policy = p0;
@@ -63,6 +71,12 @@ void expand(const ExperimentSpec& s, const std::string& base, bool baseline, con
     }
     r.name = cell.empty() ? base : base + "@" + cell;
     r.group = group.empty() ? base : base + "@" + group;
+    if (s.pretrain) {  // the pretraining run whose model this run uses (itself for one)
+      std::string key;
+      for (const auto& [field, v] : r.cell)
+        if (applies(field, RunKind::Pretrain, p0, s)) key += (key.empty() ? "" : ",") + field + "=" + sweep_value_text(v);
+      r.model_key = key.empty() ? "pretrain" : "pretrain@" + key;
+    }
     // A list whose fields do not all apply to this run can repeat a cell: it runs once.
     if (std::none_of(out.begin(), out.end(), [&](const PlannedRun& p) { return p.name == r.name; }))
       out.push_back(std::move(r));
@@ -84,8 +98,9 @@ void expand(const ExperimentSpec& s, const std::string& base, bool baseline, con
 std::vector<PlannedRun> plan_runs(const ExperimentSpec& s) {
   std::vector<PlannedRun> out;
   size_t index = 0;
-  if (s.baseline) expand(s, "baseline", true, PolicySpec{}, index++, out);
-  for (const auto& [name, ps] : s.policies) expand(s, name, false, ps, index++, out);
+  if (s.pretrain) expand(s, "pretrain", RunKind::Pretrain, PolicySpec{}, 0, out);
+  if (s.baseline) expand(s, "baseline", RunKind::Baseline, PolicySpec{}, index++, out);
+  for (const auto& [name, ps] : s.policies) expand(s, name, RunKind::Policy, ps, index++, out);
   return out;
 }
 

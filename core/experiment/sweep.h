@@ -5,7 +5,8 @@
 //   "sweep": {"posttrain.lr": [1e-4, 5e-4], "posttrain.steps": [400, 100], "mode": "list"}  (2 cells)
 //
 // Fields: seed, T, posttrain.steps, posttrain.batch, posttrain.warmup, posttrain.lr, sigma (random
-// policies), fit_length (fitted policies). Each policy runs once per cell of the axes that apply to
+// policies), fit_length (fitted policies), and with a "pretrain" section its sizes, budget and
+// initialisation (PretrainSpec::sweep_fields: pretrain.d_state, pretrain.steps, ...). Each policy runs once per cell of the axes that apply to
 // it (sigma only to random, fit_length only to fitted); the baseline once per T (and per seed when
 // the spec has analyses, which draw from the seed). A run is named "<policy>@<field>=<value>,..."
 // and its group (the same name without the seed) gathers the seeds of one setting. A run of a cell
@@ -25,17 +26,24 @@ constexpr size_t kSweepConfirmRuns = 50;
 // No spec makes more runs than this.
 constexpr size_t kSweepMaxRuns = 10000;
 
+// A spec with a "pretrain" section first trains one model per cell of T, seed and pretrain.* (a
+// Pretrain run, named "pretrain@pretrain.d_state=64,seed=1,T=32"); the baseline and every policy of
+// that cell run on it (model_key names it), the baseline once per seed too.
+enum class RunKind { Pretrain, Baseline, Policy };
+
 struct PlannedRun {
   std::string name;          // "passing" or "passing@posttrain.steps=100,seed=1"
   std::string group;         // the name without its seed (runs that differ only in seed)
-  bool baseline = false;
+  RunKind kind = RunKind::Policy;
+  bool baseline = false;     // kind == Baseline
+  std::string model_key;     // pretraining spec: the Pretrain run's name whose model this run uses
   PolicySpec policy;         // the policy with this cell's sigma / fit_length
   size_t index = 0;          // position in [baseline, policies...]: seeds its policy as the unswept spec would
   ExperimentSpec spec;       // the spec with this cell applied (seed, T, posttrain)
   std::vector<std::pair<std::string, double>> cell;  // the swept values that apply to this run
 };
 
-// Every run of `s` in order: the baseline's, then each policy's, cells in grid order (fields in
+// Every run of `s` in order: the pretraining runs', the baseline's, then each policy's, cells in grid order (fields in
 // alphabetical order, as JSON objects keep them; the last varies fastest).
 std::vector<PlannedRun> plan_runs(const ExperimentSpec& s);
 

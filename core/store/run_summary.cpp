@@ -1,6 +1,8 @@
 // run_summary.cpp — a run's summary from its evaluation, and the tables of summaries (run_summary.h).
 #include "core/store/run_summary.h"
 
+#include "core/base/interval.h"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -171,15 +173,18 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
   if (order.empty()) return {};
   size_t w = 5;
   for (auto& g : order) w = std::max(w, g.size() + 2);
+  // Against the one yardstick when every run has it (runs compare), else each run's own reference.
+  bool fixed = true;
+  for (const auto& g : order)
+    for (auto* r : by[g]) fixed = fixed && !r->fixed_excess.empty();
   std::ostringstream o;
-  o << std::left << std::setw(static_cast<int>(w)) << "group" << std::right << std::setw(6) << "seeds"
-    << std::setw(30) << "excess far: mean [min, max]" << std::setw(30) << "loss far: mean [min, max]" << "\n";
-  auto stat = [](const std::vector<double>& v) {
+  o << std::left << std::setw(static_cast<int>(w)) << "group" << std::right << std::setw(6) << "seeds" << std::setw(26)
+    << (fixed ? "excess far vs base" : "excess far") << std::setw(26) << "loss far" << std::setw(26) << "norm far/T" << "\n";
+  auto stat = [](const std::vector<double>& v, int digits) {
+    const MeanInterval m = mean_interval(v);
     std::ostringstream c;
-    double m = 0;
-    for (double x : v) m += x / static_cast<double>(v.size());
-    c << std::fixed << std::setprecision(3) << std::showpos << m << std::noshowpos << " [" << std::showpos
-      << *std::min_element(v.begin(), v.end()) << ", " << *std::max_element(v.begin(), v.end()) << std::noshowpos << "]";
+    c << std::fixed << std::setprecision(digits) << std::showpos << m.mean << std::noshowpos;
+    if (m.n > 1) c << " ±" << m.half << " [" << std::showpos << m.lo << "," << m.hi << std::noshowpos << "]";
     return c.str();
   };
   for (const auto& g : order) {
@@ -189,11 +194,18 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
       o << "  (no finished run)\n";
       continue;
     }
-    std::vector<double> ex, lf;
-    for (auto* r : rs) ex.push_back(r->excess.back()), lf.push_back(r->loss_far);
-    o << std::setw(30) << stat(ex) << std::setw(30) << stat(lf) << "\n";
+    std::vector<double> ex, lf, nr;
+    for (auto* r : rs) {
+      ex.push_back(fixed ? r->fixed_excess.back() : r->excess.back()), lf.push_back(r->loss_far);
+      if (std::isfinite(r->norm_ratio) && r->norm_ratio > 0) nr.push_back(r->norm_ratio);
+    }
+    o << std::setw(26) << stat(ex, 3) << std::setw(26) << stat(lf, 3) << std::setw(26) << (nr.empty() ? "-" : stat(nr, 2)) << "\n";
   }
-  o << "(sweep groups: the runs of one setting over its seeds; excess far = the last position bin, bits/token)\n";
+  o << "(sweep groups: the runs of one setting over its seeds: mean ±95% t-interval [min,max]; excess far = the last "
+       "position bin, bits/token, "
+    << (fixed ? "against the experiment's one yardstick (the loaded model's state-reset loss on the same bytes)"
+              : "against each run's own state-reset reference")
+    << "; norm far/T = mean layer state norm over the last half / at T-1)\n";
   return o.str();
 }
 

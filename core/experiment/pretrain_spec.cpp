@@ -1,0 +1,149 @@
+// pretrain_spec.cpp — the "pretrain" section (see pretrain_spec.h). No LibTorch.
+#include "core/experiment/pretrain_spec.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/base/error.h"
+#include "core/base/json_fields.h"
+
+namespace statescope {
+
+namespace {
+
+std::string num(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+}  // namespace
+
+ModelConfig PretrainSpec::config(const std::string& where) const {
+  if (arch == "mamba2") {
+    Mamba2Config c;
+    c.d_model = d_model, c.n_layer = n_layer, c.d_state = d_state, c.headdim = headdim, c.expand = expand;
+    c.d_conv = d_conv, c.ngroups = ngroups, c.chunk_size = chunk_size, c.vocab_size = 256, c.tie_embeddings = true;
+    c.dt_min = dt_min, c.dt_max = dt_max, c.dt_init_floor = std::min(c.dt_init_floor, dt_min);
+    if (dt_limit > 0) c.dt_limit_hi = dt_limit;
+    c.validate(where);
+    return c;
+  }
+  if (arch == "mamba1") {
+    Mamba1Config m;
+    m.d_model = d_model, m.n_layer = n_layer, m.d_state = d_state, m.expand = expand, m.d_conv = d_conv;
+    m.dt_rank = dt_rank, m.vocab_size = 256, m.tie_embeddings = true;
+    m.dt_min = dt_min, m.dt_max = dt_max, m.dt_init_floor = std::min(m.dt_init_floor, dt_min);
+    m.validate(where);
+    return m;
+  }
+  throw Error(where + ": field 'arch' must be \"mamba2\" or \"mamba1\", got \"" + arch + "\"");
+}
+
+void PretrainSpec::check(const std::string& where) const {
+  auto fail = [&](const char* field, const std::string& why) {
+    throw Error(where + ": field 'pretrain." + field + "' " + why);
+  };
+  if (!(dt_min > 0 && dt_max >= dt_min && dt_max <= 1e3))
+    fail("dt_min", "and dt_max need 0 < dt_min <= dt_max <= 1000, got " + num(dt_min) + " and " + num(dt_max));
+  if (!(dt_limit >= 0 && dt_limit <= 1e3)) fail("dt_limit", "needs 0 <= dt_limit <= 1000 (0: none), got " + num(dt_limit));
+  if (!(a_min > 0 && a_max >= a_min && a_max <= 1e4))
+    fail("a_min", "and a_max need 0 < a_min <= a_max <= 10000, got " + num(a_min) + " and " + num(a_max));
+  if (dt_rank < 0) fail("dt_rank", "needs 0 (auto) or a positive rank, got " + std::to_string(dt_rank));
+  if (train.steps < 1) fail("steps", "must be >= 1, got " + std::to_string(train.steps));
+  TrainOptions t = train;
+  t.T = 2;  // the run's; checked with the spec's T
+  try {
+    check_train_options(t);
+  } catch (const Error& e) {
+    throw Error(where + ": pretrain: " + e.what());
+  }
+  (void)config(where + ": pretrain");
+}
+
+std::string PretrainSpec::command(int64_t T, uint64_t seed, const std::string& data, const std::string& out) const {
+  std::ostringstream o;
+  o << "statescope-cli pretrain --out " << out << " --arch " << arch << " --T " << T << " --steps " << train.steps
+    << " --batch " << train.batch << " --lr " << num(train.lr) << " --warmup " << train.warmup << " --min-lr-ratio "
+    << num(train.min_lr_ratio) << " --weight-decay " << num(train.weight_decay) << " --grad-clip " << num(train.grad_clip)
+    << " --d-model " << d_model << " --n-layer " << n_layer << " --d-state " << d_state << " --expand " << expand
+    << " --d-conv " << d_conv;
+  if (arch == "mamba2")
+    o << " --headdim " << headdim << " --ngroups " << ngroups << " --chunk-size " << chunk_size << " --a-min "
+      << num(a_min) << " --a-max " << num(a_max) << (dt_limit > 0 ? " --dt-limit " + num(dt_limit) : std::string());
+  else
+    o << " --dt-rank " << dt_rank;
+  o << " --dt-min " << num(dt_min) << " --dt-max " << num(dt_max) << (freeze_A ? " --freeze-A" : "") << " --seed "
+    << seed;
+  if (data != "embedded") o << " --data " << data;
+  return o.str();
+}
+
+const std::vector<std::string>& PretrainSpec::sweep_fields() {
+  static const std::vector<std::string> f{"pretrain.d_model", "pretrain.n_layer", "pretrain.d_state", "pretrain.headdim",
+                                          "pretrain.expand",  "pretrain.steps",   "pretrain.batch",   "pretrain.lr",
+                                          "pretrain.warmup",  "pretrain.dt_min",  "pretrain.dt_max",  "pretrain.dt_limit",
+                                          "pretrain.a_min",   "pretrain.a_max"};
+  return f;
+}
+
+bool PretrainSpec::set(const std::string& field, double v) {
+  const auto n = static_cast<int64_t>(v);
+  if (field == "pretrain.d_model") d_model = n;
+  else if (field == "pretrain.n_layer") n_layer = n;
+  else if (field == "pretrain.d_state") d_state = n;
+  else if (field == "pretrain.headdim") headdim = n;
+  else if (field == "pretrain.expand") expand = n;
+  else if (field == "pretrain.steps") train.steps = n;
+  else if (field == "pretrain.batch") train.batch = n;
+  else if (field == "pretrain.lr") train.lr = v;
+  else if (field == "pretrain.warmup") train.warmup = n;
+  else if (field == "pretrain.dt_min") dt_min = v;
+  else if (field == "pretrain.dt_max") dt_max = v;
+  else if (field == "pretrain.dt_limit") dt_limit = v;
+  else if (field == "pretrain.a_min") a_min = v;
+  else if (field == "pretrain.a_max") a_max = v;
+  else return false;
+  return true;
+}
+
+PretrainSpec parse_pretrain(const JsonFields& f) {
+  f.only({"arch", "d_model", "n_layer", "d_state", "expand", "d_conv", "headdim", "ngroups", "chunk_size", "dt_rank",
+          "dt_min", "dt_max", "dt_limit", "a_min", "a_max", "freeze_A", "steps", "batch", "lr", "warmup",
+          "min_lr_ratio", "weight_decay", "grad_clip"});
+  PretrainSpec p;
+  f.read("arch", p.arch);
+  if (p.arch != "mamba2" && p.arch != "mamba1") f.fail("arch", "must be \"mamba2\" or \"mamba1\", got \"" + p.arch + "\"");
+  // A field of the other architecture is named, never ignored.
+  for (const char* k : p.arch == "mamba2" ? std::vector<const char*>{"dt_rank"}
+                                          : std::vector<const char*>{"headdim", "ngroups", "chunk_size", "dt_limit", "a_min", "a_max"})
+    if (f.has(k)) f.fail(k, std::string("is a ") + (p.arch == "mamba2" ? "Mamba-1" : "Mamba-2") + " setting; arch \"" + p.arch +
+                                "\" has none");
+  f.read("d_model", p.d_model);
+  f.read("n_layer", p.n_layer);
+  f.read("d_state", p.d_state);
+  f.read("expand", p.expand);
+  f.read("d_conv", p.d_conv);
+  f.read("headdim", p.headdim);
+  f.read("ngroups", p.ngroups);
+  f.read("chunk_size", p.chunk_size);
+  f.read("dt_rank", p.dt_rank);
+  f.read("dt_min", p.dt_min);
+  f.read("dt_max", p.dt_max);
+  f.read("dt_limit", p.dt_limit);
+  f.read("a_min", p.a_min);
+  f.read("a_max", p.a_max);
+  f.read("freeze_A", p.freeze_A);
+  f.read("steps", p.train.steps);
+  f.read("batch", p.train.batch);
+  f.read("lr", p.train.lr);
+  f.read("warmup", p.train.warmup);
+  f.read("min_lr_ratio", p.train.min_lr_ratio);
+  f.read("weight_decay", p.train.weight_decay);
+  f.read("grad_clip", p.train.grad_clip);
+  p.train.freeze_A_log = p.freeze_A;
+  p.check(f.src());
+  return p;
+}
+
+}  // namespace statescope

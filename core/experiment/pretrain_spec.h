@@ -1,0 +1,49 @@
+// pretrain_spec.h — a spec's "pretrain" section: instead of loading a model, each cell of the
+// experiment trains a fresh byte-level model from scratch (zero initial state, the spec's T and
+// seed), then runs its baseline and policies on it. The sweep can vary its sizes, budget and
+// initialisation ("pretrain.d_state", "pretrain.steps", ...), so a sweep asks where a failure past T
+// arises by itself (issue 29). What `statescope-cli pretrain` does with the same values (command()
+// writes that command; a test checks the two make the same weights). No LibTorch.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/model/model_config.h"
+#include "core/train/options.h"
+
+namespace statescope {
+
+class JsonFields;
+
+struct PretrainSpec {
+  std::string arch = "mamba2";  // "mamba2" | "mamba1"
+  int64_t d_model = 64, n_layer = 2, d_state = 32, expand = 2, d_conv = 4;
+  int64_t headdim = 16, ngroups = 1, chunk_size = 64;  // Mamba-2
+  int64_t dt_rank = 0;                                  // Mamba-1 (0: ceil(d_model / 16))
+  double dt_min = 0.001, dt_max = 0.1;                  // dt initialisation (log-uniform)
+  double dt_limit = 0;                                  // Mamba-2: clamp dt after softplus (0: none)
+  double a_min = 1, a_max = 16;                         // Mamba-2: A uniform in [a_min, a_max]
+  bool freeze_A = false;                                // keep A_log at its initial value
+  // steps, batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip: `statescope-cli pretrain`'s
+  // defaults (500 steps, batch 16, lr 1e-3, no warmup). T and seed come from the run.
+  TrainOptions train;
+
+  // The architecture's config (byte-level: vocab 256, tied embeddings), checked: Error starting
+  // with `where` when a size is out (headdim not dividing expand x d_model, ...).
+  ModelConfig config(const std::string& where) const;
+  // Every field in range (config() included): Error "<where>: field 'pretrain.<name>' ...". Fields of the other architecture left at their
+  // defaults are not looked at; parse() refuses them when given.
+  void check(const std::string& where) const;
+  // The `statescope-cli pretrain` command that trains the same model into `out`.
+  std::string command(int64_t T, uint64_t seed, const std::string& data, const std::string& out) const;
+
+  // Sweep fields ("pretrain.<name>"), and setting one; false: not a sweepable field.
+  static const std::vector<std::string>& sweep_fields();
+  bool set(const std::string& field, double v);
+};
+
+// Parses the section (every key optional, unknown keys refused by name: "pretrain.d_stat").
+PretrainSpec parse_pretrain(const JsonFields& f);
+
+}  // namespace statescope
