@@ -558,6 +558,11 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_EQ(un->outside_plot()->series_count(), 2);  // outside fraction per run, above
   EXPECT_EQ(un->excess_plot()->series_count(), 2);   // its excess over the same positions, below
   EXPECT_EQ(plots(6).size(), 2);
+  un->envelope_box()->setCurrentIndex(1);  // one envelope for every run (the loaded model's zero-state states)
+  EXPECT_EQ(un->outside_plot()->series_count(), 2);
+  for (const auto& r : w.runs())
+    EXPECT_EQ(r.unexplored->common_outside_mean.size(), r.unexplored->outside_mean.size()) << r.name.toStdString();
+  un->envelope_box()->setCurrentIndex(0);
   auto* sw = qobject_cast<views::SweepView*>(w.tabs()->widget(7));
   ASSERT_NE(sw, nullptr);
   EXPECT_EQ(sw->series_count(), 0);  // no sweep in this file: nothing to draw

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <set>
 
 #include "core/analyses/eval/evaluate.h"
 #include "core/base/error.h"
@@ -148,4 +149,49 @@ TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
   const auto p = read_unexplored(f, "passing");
   EXPECT_EQ(p.recorded_samples, 3 * 4 * 2);  // 3 steps x 4 rows x (start, end)
   EXPECT_EQ(p.train_samples, 60 + 24);
+}
+
+// The common yardstick (issue 29, point 5): every run's states scored against one envelope, the
+// loaded model's zero-state training states. Oracles: the loaded model's own states against the
+// envelope of its own zero-state replay score exactly as its own envelope does (it is the same
+// envelope); against an envelope fitted to states moved far off, every state is outside. In an
+// experiment the baseline's common and own fractions are equal, every run carries the common one,
+// and the excess is measured against the one yardstick.
+TEST(Unexplored, CommonEnvelopeIsOneYardstickForEveryRun) {
+  auto model = load_model_dir(resolve_model("embedded"));
+  auto corpus = load_austen(default_corpus_path());
+  UnexploredOptions o;
+  o.T = 32, o.length = 256, o.sequences = 4, o.stride = 16, o.train_steps = 8, o.train_batch = 8;
+  o.samples = 200, o.bootstrap = 20;
+  const auto same = zero_state_envelopes(model, corpus.train, o, 7);
+  const auto r = unexplored_states(model, corpus.train, corpus.validation, PolicySpec{}, o, 7, nullptr, {}, nullptr, &same);
+  ASSERT_EQ(r.common_outside.size(), r.outside.size());
+  EXPECT_EQ(r.common_outside, r.outside);  // score 1: the same envelope
+  EXPECT_EQ(r.common_outside_mean, r.outside_mean);
+  // Score 0: an envelope of states far from any the model reaches.
+  auto states = training_states(model, corpus.train, PolicySpec{}, o, 7);
+  for (auto& s : states) s = s * 50.0 + 100.0;
+  const auto far = fit_envelopes(states, o);
+  const auto q = unexplored_states(model, corpus.train, corpus.validation, PolicySpec{}, o, 7, nullptr, {}, nullptr, &far);
+  for (double v : q.common_outside_mean) EXPECT_EQ(v, 1.0);
+  EXPECT_EQ(q.outside, r.outside);  // the run's own envelope is untouched by the common one
+
+  const auto out = statescope::test::scratch("statescope_unexplored_common.h5");
+  run_experiment(R"({"model": "embedded", "seed": 0, "posttrain": {"steps": 3, "batch": 4, "warmup": 1},
+    "policies": [{"kind": "passing"}], "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
+    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 10}}})",
+                 "common.json", out, {}, {}, true, 2);
+  H5File f(out, H5File::Mode::Read);
+  const auto b = read_unexplored(f, "baseline"), p = read_unexplored(f, "passing");
+  EXPECT_EQ(b.common_outside, b.outside);
+  ASSERT_EQ(p.common_outside.size(), p.outside.size());
+  EXPECT_EQ(b.excess_reference, "fixed");
+  EXPECT_EQ(p.excess_reference, "fixed");
+  // Its rank correlation is defined unless the common fraction is flat past T (a tie everywhere).
+  std::set<double> past_T;
+  for (size_t j = 0; j < p.positions.size(); ++j)
+    if (p.positions[j] >= 32) past_T.insert(p.common_outside_mean[j]);
+  std::printf("[ info ] passing: common outside past T %s, own %.3f at the end; rho %.2f\n",
+              ::testing::PrintToString(past_T).c_str(), p.outside_mean.back(), p.common_rho);
+  EXPECT_EQ(std::isfinite(p.common_rho), past_T.size() > 1);
 }

@@ -196,6 +196,13 @@ void PlotWidget::set_log_y(bool on) {
   reset_view();
 }
 
+void PlotWidget::set_title(const QString& title) {
+  if (auto* t = qobject_cast<QCPTextElement*>(plot_->plotLayout()->element(0, 0)); t && t->text() != title) {
+    t->setText(title);
+    plot_->replot(QCustomPlot::rpQueuedReplot);
+  }
+}
+
 void PlotWidget::set_labels(const QString& x, const QString& y) {
   plot_->xAxis->setLabel(x);
   plot_->yAxis->setLabel(y);

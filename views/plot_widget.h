@@ -38,6 +38,7 @@ class PlotWidget : public QWidget {
   void set_log_x(bool on);
   void set_log_y(bool on);
   void set_labels(const QString& x, const QString& y);
+  void set_title(const QString& title);  // the heading above the plot
   void add_vertical_marker(double x, const QString& label);  // e.g. the training context T
   void reset_view();          // rescale to all visible data
   void replot();

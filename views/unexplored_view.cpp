@@ -19,6 +19,16 @@ UnexploredView::UnexploredView(QWidget* parent) : QWidget(parent) {
   outside_->toolbar()->insertWidget(0, new QLabel(tr("layer"), this));
   outside_->toolbar()->insertWidget(1, layer_);
   connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+  // Which envelope: each run's own (it moves with the policy) or one for every run (the loaded
+  // model's zero-state training states), where the file has it.
+  envelope_ = new QComboBox(this);
+  envelope_->addItem(tr("each run's own"));
+  envelope_->addItem(tr("common (loaded model, zero state)"));
+  envelope_->setToolTip(tr("own: the states each run met in training under its policy (state passing's envelope "
+                           "holds passed states); common: one envelope for every run, so runs compare"));
+  outside_->toolbar()->insertWidget(2, new QLabel(tr("envelope"), this));
+  outside_->toolbar()->insertWidget(3, envelope_);
+  connect(envelope_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
   for (auto* p : {outside_, excess_}) p->set_log_x(true);
   outside_->set_labels(tr("position (tokens)"), tr("fraction of states outside"));
   excess_->set_labels(tr("position (tokens)"), tr("excess (bits/token)"));
@@ -48,28 +58,35 @@ void UnexploredView::redraw() {
   outside_->clear_series();
   excess_->clear_series();
   const int layer = layer_->currentIndex() - 1;  // -1: mean over layers
+  const bool common = envelope_->currentIndex() == 1;
+  outside_->set_title(common ? tr("States outside one envelope for every run (the loaded model's zero-state training states)")
+                             : tr("States outside the envelope of the run's training states"));
   constexpr double kBits = kBitsPerNat;
   std::set<int64_t> Ts;
   for (auto& r : runs_) {
     if (!r.checked || !r.unexplored) continue;
     const auto& u = *r.unexplored;
     if (layer >= u.n_layer) continue;
+    if (common && u.common_outside_mean.empty()) continue;  // a file from before the common envelope
+    const auto& mean = common ? u.common_outside_mean : u.outside_mean;
+    const auto& per = common ? u.common_outside : u.outside;
+    const double rho_v = common ? u.common_rho : u.excess_rho, lo = common ? u.common_rho_lo : u.excess_rho_lo,
+                 hi = common ? u.common_rho_hi : u.excess_rho_hi;
     Ts.insert(u.T);
     std::vector<double> x, y, ex, ey;
     const size_t H = static_cast<size_t>(u.nheads), NL = static_cast<size_t>(u.n_layer);
     for (size_t j = 0; j < u.positions.size(); ++j) {
       const double pos = static_cast<double>(u.positions[j] + 1);  // 1-based on a log axis
-      double v = u.outside_mean[j];
+      double v = mean[j];
       if (layer >= 0) {
         v = 0;
-        for (size_t h = 0; h < H; ++h) v += u.outside[(j * NL + layer) * H + h] / static_cast<double>(H);
+        for (size_t h = 0; h < H; ++h) v += per[(j * NL + layer) * H + h] / static_cast<double>(H);
       }
       x.push_back(pos), y.push_back(v);
       if (std::isfinite(u.excess[j])) ex.push_back(pos), ey.push_back(u.excess[j] * kBits);
     }
-    const QString rho = std::isfinite(u.excess_rho)
-                            ? QString(" (rho %1 [%2, %3])").arg(u.excess_rho, 0, 'f', 2).arg(u.excess_rho_lo, 0, 'f', 2)
-                                  .arg(u.excess_rho_hi, 0, 'f', 2)
+    const QString rho = std::isfinite(rho_v)
+                            ? QString(" (rho %1 [%2, %3])").arg(rho_v, 0, 'f', 2).arg(lo, 0, 'f', 2).arg(hi, 0, 'f', 2)
                             : QString();
     outside_->add_series(r.name + rho, r.color, x, y);
     if (!ex.empty()) excess_->add_series(r.name, r.color, ex, ey);

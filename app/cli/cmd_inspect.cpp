@@ -29,10 +29,22 @@ void walk(const H5File& f, const std::string& group, int depth) {
 // One file's report; its runs' summaries (named prefix + run) go to `sums` for the closing table.
 // Each run: its attributes, its training, then every registered analysis it holds, in the
 // registry's order (core/store/analysis_record.h), each saying its own lines.
-void inspect_file(const std::string& path, const std::string& prefix, bool tree, std::vector<RunSummary>& sums) {
+// quiet: the summaries only (for --table), nothing printed.
+void inspect_file(const std::string& path, const std::string& prefix, bool tree, std::vector<RunSummary>& sums,
+                  bool quiet) {
   H5File f(path, H5File::Mode::Read);
   const auto runs = read_run_records(f);  // a foreign or newer file is named, not listed as runs
   if (runs.empty()) throw Error(path + ": holds no runs (damaged, or no run was ever started in it)");
+  if (quiet) {
+    for (const auto& r : runs)
+      if (r.eval) {
+        auto s = summarize(*r.eval, prefix + r.name, r.intervention);
+        s.status = r.status;
+        s.group = prefix + r.sweep.group, s.cell = r.sweep.values;
+        sums.push_back(s);
+      }
+    return;
+  }
   std::cout << path << "\n";
   for (auto& a : f.attr_names("/"))
     if (a != "spec") std::cout << "  " << a << ": " << f.attr("/", a) << "\n";
@@ -61,16 +73,30 @@ void inspect_file(const std::string& path, const std::string& prefix, bool tree,
 Runner add_inspect(CLI::App& app, const std::string&) {
   auto paths = std::make_shared<std::vector<std::string>>();
   auto tree = std::make_shared<bool>(false);
+  auto table = std::make_shared<std::string>();
   app.add_option("files", *paths, "experiment files (HDF5); several: one table compares all their runs")->required();
   app.add_flag("--tree", *tree, "also list every dataset with its shape");
-  return [paths, tree]() {
+  app.add_option("--table", *table, "print only this table: 'runs' (every evaluated run) or 'sweep' (the sweep's "
+                 "groups over their seeds), e.g. for a document's generated tables (tools/reproduce.sh)")
+      ->check(CLI::IsMember({"runs", "sweep"}));
+  return [paths, tree, table]() {
     std::vector<RunSummary> sums;
     for (size_t i = 0; i < paths->size(); ++i) {
       const std::string& path = (*paths)[i];
-      if (i) std::cout << "\n";
-      inspect_file(path, paths->size() > 1 ? std::filesystem::path(path).stem().string() + "/" : "", *tree, sums);
+      if (i && table->empty()) std::cout << "\n";
+      inspect_file(path, paths->size() > 1 ? std::filesystem::path(path).stem().string() + "/" : "", *tree, sums,
+                   !table->empty());
     }
-    if (!sums.empty()) std::cout << "\n" << format_summary_table(sums) << format_sweep_table(sums);
+    if (*table == "runs") {
+      if (sums.empty()) throw Error("no evaluated run in the files: no 'runs' table");
+      std::cout << format_summary_table(sums);
+    } else if (*table == "sweep") {
+      const std::string t = format_sweep_table(sums);
+      if (t.empty()) throw Error("no run of a sweep in the files: no 'sweep' table");
+      std::cout << t;
+    } else if (!sums.empty()) {
+      std::cout << "\n" << format_summary_table(sums) << format_sweep_table(sums);
+    }
     return 0;
   };
 }

@@ -78,6 +78,15 @@ struct UnexploredResult {
   // positions >= T, with a percentile interval from resampling sequences. NaN when not computed.
   double excess_rho = 0, excess_rho_lo = 0, excess_rho_hi = 0;
   std::vector<double> excess;           // [npos] that excess (NaN below T or when not computed)
+  // What the excess is measured against: "fixed" (the experiment's one yardstick, the loaded
+  // model's state-reset loss: EvalResult::fixed_seq) or "own" (the run's own state-reset reference).
+  std::string excess_reference = "own";
+  // The common yardstick: the same states scored against one envelope for every run, the loaded
+  // model's states met in zero-state training windows (the baseline's own envelope). Empty when
+  // not computed (files from before it, or the detector run alone).
+  std::vector<double> common_outside;       // [npos, n_layer, nheads]
+  std::vector<double> common_outside_mean;  // [npos]
+  double common_rho = 0, common_rho_lo = 0, common_rho_hi = 0;  // Spearman with the excess, as above
 };
 
 }  // namespace statescope

@@ -69,7 +69,8 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
     const PolicySpec ps = ctx.baseline ? PolicySpec{} : ctx.policy;
     write_unexplored(file, run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, ctx.seed + 5, ctx.eval,
                                                  [&](int64_t d, int64_t t) { tick("unexplored", d, t, 0); return true; },
-                                                 ctx.baseline ? nullptr : ctx.recorded_states));
+                                                 ctx.baseline ? nullptr : ctx.recorded_states,
+                                                 ctx.common_envelopes ? ctx.common_envelopes(o) : nullptr));
   }
   if (spec.passkey) {
     auto lengths = spec.passkey->lengths;

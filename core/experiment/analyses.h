@@ -35,6 +35,9 @@ struct AnalysisContext {
   int64_t posttrain_steps = 200, posttrain_batch = 16;  // replayed by the detector unless its spec says
   int64_t eval_length = 0, eval_sequences = 32;         // the evaluation's sequences, scored by the detector
   const std::vector<torch::Tensor>* recorded_states = nullptr;  // states met in this run's post-training
+  // The detector's common yardstick for these knobs (zero_state_envelopes of the loaded model, the
+  // experiment's one per setting); empty: each run's own envelope only.
+  std::function<const std::vector<StateEnvelope>*(const UnexploredOptions&)> common_envelopes;
 };
 
 // Runs every analysis in `spec` on `model`, writing each group into `run` of `file` as it finishes.

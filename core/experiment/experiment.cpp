@@ -377,6 +377,9 @@ class ExperimentRunner {
         ctx.recorded_states = met ? &met_states : nullptr;
         ctx.posttrain_steps = rs.posttrain.steps, ctx.posttrain_batch = rs.posttrain.batch;
         ctx.eval_length = rs.eval.length, ctx.eval_sequences = rs.eval.sequences;
+        ctx.common_envelopes = [&, dir = model_ref.dir, seed = rs.seed + 5](const UnexploredOptions& o) {
+          return common_envelopes(o, dir, seed, name);  // the baseline's own envelope (its seed + 5)
+        };
         run_analyses(model, spec_.analyses, ctx, *file_, name);
       }
       file_->set_status(name, "finished");
@@ -464,6 +467,25 @@ class ExperimentRunner {
     return references_[key] = std::move(r.windowed_seq);
   }
 
+  // The detector's one yardstick: the loaded model's envelopes of zero-state training windows, as
+  // the baseline run of that seed fits them, made once per (model, knobs, seed) for every run.
+  const std::vector<StateEnvelope>* common_envelopes(const UnexploredOptions& o, const std::string& model_dir,
+                                                     uint64_t seed, const std::string& name) {
+    std::lock_guard<std::mutex> g(envelope_mu_);  // a second run needing them waits for the first
+    const auto key = std::make_tuple(model_dir, o.T, o.train_steps, o.train_batch, o.samples, o.components,
+                                     o.quantile, seed);
+    auto& slot = envelopes_[key];
+    if (!slot) {
+      report(ExperimentProgress{name, "unexplored (common envelope)", 0, 1, 0, -1, 0});
+      auto base = load_model_dir(model_dir, compute_);
+      slot = std::make_unique<std::vector<StateEnvelope>>(zero_state_envelopes(base, corpus_.train, o, seed));
+    }
+    return slot.get();
+  }
+
+  std::mutex envelope_mu_;
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t, int64_t, double, uint64_t>,
+           std::unique_ptr<std::vector<StateEnvelope>>> envelopes_;
   std::mutex reference_mu_;
   std::map<std::tuple<std::string, int64_t, int64_t, int64_t>, std::vector<float>> references_;
   // A pretraining spec's models by pretraining run (made in prepare, filled by run_pretrain), and the

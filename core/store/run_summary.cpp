@@ -164,34 +164,43 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
 std::string format_sweep_table(const std::vector<RunSummary>& runs) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<const RunSummary*>> by;
+  std::map<std::string, std::pair<size_t, std::vector<double>>> rank;  // (its policy's first appearance, cell values)
+  std::map<std::string, size_t> policy_at;
   for (const auto& r : runs) {
     if (r.cell.empty()) continue;
-    if (!by.count(r.group)) order.push_back(r.group);
+    if (!by.count(r.group)) {
+      order.push_back(r.group);
+      const std::string policy = r.group.substr(0, r.group.find('@'));
+      policy_at.emplace(policy, policy_at.size());
+      std::vector<double> values;
+      for (const auto& [field, v] : r.cell)
+        if (field != "seed") values.push_back(v);
+      rank[r.group] = {policy_at[policy], values};
+    }
     by[r.group];
     if (r.status == "finished" && !r.excess.empty()) by[r.group].push_back(&r);
   }
   if (order.empty()) return {};
-  size_t w = 5;
-  for (auto& g : order) w = std::max(w, g.size() + 2);
+  // Groups by policy (as they first appear), then by their swept values as numbers (16 before 256).
+  std::stable_sort(order.begin(), order.end(), [&](const std::string& x, const std::string& y) { return rank[x] < rank[y]; });
   // Against the one yardstick when every run has it (runs compare), else each run's own reference.
   bool fixed = true;
   for (const auto& g : order)
     for (auto* r : by[g]) fixed = fixed && !r->fixed_excess.empty();
-  std::ostringstream o;
-  o << std::left << std::setw(static_cast<int>(w)) << "group" << std::right << std::setw(6) << "seeds" << std::setw(26)
-    << (fixed ? "excess far vs base" : "excess far") << std::setw(26) << "loss far" << std::setw(26) << "norm far/T" << "\n";
-  auto stat = [](const std::vector<double>& v, int digits) {
+  auto stat = [](const std::vector<double>& v, int digits, bool sign) {
     const MeanInterval m = mean_interval(v);
     std::ostringstream c;
-    c << std::fixed << std::setprecision(digits) << std::showpos << m.mean << std::noshowpos;
-    if (m.n > 1) c << " ±" << m.half << " [" << std::showpos << m.lo << "," << m.hi << std::noshowpos << "]";
+    c << std::fixed << std::setprecision(digits) << (sign ? std::showpos : std::noshowpos) << m.mean << std::noshowpos;
+    if (m.n > 1)
+      c << " ±" << m.half << " [" << (sign ? std::showpos : std::noshowpos) << m.lo << ", " << m.hi << std::noshowpos << "]";
     return c.str();
   };
+  std::vector<std::vector<std::string>> rows{
+      {"group", "seeds", fixed ? "excess far vs base" : "excess far", "loss far", "norm far/T"}};
   for (const auto& g : order) {
     const auto& rs = by[g];
-    o << std::left << std::setw(static_cast<int>(w)) << g << std::right << std::setw(6) << rs.size();
     if (rs.empty()) {
-      o << "  (no finished run)\n";
+      rows.push_back({g, "0", "(no finished run)", "", ""});
       continue;
     }
     std::vector<double> ex, lf, nr;
@@ -199,9 +208,20 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
       ex.push_back(fixed ? r->fixed_excess.back() : r->excess.back()), lf.push_back(r->loss_far);
       if (std::isfinite(r->norm_ratio) && r->norm_ratio > 0) nr.push_back(r->norm_ratio);
     }
-    o << std::setw(26) << stat(ex, 3) << std::setw(26) << stat(lf, 3) << std::setw(26) << (nr.empty() ? "-" : stat(nr, 2)) << "\n";
+    rows.push_back({g, std::to_string(rs.size()), stat(ex, 3, true), stat(lf, 3, false), nr.empty() ? "-" : stat(nr, 2, false)});
   }
-  o << "(sweep groups: the runs of one setting over its seeds: mean ±95% t-interval [min,max]; excess far = the last "
+  std::vector<size_t> w(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); ++i) w[i] = std::max(w[i], row[i].size());  // "±" counts 2 bytes in every row alike
+  std::ostringstream o;
+  for (const auto& row : rows) {
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i == 0) o << std::left << std::setw(static_cast<int>(w[i])) << row[i];
+      else o << "  " << std::right << std::setw(static_cast<int>(w[i])) << row[i];
+    }
+    o << "\n";
+  }
+  o << "(sweep groups: the runs of one setting over its seeds: mean ±95% t-interval [min, max]; excess far = the last "
        "position bin, bits/token, "
     << (fixed ? "against the experiment's one yardstick (the loaded model's state-reset loss on the same bytes)"
               : "against each run's own state-reset reference")

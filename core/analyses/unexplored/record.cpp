@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <ostream>
 
@@ -22,17 +23,27 @@ void write_unexplored(ExperimentFile& file, const std::string& run, const Unexpl
     const std::vector<double> rho{r.excess_rho, r.excess_rho_lo, r.excess_rho_hi}, q{r.quantile};
     f.write(g + "/excess_rho", rho.data(), {3});
     f.write(g + "/quantile", q.data(), {1});
+    if (!r.common_outside.empty()) {  // the common yardstick (absent in files from before it)
+      f.write(g + "/common_outside", r.common_outside.data(), {np, NL, H});
+      write_columns(f, g, {{"common_outside_mean", &r.common_outside_mean}}, {np});
+      const std::vector<double> crho{r.common_rho, r.common_rho_lo, r.common_rho_hi};
+      f.write(g + "/common_rho", crho.data(), {3});
+    }
     describe_group(f, run, "unexplored", "outside_mean", {"position"},
                    "outside[position, layer, head]: fraction of evaluation sequences whose SSM state after the position "
                    "lies outside the envelope of the states met in training (training windows replayed under the run's "
                    "policy; per (layer, head) PCA score T^2/k + Q/E[Q] above the quantile of held-out training scores); "
                    "heldout_outside: the same for training states held out of the fit and the threshold; excess: mean "
-                   "excess loss over the stride ending at each position (NaN below T); excess_rho: Spearman rank "
-                   "correlation of outside_mean and excess over positions >= T, with a 95% interval from resampling "
-                   "sequences",
+                   "excess loss over the stride ending at each position (NaN below T), against the reference the "
+                   "excess_reference attribute names (fixed: the loaded model's state-reset loss, one for every run; "
+                   "own: the run's); excess_rho: Spearman rank correlation of outside_mean and excess over positions "
+                   ">= T, with a 95% interval from resampling sequences; common_outside, common_outside_mean, "
+                   "common_rho: the same states against one envelope for every run, the loaded model's states met in "
+                   "zero-state training windows (the baseline's own)",
                    {{"T", r.T}, {"length", r.length}, {"sequences", r.sequences}, {"n_layer", NL}, {"nheads", H},
                     {"components", r.components}, {"train_samples", r.train_samples}, {"train_steps", r.train_steps},
                     {"train_batch", r.train_batch}, {"recorded_samples", r.recorded_samples}});
+    f.set_attr(g, "excess_reference", r.excess_reference);
   });
 }
 
@@ -55,6 +66,15 @@ UnexploredResult read_unexplored(const H5File& f, const std::string& run) {
   const auto rho = g.f64("excess_rho", 3, "[rho, low, high]");
   r.excess_rho = rho[0], r.excess_rho_lo = rho[1], r.excess_rho_hi = rho[2];
   r.quantile = g.f64("quantile", 1, "[1]")[0];
+  r.excess_reference = g.attr_or("excess_reference", "own");  // files from before it: the run's own
+  if (r.excess_reference != "own" && r.excess_reference != "fixed") g.fail("attribute excess_reference is \"" + r.excess_reference + "\", not own or fixed");
+  r.common_rho = r.common_rho_lo = r.common_rho_hi = std::numeric_limits<double>::quiet_NaN();
+  if (g.has("common_outside")) {
+    r.common_outside = g.f64("common_outside", g.product({np, r.n_layer, r.nheads}), "[position, layer, head]");
+    g.columns({{"common_outside_mean", &r.common_outside_mean}}, np, "[position]");
+    const auto c = g.f64("common_rho", 3, "[rho, low, high]");
+    r.common_rho = c[0], r.common_rho_lo = c[1], r.common_rho_hi = c[2];
+  }
   return r;
 }
 
@@ -77,8 +97,22 @@ void inspect_unexplored(const RunRecord& rec, std::ostream& out) {
     if (n) std::snprintf(buf, sizeof buf, " [%lld, %lld) %.3f", (long long)lo, (long long)std::min(hi, u.length), sum / n),
            out << buf;
   }
-  std::snprintf(buf, sizeof buf, "\n    Spearman with the excess over positions >= T: %.3f (95%% %.3f to %.3f)\n",
-                u.excess_rho, u.excess_rho_lo, u.excess_rho_hi);
+  const char* against = u.excess_reference == "fixed" ? "the one yardstick" : "the run's own reference";
+  std::snprintf(buf, sizeof buf, "\n    Spearman with the excess (against %s) over positions >= T: %.3f (95%% %.3f to %.3f)\n",
+                against, u.excess_rho, u.excess_rho_lo, u.excess_rho_hi);
+  out << buf;
+  if (u.common_outside_mean.empty()) return;
+  out << "    against the loaded model's zero-state envelope (one for every run), by position:";
+  for (int64_t lo = 0, hi = std::max<int64_t>(1, u.T); lo < u.length; lo = hi, hi *= 2) {
+    double sum = 0;
+    int n = 0;
+    for (size_t j = 0; j < u.positions.size(); ++j)
+      if (u.positions[j] >= lo && u.positions[j] < hi) sum += u.common_outside_mean[j], ++n;
+    if (n) std::snprintf(buf, sizeof buf, " [%lld, %lld) %.3f", (long long)lo, (long long)std::min(hi, u.length), sum / n),
+           out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "\n    Spearman with the excess: %.3f (95%% %.3f to %.3f)\n", u.common_rho,
+                u.common_rho_lo, u.common_rho_hi);
   out << buf;
 }
 

@@ -215,11 +215,43 @@ std::vector<torch::Tensor> training_states(RecurrentLM& model, const std::vector
   return keep.states();
 }
 
+std::vector<StateEnvelope> fit_envelopes(const std::vector<torch::Tensor>& samples, const UnexploredOptions& o) {
+  // Data parallel: layer l's envelope is fitted by rank l mod N (the SVDs are most of the fixed
+  // cost) and summed over the ranks into everyone's zeros: every rank scores with the same fits.
+  std::vector<StateEnvelope> env;
+  if (samples.empty()) return env;
+  const int64_t H = samples.front().size(1), D = samples.front().size(2);
+  for (size_t l = 0; l < samples.size(); ++l) {
+    const auto& s = samples[l];
+    env.push_back(dist::mine(static_cast<int64_t>(l)) ? StateEnvelope(s, o.components, o.quantile)
+                                                      : StateEnvelope::unfitted(s.size(0), H, D, o.components));
+  }
+  std::vector<torch::Tensor> fits;
+  for (auto& e : env)
+    for (auto& t : e.parameters()) fits.push_back(t);
+  dist::reduce_over_ranks(fits);
+
+  return env;
+}
+
+std::vector<StateEnvelope> zero_state_envelopes(RecurrentLM& model, const std::vector<Document>& train,
+                                                const UnexploredOptions& o, uint64_t seed) {
+  UnexploredOptions c = o;  // the evaluation's knobs do not matter here
+  c.length = std::max<int64_t>(c.length, 1), c.sequences = std::max<int64_t>(c.sequences, 1), c.stride = 1;
+  check_options(c);
+  const auto samples = training_states(model, train, PolicySpec{}, o, seed);
+  if (samples.front().size(0) < 50)
+    throw Error("unexplored: only " + std::to_string(samples.front().size(0)) + " zero-state training states for "
+                "the common envelope; it needs 50 or more: raise analyses.unexplored.train_steps or train_batch");
+  return fit_envelopes(samples, o);
+}
+
 UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Document>& train,
                                    const std::vector<Document>& validation, const PolicySpec& ps,
                                    const UnexploredOptions& o0, uint64_t seed, const EvalResult* eval,
                                    const std::function<bool(int64_t, int64_t)>& progress,
-                                   const std::vector<torch::Tensor>* recorded) {
+                                   const std::vector<torch::Tensor>* recorded,
+                                   const std::vector<StateEnvelope>* common) {
   UnexploredOptions o = o0;
   if (o.length <= 0) o.length = default_eval_length(o.T);
   if (o.stride <= 0) o.stride = std::max<int64_t>(1, o.T / 2);
@@ -249,25 +281,19 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
                 std::to_string(o.train_steps) + " steps x " + std::to_string(o.train_batch) +
                 " windows replayed, at most 'samples' kept); the envelope needs 50 or more: raise "
                 "analyses.unexplored.train_steps or train_batch");
-  // Data parallel: layer l's envelope is fitted by rank l mod N (the SVDs are most of the fixed
-  // cost) and summed over the ranks into everyone's zeros: every rank scores with the same fits.
-  std::vector<StateEnvelope> env;
-  for (size_t l = 0; l < samples.size(); ++l) {
-    const auto& s = samples[l];
-    env.push_back(dist::mine(static_cast<int64_t>(l)) ? StateEnvelope(s, o.components, o.quantile)
-                                                      : StateEnvelope::unfitted(s.size(0), H, D, o.components));
-  }
-  std::vector<torch::Tensor> fits;
-  for (auto& e : env)
-    for (auto& t : e.parameters()) fits.push_back(t);
-  dist::reduce_over_ranks(fits);
+  const std::vector<StateEnvelope> env = fit_envelopes(samples, o);
+  if (common && common->size() != env.size())
+    throw Error("unexplored: the common envelope has " + std::to_string(common->size()) + " layers, the model " +
+                std::to_string(env.size()));
 
   // 3. Evaluation states, scored after every stride-th position; counts only.
   torch::NoGradGuard ng;
   model->eval();
   const auto seqs = eval_sequences(validation, L, S);  // the evaluation's own sequences
   auto counts = torch::zeros({npos, NL, H}, torch::kFloat64);
+  auto counts_common = torch::zeros({npos, NL, H}, torch::kFloat64);
   std::vector<double> outside_seq(static_cast<size_t>(S * npos), 0.0);
+  std::vector<double> common_seq(common ? static_cast<size_t>(S * npos) : 0, 0.0);
   const auto dev = model->output_weight().device();
   for (int64_t s0 = 0; s0 < S; s0 += eb) {
     if (!dist::mine(s0 / eb)) continue;  // another rank's batch
@@ -282,20 +308,29 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
       const int64_t end = positions[j] + 1;
       st = model->forward(tok.narrow(1, start, end - start), st.empty() ? nullptr : &st).final_state;
       start = end;
-      auto per_seq = torch::zeros({b}, torch::kFloat64);
+      auto per_seq = torch::zeros({b}, torch::kFloat64), per_seq_common = torch::zeros({b}, torch::kFloat64);
       for (int64_t l = 0; l < NL; ++l) {
-        auto out = (env[l].score(st[l].ssm.reshape({b, H, D})) > env[l].threshold()).to(torch::kFloat64);  // [b, H]
+        const auto x = st[l].ssm.reshape({b, H, D});
+        auto out = (env[l].score(x) > env[l].threshold()).to(torch::kFloat64);  // [b, H]
         counts[j][l] += out.sum(0);
         per_seq += out.sum(1);
+        if (!common) continue;
+        auto oc = ((*common)[l].score(x) > (*common)[l].threshold()).to(torch::kFloat64);  // [b, H]
+        counts_common[j][l] += oc.sum(0);
+        per_seq_common += oc.sum(1);
       }
-      for (int64_t i = 0; i < b; ++i)
+      for (int64_t i = 0; i < b; ++i) {
         outside_seq[(s0 + i) * npos + j] = per_seq[i].item<double>() / static_cast<double>(NL * H);
+        if (common) common_seq[(s0 + i) * npos + j] = per_seq_common[i].item<double>() / static_cast<double>(NL * H);
+      }
       if (progress && !progress(++done, total)) throw Error("unexplored states cancelled");
     }
   }
 
   // Counts are integers and each sequence's fraction comes from its one rank: exact in any order.
   dist::reduce_over_ranks({counts, torch::from_blob(outside_seq.data(), {S * npos}, torch::kFloat64)});
+  if (common)
+    dist::reduce_over_ranks({counts_common, torch::from_blob(common_seq.data(), {S * npos}, torch::kFloat64)});
 
   UnexploredResult r;
   r.T = o.T, r.length = L, r.sequences = S, r.n_layer = NL, r.nheads = H;
@@ -308,6 +343,12 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
   auto fm = frac.mean({1, 2}).contiguous();
   r.outside_mean.assign(fm.data_ptr<double>(), fm.data_ptr<double>() + npos);
   r.outside_seq = outside_seq;
+  if (common) {
+    auto fc = (counts_common / static_cast<double>(S)).contiguous();
+    r.common_outside.assign(fc.data_ptr<double>(), fc.data_ptr<double>() + fc.numel());
+    auto fcm = fc.mean({1, 2}).contiguous();
+    r.common_outside_mean.assign(fcm.data_ptr<double>(), fcm.data_ptr<double>() + npos);
+  }
   for (int64_t l = 0; l < NL; ++l)
     for (int64_t h = 0; h < H; ++h) {
       r.heldout_outside.push_back(env[l].heldout_outside()[h].item<double>());
@@ -317,8 +358,13 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
   // 4. The excess over each stride (positions >= T) and its rank correlation with the outside fraction.
   r.excess.assign(npos, kNaN);
   r.excess_rho = r.excess_rho_lo = r.excess_rho_hi = kNaN;
+  r.common_rho = r.common_rho_lo = r.common_rho_hi = kNaN;
   if (!eval || eval->sequences != S || eval->length != L || eval->windowed_seq.size() != static_cast<size_t>(S * L))
     return r;
+  // The one yardstick when the evaluation has it; else the run's own state-reset reference.
+  const bool fixed = eval->fixed_seq.size() == static_cast<size_t>(S * L);
+  const std::vector<float>& reference = fixed ? eval->fixed_seq : eval->windowed_seq;
+  r.excess_reference = fixed ? "fixed" : "own";
   std::vector<double> ex(static_cast<size_t>(S * npos), kNaN);  // [S, npos]
   std::vector<int64_t> used;                                     // grid points with a defined excess
   for (int64_t j = 0; j < npos; ++j) {
@@ -327,15 +373,17 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
     used.push_back(j);
     for (int64_t s = 0; s < S; ++s) {
       double sum = 0;
-      for (int64_t t = t0; t <= t1; ++t) sum += eval->nll_seq[s * L + t] - eval->windowed_seq[s * L + t];
+      for (int64_t t = t0; t <= t1; ++t) sum += eval->nll_seq[s * L + t] - reference[s * L + t];
       ex[s * npos + j] = sum / static_cast<double>(t1 - t0 + 1);
     }
   }
-  auto rho_of = [&](const std::vector<int64_t>& pick) {  // pick: sequences (with repeats)
+  // Spearman of an outside fraction ([S, npos]) and the excess over the used grid points, averaged
+  // over `pick` (sequences, with repeats).
+  auto rho_of = [&](const std::vector<double>& outside, const std::vector<int64_t>& pick) {
     std::vector<double> a, e;
     for (int64_t j : used) {
       double so = 0, se = 0;
-      for (int64_t s : pick) so += outside_seq[s * npos + j], se += ex[s * npos + j];
+      for (int64_t s : pick) so += outside[s * npos + j], se += ex[s * npos + j];
       a.push_back(so / static_cast<double>(pick.size()));
       e.push_back(se / static_cast<double>(pick.size()));
     }
@@ -343,21 +391,28 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
   };
   std::vector<int64_t> all(S);
   std::iota(all.begin(), all.end(), 0);
-  auto [rho, e_mean] = rho_of(all);
+  auto [rho, e_mean] = rho_of(outside_seq, all);
   r.excess_rho = rho;
   for (size_t i = 0; i < used.size(); ++i) r.excess[used[i]] = e_mean[i];
+  if (common) r.common_rho = rho_of(common_seq, all).first;
+  // One set of resamples for both: their intervals are of the same sequences.
   std::mt19937_64 rng(seed * 131 + 5);
-  std::vector<double> boot;
+  std::vector<double> boot, boot_common;
   for (int64_t k = 0; k < o.bootstrap; ++k) {
     std::vector<int64_t> pick(S);
     for (auto& p : pick) p = std::uniform_int_distribution<int64_t>(0, S - 1)(rng);
-    if (double v = rho_of(pick).first; std::isfinite(v)) boot.push_back(v);
+    if (double v = rho_of(outside_seq, pick).first; std::isfinite(v)) boot.push_back(v);
+    if (common)
+      if (double v = rho_of(common_seq, pick).first; std::isfinite(v)) boot_common.push_back(v);
   }
-  if (boot.size() >= 10) {
-    std::sort(boot.begin(), boot.end());
-    auto at = [&](double q) { return boot[static_cast<size_t>(std::floor(q * static_cast<double>(boot.size() - 1)))]; };
-    r.excess_rho_lo = at(0.025), r.excess_rho_hi = at(0.975);
-  }
+  auto interval = [](std::vector<double>& b, double& lo, double& hi) {
+    if (b.size() < 10) return;
+    std::sort(b.begin(), b.end());
+    auto at = [&](double q) { return b[static_cast<size_t>(std::floor(q * static_cast<double>(b.size() - 1)))]; };
+    lo = at(0.025), hi = at(0.975);
+  };
+  interval(boot, r.excess_rho_lo, r.excess_rho_hi);
+  interval(boot_common, r.common_rho_lo, r.common_rho_hi);
   return r;
 }
 

@@ -16,7 +16,11 @@
 //    stride-th position; the state after each cut is scored. Only counts are kept: memory does not
 //    grow with the length.
 // 4. With the evaluation's per-sequence losses, the Spearman rank correlation between the outside
-//    fraction and the excess loss over positions >= T, with a 95% interval from resampling sequences.
+//    fraction and the excess loss over positions >= T, with a 95% interval from resampling sequences;
+//    the excess against the experiment's one yardstick when the evaluation has it (fixed_seq).
+// 5. With `common` (zero_state_envelopes of the loaded model): the same states scored against that
+//    one envelope too, so runs compare (a run's own envelope moves with its policy: state passing's
+//    is built from passed states, so staying inside it is nearly guaranteed).
 #pragma once
 #include <functional>
 #include <random>
@@ -80,6 +84,16 @@ std::vector<torch::Tensor> training_states(RecurrentLM& model, const std::vector
                                            const UnexploredOptions& o, uint64_t seed,
                                            const std::function<bool(int64_t, int64_t)>& progress = {});
 
+// Envelopes per layer fitted to `samples` (per layer [M, H, D]; step 2 above); data parallel: each
+// layer fitted by one rank and shared.
+std::vector<StateEnvelope> fit_envelopes(const std::vector<torch::Tensor>& samples, const UnexploredOptions& o);
+
+// The common yardstick: the envelopes of `model`'s states met in zero-state training windows (what
+// the loaded model's baseline run fits as its own), for scoring every run's states against one
+// envelope. o.T, o.train_steps, o.train_batch, o.samples, o.components, o.quantile as the detector's.
+std::vector<StateEnvelope> zero_state_envelopes(RecurrentLM& model, const std::vector<Document>& train,
+                                                const UnexploredOptions& o, uint64_t seed);
+
 // The whole detector. `eval` (may be null): the run's evaluation of the same sequences, for the
 // rank correlation with the excess. `recorded` (may be null): states the trainer actually started
 // from and ended at during this run's post-training (with each step's weights, StateReservoir fed by
@@ -89,7 +103,8 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
                                    const std::vector<Document>& validation, const PolicySpec& policy,
                                    const UnexploredOptions& o, uint64_t seed, const EvalResult* eval,
                                    const std::function<bool(int64_t, int64_t)>& progress = {},
-                                   const std::vector<torch::Tensor>* recorded = nullptr);
+                                   const std::vector<torch::Tensor>* recorded = nullptr,
+                                   const std::vector<StateEnvelope>* common = nullptr);
 
 // Spearman rank correlation of x and y (average ranks for ties); NaN for fewer than 3 points.
 double spearman(const std::vector<double>& x, const std::vector<double>& y);
