@@ -9,6 +9,10 @@
 #include "core/analyses/copying/copying.h"
 #include "core/base/error.h"
 #include "core/train/samplers.h"
+#include "core/analyses/copying/record.h"
+#include "core/store/experiment_store.h"
+#include "core/store/h5file.h"
+#include "tests/scratch.h"
 
 using namespace statescope;
 
@@ -228,4 +232,60 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
   auto c = run_copying(o, zero, t, [](const StepInfo& s) { return s.step < 3; });
   EXPECT_EQ(c.train.status, "cancelled");
   EXPECT_TRUE(c.result.lengths.empty());
+}
+
+// Foreign starting states (issue 29, point 4). noise_like: per (layer, head) the mean and standard
+// deviation of the source state's entries, zero from a zero state (whose answers are then the
+// zero state's own: an oracle); the reverse task's state is a chain of BOS s SEP reverse(s) EOS;
+// evaluate_copying scores the same strings from each, prose only when text is given.
+TEST(Copying, ForeignStartsAreScoredOnTheSameStrings) {
+  Mamba2Config c;
+  c.d_model = 32, c.n_layer = 2, c.d_state = 8, c.headdim = 8, c.vocab_size = 256, c.chunk_size = 16;
+  RecurrentLM m = Mamba2LM(c);
+  m->reset_parameters(5);
+  const int64_t L = 4, T = copy_window(L), samples = 64, alphabet = 5;
+  const ModelState passed = copy_passed_state(m, samples, L, T, alphabet, false, 3);
+  const ModelState noise = noise_like(passed, 9);
+  ASSERT_EQ(noise.size(), passed.size());
+  for (size_t l = 0; l < passed.size(); ++l) {
+    ASSERT_EQ(noise[l].ssm.sizes(), passed[l].ssm.sizes());
+    EXPECT_FALSE(noise[l].conv.defined());
+    auto per_head = [](const torch::Tensor& x) { return x.transpose(0, 1).reshape({x.size(1), -1}).to(torch::kFloat64); };
+    const auto a = per_head(passed[l].ssm), b = per_head(noise[l].ssm);
+    EXPECT_TRUE(torch::allclose(b.mean(1), a.mean(1), 0, 0.15 * a.std(1).max().item<double>())) << l;
+    EXPECT_TRUE(torch::allclose(b.std(1), a.std(1), 0.1, 1e-6)) << l;
+  }
+  ModelState zero = m->zero_state(2);
+  for (auto& z : noise_like(zero, 1)) EXPECT_EQ(z.ssm.abs().max().item<double>(), 0.0);  // zero in, zero out
+  const ModelState rev = reverse_task_state(m, samples, L, T, alphabet, false, 3);
+  EXPECT_FALSE(torch::equal(rev[0].ssm, passed[0].ssm));  // another task's examples, another state
+
+  // Prose: a held-out text long enough for 4T tokens; none when every document is shorter.
+  std::vector<int32_t> text;
+  for (int i = 0; i < 2000; ++i) text.push_back("the quick brown fox jumps over the lazy dog. "[i % 45]);
+  std::vector<Document> prose{Document{"prose", TokenSpan(text), {}}};
+  auto r = evaluate_copying(m, {2, 4}, alphabet, 8, 42, L, T, false, &prose);
+  EXPECT_EQ(r.foreign, (std::vector<std::string>{"prose", "noise", "reversed"}));
+  ASSERT_EQ(r.exact_foreign.size(), 3u * 2u);
+  ASSERT_EQ(r.token_accuracy_foreign.size(), 3u * 2u);
+  for (double v : r.token_accuracy_foreign) EXPECT_TRUE(v >= 0 && v <= 1);
+  std::vector<Document> short_text{Document{"short", TokenSpan(std::vector<int32_t>(10, 'a')), {}}};
+  auto q = evaluate_copying(m, {2, 4}, alphabet, 8, 42, L, T, false, &short_text);
+  EXPECT_EQ(q.foreign, (std::vector<std::string>{"noise", "reversed"}));
+  EXPECT_EQ(q.exact, r.exact);  // the zero-state scores do not depend on the foreign starts
+  EXPECT_EQ(q.exact_passed, r.exact_passed);
+  // Through the file: the foreign starts come back in order.
+  const auto path = statescope::test::scratch("statescope_copy_foreign.h5");
+  {
+    WriteOptions w;
+    w.overwrite = true;
+    auto f = ExperimentFile::create(path, w);
+    f->begin_run({"run", "{}", "", "", "zero", 0, "", ""});
+    write_copying(*f, "run", r);
+  }
+  H5File f(path, H5File::Mode::Read);
+  const auto back = read_copying(f, "run");
+  EXPECT_EQ(back.foreign, r.foreign);
+  EXPECT_EQ(back.exact_foreign, r.exact_foreign);
+  EXPECT_EQ(back.token_accuracy_foreign, r.token_accuracy_foreign);
 }

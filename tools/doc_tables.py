@@ -70,7 +70,8 @@ def check(doc):
     problems, legacy = [], []
     for title, body in sections(text):
         blocks = BLOCK.findall(body)
-        if "<!-- generated:" in body and len(blocks) != body.count("<!-- generated:"):
+        opened = len(re.findall(r"^<!-- generated: [\w.-]+ -->$", body, re.M))
+        if opened != len(blocks):
             problems.append(f"section '{title}': a generated block is not closed as '<!-- /generated: NAME -->' after a ```text fence")
         if not blocks:
             if title and NUMBER.search(prose(body)):

@@ -1,11 +1,18 @@
 """seed_files.py — what the table tools share: LABEL=FILE[,FILE...] arguments (one experiment file
-per seed) read with h5py into per-run lists, and the "mean [min-max]" cell."""
+per seed, or one file whose sweep has the seeds) read with h5py into per-run lists, and the
+"mean ±95% t-interval [min-max]" cell."""
+import json
+import math
+
 import h5py
 import numpy as np
 
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
+
 
 def read_runs(arg, group, read):
-    """arg 'LABEL=F1,F2,...' -> (label, {run: [read(h5 group) per file that has run/group]})."""
+    """arg 'LABEL=F1,F2,...' -> (label, {run: [read(h5 group) per file that has run/group]}); the
+    runs of a sweep are gathered by their group (the run's name without its seed)."""
     label, _, files = arg.partition("=")
     if not files:
         raise SystemExit(f"{arg!r}: expected LABEL=FILE[,FILE...]")
@@ -15,10 +22,15 @@ def read_runs(arg, group, read):
             # in the order the runs started (the spec's order), not h5py's alphabetical one
             for run in sorted(h, key=lambda r: str(h[r].attrs.get("started", ""))):
                 if isinstance(h[run], h5py.Group) and group in h[run]:
-                    runs.setdefault(run, []).append(read(h[run][group]))
+                    spec = json.loads(h[run].attrs.get("spec", "{}") or "{}").get("run", {})
+                    runs.setdefault(spec.get("sweep_group", run), []).append(read(h[run][group]))
     return label, runs
 
 
 def cell(col, digits=2):
+    """mean ±95% t-interval over the seeds [min-max]; the value alone for one seed."""
     col = np.asarray(col, dtype=float)
-    return f"{col.mean():.{digits}f} [{col.min():.{digits}f}-{col.max():.{digits}f}]"
+    if len(col) == 1:
+        return f"{col[0]:.{digits}f}"
+    half = (T975[len(col) - 2] if len(col) <= 11 else 1.96) * col.std(ddof=1) / math.sqrt(len(col))
+    return f"{col.mean():.{digits}f} ±{half:.{digits}f} [{col.min():.{digits}f}-{col.max():.{digits}f}]"

@@ -18,11 +18,14 @@ from seed_files import cell, read_runs
 def copying(label, runs):
     for run, per in runs.items():
         L = int(per[0]["L"])
-        print(f"{label} {run}: copying exact match (zero state | passed state), {len(per)} seeds, mean [min-max]; L = {L}")
+        foreign = str(per[0].get("foreign", "")).split(",") if "exact_foreign" in per[0] else []
+        print(f"{label} {run}: copying exact match by starting state, {len(per)} seeds, mean ±95% [min-max]; L = {L}")
+        head = ["zero", "passed"] + foreign
+        print("  length  " + "".join(f"{h:>26}" for h in head))
         for i, n in enumerate(per[0]["length"]):
-            z = [p["exact"][i] for p in per]
-            q = [p["exact_passed"][i] for p in per]
-            print(f"  {n:6d}  {cell(z):>18} | {cell(q):<18}{'   > L' if n > L else ''}")
+            cols = [[p["exact"][i] for p in per], [p["exact_passed"][i] for p in per]]
+            cols += [[p["exact_foreign"][k][i] for p in per] for k in range(len(foreign))]
+            print(f"  {n:6d}  " + "".join(f"{cell(c):>26}" for c in cols) + ("   > L" if n > L else ""))
         tz = np.mean([p["token_accuracy"] for p in per], axis=0)
         tq = np.mean([p["token_accuracy_passed"] for p in per], axis=0)
         print("  per-token accuracy, mean: " + " ".join(f"{x:.2f}" for x in tz) + " / " + " ".join(f"{x:.2f}" for x in tq))
@@ -32,7 +35,7 @@ def passkey(label, runs):
     for run, per in runs.items():
         L, D = per[0]["length"], per[0]["depth"]
         acc = np.array([p["accuracy"].reshape(len(L), -1) for p in per])  # [seeds, L, D]
-        print(f"{label} {run}: passkey exact match, {len(per)} seeds, mean [min-max]")
+        print(f"{label} {run}: passkey exact match, {len(per)} seeds, mean ±95% [min-max]")
         print("  length  " + "".join(f"{'depth ' + str(d):>20}" for d in D) + f"{'mean over depths':>20}")
         for i, n in enumerate(L):
             row = "".join(f"{cell(acc[:, i, j]):>20}" for j in range(len(D)))
@@ -41,11 +44,11 @@ def passkey(label, runs):
 
 def babi(label, runs):
     for run, per in runs.items():
-        print(f"{label} {run}: bAbI, {len(per)} seeds, mean [min-max]")
-        print(f"  length  {'greedy':>20}{'choice':>20}{'last-mentioned':>20}")
+        print(f"{label} {run}: bAbI, {len(per)} seeds, mean ±95% [min-max]")
+        print(f"  length  {'greedy':>26}{'choice':>26}{'last-mentioned':>26}")
         for i, n in enumerate(per[0]["length"]):
             cols = [[p[k][i] for p in per] for k in ("accuracy", "choice_accuracy", "last_mentioned_accuracy")]
-            print(f"  {n:6d}  " + "".join(f"{cell(c):>20}" for c in cols))
+            print(f"  {n:6d}  " + "".join(f"{cell(c):>26}" for c in cols))
 
 
 def read_group(g):

@@ -166,6 +166,10 @@ void TablesView::set_runs(const Runs& runs) {
           cell = QString("%1 (%2)").arg(c.exact[k], 0, 'f', 2).arg(c.token_accuracy[k], 0, 'f', 2);
           if (!c.exact_passed.empty())
             cell += QString(" | %1 (%2)").arg(c.exact_passed[k], 0, 'f', 2).arg(c.token_accuracy_passed[k], 0, 'f', 2);
+          QStringList foreign;  // exact match from each foreign start, in the cell's tooltip
+          for (size_t f = 0; f < c.foreign.size(); ++f)
+            foreign << QString("%1 %2").arg(QString::fromStdString(c.foreign[f])).arg(c.exact_foreign[f * ls.size() + k], 0, 'f', 2);
+          if (!foreign.empty()) cell += QString(" | %1").arg(foreign.join(", "));
         } else {  // greedy / choice [last-mentioned baseline]
           const auto& b = *cols[j]->babi;
           cell = QString("%1 / %2").arg(b.accuracy[k], 0, 'f', 2).arg(b.choice_accuracy[k], 0, 'f', 2);

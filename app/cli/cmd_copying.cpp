@@ -9,6 +9,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/progress.h"
 #include "core/analyses/copying/copying.h"
+#include "core/data/corpus.h"
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 #include "core/compute/runtime.h"
@@ -68,6 +69,8 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     const std::string out = dist::rank_output(o->output);  // data parallel: rank 0's file is the one kept
     std::unique_ptr<ExperimentFile> file = o->append && out == o->output ? ExperimentFile::open(out, w)
                                            : ExperimentFile::create(out, out == o->output ? w : WriteOptions{});
+    // The prose start: the embedded corpus's held-out novel, as a spec on the embedded data has it.
+    const Corpus prose = load_austen(default_corpus_path());
     for (uint64_t seed : o->seeds) {
       for (size_t p = 0; p < o->policies.size(); ++p) {
         const std::string& kind = o->policies[p];
@@ -91,7 +94,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
                         (long long)s.step, (long long)s.steps, s.loss, s.tokens_per_s, fmt_eta(s.eta_s).c_str());
           line.update(buf, s.step == s.steps);
           return !interrupted();
-        });
+        }, default_compute(), &prose.validation);
         line.done();
         if (r.train.status != "finished") {
           file->set_status(run, r.train.status, r.train.message);

@@ -102,6 +102,13 @@ struct CopyResult {
   std::vector<double> token_accuracy_passed;  // the final state of a training-format example
   int64_t samples = 0, L = 0, alphabet = 0, T = 0;  // T: training window
   bool conv_passed = false;            // whether the passed state included the conv state
+  // The same strings from foreign starting states (none is in any policy's training distribution):
+  // "prose": the state after 4T tokens of held-out English prose; "noise": IID Gaussian per (layer,
+  // head) with the mean and std of the passed states' entries (the scale of trained states);
+  // "reversed": the state after a chain of another task's examples (BOS s SEP reverse(s) EOS).
+  std::vector<std::string> foreign;              // [k] names, in that order (prose only when given text)
+  std::vector<double> exact_foreign;             // [k, n]
+  std::vector<double> token_accuracy_foreign;    // [k, n]
 };
 
 // bAbI-style single-supporting-fact questions in long prose: accuracy per context length.

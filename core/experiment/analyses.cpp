@@ -107,7 +107,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
     auto r = run_copying(o, ctx.policy, spec.copying->train, [&](const StepInfo& s) {
       file.append_train(run + "/copying", s);
       return !ctx.progress || ctx.progress("copying", s.step, s.steps, s.loss);
-    }, ctx.compute);
+    }, ctx.compute, ctx.validation);  // held-out prose: one of the foreign starting states
     if (r.train.status != "finished") throw Error("copying " + r.train.status + ": " + r.train.message);
     write_copying(file, run, r.result);
   }

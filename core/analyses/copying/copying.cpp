@@ -4,6 +4,8 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
+
 #include "core/base/error.h"
 #include "core/dist/comm.h"
 #include "core/model/checkpoint.h"
@@ -93,15 +95,36 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
   return {exact, tok};
 }
 
-ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
-                             uint64_t seed, int64_t chain) {
+ModelState noise_like(const ModelState& s, uint64_t seed) {
+  auto gen = at::detail::createCPUGenerator(seed);
+  ModelState out;
+  for (const auto& l : s) {
+    auto x = l.ssm.detach().to(torch::kCPU, torch::kFloat64);  // [b, H, ...]
+    auto flat = x.transpose(0, 1).reshape({x.size(1), -1});     // [H, b * rest]
+    auto mean = flat.mean(1), std = flat.std(1, /*unbiased=*/false);
+    std::vector<int64_t> view(x.dim(), 1);
+    view[1] = x.size(1);
+    auto z = at::normal(0.0, 1.0, x.sizes(), gen).to(torch::kFloat64);
+    LayerState n;
+    n.ssm = (z * std.view(view) + mean.view(view)).to(l.ssm.options());
+    out.push_back(std::move(n));  // conv undefined: zeros
+  }
+  return out;
+}
+
+namespace {
+
+// The state after `chain` batches of documents made by docs(c) ([batch] rows of T tokens each),
+// each batch from the previous one's final state; conv state kept only when conv_passed.
+template <class Docs>
+ModelState state_after_chain(RecurrentLM& model, int64_t batch, int64_t T, bool conv_passed, int64_t chain, Docs docs_of) {
   torch::NoGradGuard ng;
   model->eval();
   const auto dev = model->output_weight().device();
   const ForwardOptions fo = model->forward_options();
   ModelState st;
   for (int64_t c = 0; c < chain; ++c) {
-    auto docs = copy_training_docs(batch, T, 1, L, alphabet, seed + 1000003 * static_cast<uint64_t>(c));
+    const std::vector<Document> docs = docs_of(c);
     auto x = torch::empty({batch, T}, torch::kInt64);  // [batch, T]: one padded example per row
     for (int64_t b = 0; b < batch; ++b) docs[b].tokens.copy(0, T, x.data_ptr<int64_t>() + b * T);
     st = detach_state(model->forward(x.to(dev), st.empty() ? nullptr : &st, fo).final_state);
@@ -111,8 +134,56 @@ ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64
   return st;
 }
 
+// The state after 4T tokens of prose: `batch` windows drawn from `prose`; empty when the text is
+// too short or holds an id the model does not have.
+ModelState prose_state(RecurrentLM& model, int64_t batch, int64_t T, const std::vector<Document>& prose, uint64_t seed) {
+  const int64_t P = 4 * T, vocab = model->vocab_size();
+  std::vector<const Document*> long_enough;
+  for (const auto& d : prose)
+    if (d.tokens.size() > static_cast<size_t>(P)) long_enough.push_back(&d);
+  if (long_enough.empty()) return {};
+  std::mt19937_64 rng(seed);
+  auto x = torch::empty({batch, P}, torch::kInt64);  // [batch, 4T]
+  for (int64_t b = 0; b < batch; ++b) {
+    const Document& d = *long_enough[std::uniform_int_distribution<size_t>(0, long_enough.size() - 1)(rng)];
+    const size_t at = std::uniform_int_distribution<size_t>(0, d.tokens.size() - static_cast<size_t>(P) - 1)(rng);
+    d.tokens.copy(at, P, x.data_ptr<int64_t>() + b * P);
+  }
+  if (x.max().item<int64_t>() >= vocab || x.min().item<int64_t>() < 0) return {};  // another tokenizer's ids
+  torch::NoGradGuard ng;
+  model->eval();
+  auto st = detach_state(model->forward(x.to(model->output_weight().device()), nullptr, model->forward_options()).final_state);
+  for (auto& l : st) l.conv = torch::Tensor();
+  return st;
+}
+
+}  // namespace
+
+ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
+                             uint64_t seed, int64_t chain) {
+  return state_after_chain(model, batch, T, conv_passed, chain, [&](int64_t c) {
+    return copy_training_docs(batch, T, 1, L, alphabet, seed + 1000003 * static_cast<uint64_t>(c));
+  });
+}
+
+ModelState reverse_task_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
+                              uint64_t seed, int64_t chain) {
+  return state_after_chain(model, batch, T, conv_passed, chain, [&](int64_t c) {
+    std::mt19937_64 rng(seed + 1000003 * static_cast<uint64_t>(c));
+    std::uniform_int_distribution<int64_t> len(1, L);
+    std::vector<TaskExample> ex;
+    for (int64_t b = 0; b < batch; ++b) {
+      TaskExample e = make_copy_example(len(rng), alphabet, rng);
+      const size_t n = (e.ids.size() - 3) / 2;  // BOS s SEP s EOS: the copy is ids[n + 2, 2n + 2)
+      std::reverse(e.ids.begin() + static_cast<std::ptrdiff_t>(n + 2), e.ids.begin() + static_cast<std::ptrdiff_t>(2 * n + 2));
+      ex.push_back(std::move(e));
+    }
+    return task_documents(ex, T, 1, kCopyPad, "reverse");
+  });
+}
+
 CopyResult evaluate_copying(RecurrentLM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
-                            uint64_t seed, int64_t L, int64_t T, bool conv_passed) {
+                            uint64_t seed, int64_t L, int64_t T, bool conv_passed, const std::vector<Document>* prose) {
   model->eval();
   CopyResult r;
   r.lengths = lengths;
@@ -125,11 +196,23 @@ CopyResult evaluate_copying(RecurrentLM& model, const std::vector<int64_t>& leng
   const ModelState passed = copy_passed_state(model, samples, L, T, alphabet, conv_passed, seed + 7);
   std::tie(r.exact_passed, r.token_accuracy_passed) =
       score_copying(*model_answerer(model, &passed), lengths, alphabet, samples, seed);  // the same strings
+  // Foreign starting states, the same strings again.
+  std::vector<std::pair<std::string, ModelState>> starts;
+  if (prose)
+    if (auto p = prose_state(model, samples, T, *prose, seed + 11); !p.empty()) starts.emplace_back("prose", std::move(p));
+  starts.emplace_back("noise", noise_like(passed, seed + 13));
+  starts.emplace_back("reversed", reverse_task_state(model, samples, L, T, alphabet, conv_passed, seed + 17));
+  for (auto& [name, st] : starts) {
+    auto [e, t] = score_copying(*model_answerer(model, &st), lengths, alphabet, samples, seed);
+    r.foreign.push_back(name);
+    r.exact_foreign.insert(r.exact_foreign.end(), e.begin(), e.end());
+    r.token_accuracy_foreign.insert(r.token_accuracy_foreign.end(), t.begin(), t.end());
+  }
   return r;
 }
 
 CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptions t, const ProgressFn& progress,
-                    const Compute& compute) {
+                    const Compute& compute, const std::vector<Document>* prose) {
   PolicySpec ps = policy;
   if (ps.pass_conv < 0) ps.pass_conv = 0;  // copying hands over the SSM state only, unless asked
   const int64_t window = opt.T > 0 ? opt.T : copy_window(opt.L);
@@ -170,7 +253,7 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
   if (lengths.empty())
     lengths = {std::max<int64_t>(1, opt.L / 2), opt.L, opt.L * 3 / 2, 2 * opt.L, 3 * opt.L, 4 * opt.L};
   out.result = evaluate_copying(model, lengths, opt.alphabet, opt.eval_samples, opt.seed + 3, opt.L, window,
-                                ps.conv_passed());
+                                ps.conv_passed(), prose);
   return out;
 }
 

@@ -3,8 +3,10 @@
 // BOS s SEP s EOS, s a random string over a small alphabet, padded to the window and never cut;
 // the loss covers only the copy and EOS (the source half is unlearnable noise). A fresh model is
 // trained with any initial-state policy and evaluated on strings up to 4L (and past) long: exact
-// match and per-token accuracy of |s| greedy tokens after "BOS s SEP", from a zero state and from a
-// passed state (the final state of a chain of training-format examples, as state passing trains).
+// match and per-token accuracy of |s| greedy tokens after "BOS s SEP", from a zero state, from a
+// passed state (the final state of a chain of training-format examples, as state passing trains),
+// and from foreign states none of the policies trained from (prose, noise at the trained states'
+// scale, another task's state: CopyResult::foreign).
 //
 // Byte-level tokens: letters 'a'.., BOS = 1, SEP = '|', EOS = '\n', PAD = 0. Training window
 // T = 2L + 3 by default: the longest example fills it. State passing hands over the SSM state of
@@ -58,9 +60,21 @@ std::pair<std::vector<double>, std::vector<double>> score_copying(Answerer& answ
 ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
                              uint64_t seed, int64_t chain = 4);
 
-// Evaluates a model on fresh strings of each length, from a zero state and from a passed state.
+// A state like `s` whose SSM entries are IID Gaussian with the mean and standard deviation of `s`'s
+// entries per (layer, head) (over batch and the head's other axes); conv states zero. Same shape.
+ModelState noise_like(const ModelState& s, uint64_t seed);
+
+// The state after `chain` examples of the reverse task (BOS s SEP reverse(s) EOS, lengths 1..L,
+// padded to T) run one after another from zero: a state from another task, same format.
+ModelState reverse_task_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
+                              uint64_t seed, int64_t chain = 4);
+
+// Evaluates a model on fresh strings of each length, from a zero state, from a passed state, and
+// from the foreign states of CopyResult::foreign (prose from `prose` documents when given: windows
+// of 4T tokens, all ids < the model's vocabulary, else no prose start).
 CopyResult evaluate_copying(RecurrentLM& model, const std::vector<int64_t>& lengths, int64_t alphabet, int64_t samples,
-                            uint64_t seed, int64_t L, int64_t T, bool conv_passed);
+                            uint64_t seed, int64_t L, int64_t T, bool conv_passed,
+                            const std::vector<Document>* prose = nullptr);
 
 // Builds a fresh model (opt.model, seeded), trains it on copying with `policy` (after
 // opt.pretrain_steps zero-state steps when set; the history then holds both phases), evaluates it.
@@ -71,6 +85,7 @@ struct CopyRun {
   CopyResult result;
 };
 CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptions train_opt,
-                    const ProgressFn& progress = {}, const Compute& compute = default_compute());
+                    const ProgressFn& progress = {}, const Compute& compute = default_compute(),
+                    const std::vector<Document>* prose = nullptr);
 
 }  // namespace statescope

@@ -15,12 +15,22 @@ void write_copying(ExperimentFile& file, const std::string& run, const CopyResul
     write_columns(f, g, {{"exact", &r.exact}, {"token_accuracy", &r.token_accuracy}, {"exact_passed", &r.exact_passed},
                          {"token_accuracy_passed", &r.token_accuracy_passed}},
                   {n});
+    if (!r.foreign.empty()) {  // the same strings from foreign starting states
+      const int64_t k = static_cast<int64_t>(r.foreign.size());
+      f.write(g + "/exact_foreign", r.exact_foreign.data(), {k, n});
+      f.write(g + "/token_accuracy_foreign", r.token_accuracy_foreign.data(), {k, n});
+      std::string names;
+      for (const auto& x : r.foreign) names += (names.empty() ? "" : ",") + x;
+      f.set_attr(g, "foreign", names);
+    }
     describe_group(f, run, "copying", "exact", {"length"},
                    "fresh model trained on examples BOS s SEP s EOS (strings of 1..L letters, one example per window "
                    "of T tokens, padded, loss on the copy and EOS only); evaluated on 'BOS s SEP', decoding |s| "
                    "tokens greedily; exact = whole string right, token_accuracy = fraction of right letters; "
                    "*_passed: each prompt starts from the final state of a training-format example (conv state "
-                   "too iff conv_passed)",
+                   "too iff conv_passed); *_foreign [start, length]: from the foreign states the attribute foreign "
+                   "names in order (prose: after 4T tokens of held-out prose; noise: IID Gaussian with the passed "
+                   "states' mean and std per layer and head; reversed: after a chain of reverse-task examples)",
                    {{"conv_passed", r.conv_passed ? 1 : 0}, {"L", r.L}, {"alphabet", r.alphabet}, {"T", r.T},
                     {"samples", r.samples}});
   });
@@ -36,6 +46,18 @@ CopyResult read_copying(const H5File& f, const std::string& run) {
   g.columns({{"exact", &r.exact}, {"token_accuracy", &r.token_accuracy}, {"?exact_passed", &r.exact_passed},
              {"?token_accuracy_passed", &r.token_accuracy_passed}},
             n, "[length]");
+  if (g.has("exact_foreign")) {  // files from before the foreign starts have none
+    const std::string names = g.attr_or("foreign", "");
+    for (size_t a = 0; a < names.size();) {
+      size_t b = names.find(',', a);
+      if (b == std::string::npos) b = names.size();
+      r.foreign.push_back(names.substr(a, b - a));
+      a = b + 1;
+    }
+    const int64_t k = g.count(r.foreign.size());
+    r.exact_foreign = g.f64("exact_foreign", g.product({k, n}), "[start, length]");
+    r.token_accuracy_foreign = g.f64("token_accuracy_foreign", g.product({k, n}), "[start, length]");
+  }
   r.conv_passed = g.attr_int("conv_passed") == 1;
   r.L = g.attr_int("L");
   r.alphabet = g.attr_int("alphabet");
@@ -55,6 +77,13 @@ void inspect_copying(const RunRecord& rec, std::ostream& out) {
     if (!c.exact_passed.empty()) out << " | " << c.exact_passed[i] << " (" << c.token_accuracy_passed[i] << ")";
   }
   out << "\n";
+  const size_t n = c.lengths.size();
+  for (size_t k = 0; k < c.foreign.size(); ++k) {
+    out << "    from a foreign state, " << c.foreign[k] << ":";
+    for (size_t i = 0; i < n; ++i)
+      out << " " << c.lengths[i] << ": " << c.exact_foreign[k * n + i] << " (" << c.token_accuracy_foreign[k * n + i] << ")";
+    out << "\n";
+  }
 }
 
 }  // namespace statescope

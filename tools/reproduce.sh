@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# reproduce.sh — regenerates the generated tables of docs/analyses-results.md: runs each recipe's
+# experiments, writes its table to docs/results/NAME.txt (headed by how, where and how long it was
+# made), then puts every table into the page (tools/doc_tables.py write). The test
+# Docs.TablesAreTheLastRunsOutput checks that the page quotes these files and no hand-copied number.
+#
+#   bash tools/reproduce.sh              every recipe (wall times: docs/analyses-results.md)
+#   bash tools/reproduce.sh NAME ...     those recipes only;  --list: the recipes
+# Env: STATESCOPE_CLI (default build/bin/statescope-cli), OUT (the experiment files; default
+# build/reproduce), JOBS (runs at once inside each experiment, one thread each; default 2),
+# TABLES_ONLY=1 (remake the tables from the experiment files a previous run left in OUT, e.g. after
+# a change to a table's format; the header keeps that run's date and wall time).
+set -euo pipefail
+# STATESCOPE_ROOT: the repository, when the script runs from a copy (bash <(cat tools/reproduce.sh):
+# bash reads a script file as it goes, so editing it under a running one would break that run).
+root=${STATESCOPE_ROOT:-$(cd "$(dirname "$0")/.." && pwd)}
+cli=$(realpath "${STATESCOPE_CLI:-$root/build/bin/statescope-cli}")
+out=${OUT:-$root/build/reproduce}
+mkdir -p "$out" "$root/docs/results"
+out=$(cd "$out" && pwd)
+jobs=${JOBS:-2}
+export STATESCOPE_THREADS=1
+
+# --- recipes: `step` runs statescope-cli in $out, `table` adds its output to the recipe's table ----
+
+# Issue 29 point 1: does a failure past T arise by itself with Mamba-2's default initialisation?
+recipe_failure_sweep() {
+  fresh failure_sweep_models
+  step run data/experiments/failure_sweep.json -o failure_sweep.h5 --jobs "$jobs" --yes --overwrite
+  table inspect failure_sweep.h5 --table sweep
+}
+
+# The same at T = 16, the smallest and largest state, trained 4x longer.
+recipe_failure_long() {
+  fresh failure_sweep_long_models
+  step run data/experiments/failure_sweep_long.json -o failure_sweep_long.h5 --jobs "$jobs" --overwrite
+  table inspect failure_sweep_long.h5 --table sweep
+}
+
+# The demo's six runs, seed 0: each run's own excess and the one yardstick.
+recipe_demo() {
+  step run data/experiments/demo.json -o demo.h5 --jobs "$jobs" --overwrite
+  table inspect demo.h5 --table runs
+}
+
+# The demo's policies over 3 seeds and 3 post-training lengths.
+recipe_sweep() {
+  step run data/experiments/sweep.json -o sweep.h5 --jobs "$jobs" --overwrite
+  table inspect sweep.h5 --table sweep
+}
+
+# Issue 29 point 5: the detector over 3 seeds, each run also against one envelope for every run.
+recipe_unexplored() {
+  step run data/experiments/unexplored_seeds.json -o unexplored_seeds.h5 --jobs "$jobs" --overwrite
+  pytable tools/unexplored_table.py unexplored_seeds.h5
+}
+
+# Issue 29 point 3: bAbI with the model as loaded and all five policies, 3 seeds, 100 questions.
+recipe_babi() {
+  step run data/experiments/babi_controls.json -o babi_controls.h5 --jobs "$jobs" --overwrite
+  pytable tools/task_tables.py babi=babi_controls.h5
+}
+
+# Issue 29 point 4: copying from a zero, a passed and three foreign states, 3 seeds.
+recipe_copying() {
+  for s in 0 1 2; do step run data/experiments/copying.json -o "copying_s$s.h5" --seed "$s" --jobs "$jobs" --overwrite; done
+  pytable tools/task_tables.py copying=copying_s0.h5,copying_s1.h5,copying_s2.h5
+}
+
+recipes=(failure_sweep failure_long demo sweep unexplored babi copying)
+
+# --- machinery -------------------------------------------------------------------------------------
+shown() {  # a command as the page shows it: statescope-cli and paths inside the repository
+  local s="statescope-cli"
+  for a in "$@"; do s+=" ${a#"$root"/}"; done
+  printf '%s' "$s"
+}
+fresh() { [[ -n $skip_steps ]] || rm -rf "$@"; }  # an output folder the experiment makes anew
+step() {
+  commands+=("# $(shown "$@")")
+  [[ -z $skip_steps ]] || return 0
+  local args=()
+  for a in "$@"; do [[ -e "$root/$a" ]] && args+=("$root/$a") || args+=("$a"); done
+  (cd "$out" && "$cli" "${args[@]}") >"$out/$name.log" 2>&1 || { echo "reproduce: $name failed; see $out/$name.log" >&2; exit 1; }
+}
+table() {
+  commands+=("# $(shown "$@")")
+  body+=$(cd "$out" && "$cli" "$@")$'\n'
+}
+
+pytable() {  # a table tool of tools/ (h5py: the dev environment's Python)
+  commands+=("# python3 $1 ${*:2}")
+  body+=$(cd "$out" && "$python" "$root/$1" "${@:2}")$'\n'
+}
+python=${STATESCOPE_PYTHON:-$root/.venv/bin/python}
+[[ -x $python ]] || python=python3
+
+if [[ ${1:-} == --list ]]; then printf '%s\n' "${recipes[@]}"; exit 0; fi
+chosen=("$@")
+[[ ${#chosen[@]} -gt 0 ]] || chosen=("${recipes[@]}")
+for name in "${chosen[@]}"; do
+  declare -F "recipe_$name" >/dev/null || { echo "reproduce: no recipe '$name' (known: ${recipes[*]})" >&2; exit 2; }
+done
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')
+version=$("$cli" --version 2>/dev/null | head -1)
+for name in "${chosen[@]}"; do
+  commands=() body="" skip_steps=""
+  made="$out/$name.made"  # "<date> <cpu> | <cores> | <jobs> | <wall s> | <version>" of the run that made the files
+  if [[ -n ${TABLES_ONLY:-} ]]; then
+    [[ -f $made ]] || { echo "reproduce: TABLES_ONLY, but $name was never run into $out" >&2; exit 1; }
+    skip_steps=1
+  fi
+  t0=$(date +%s)
+  echo "reproduce: $name ..."
+  pushd "$out" >/dev/null
+  "recipe_$name"
+  popd >/dev/null
+  if [[ -z $skip_steps ]]; then
+    echo "$(date -u +%Y-%m-%d), $cpu, $(nproc) cores, $jobs jobs x 1 thread, wall $(( $(date +%s) - t0 )) s, $version" >"$made"
+  fi
+  {
+    echo "# tools/reproduce.sh $name: $(cat "$made")"
+    printf '%s\n' "${commands[@]}"
+    printf '%s' "$body"
+  } >"$root/docs/results/$name.txt"
+  echo "reproduce: $name done in $(( $(date +%s) - t0 )) s -> docs/results/$name.txt"
+done
+python3 "$root/tools/doc_tables.py" write
