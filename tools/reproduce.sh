@@ -67,7 +67,13 @@ recipe_copying() {
   pytable tools/task_tables.py copying=copying_s0.h5,copying_s1.h5,copying_s2.h5
 }
 
-recipes=(failure_sweep failure_long demo sweep unexplored babi copying)
+# Issue 29 point 3: Effective Remembrance with the zero-state control, 3 seeds.
+recipe_effrem() {
+  step run data/experiments/effrem_controls.json -o effrem_controls.h5 --jobs "$jobs" --overwrite
+  pytable tools/effrem_table.py embedded=effrem_controls.h5
+}
+
+recipes=(failure_sweep failure_long demo sweep unexplored effrem copying babi)
 
 # --- machinery -------------------------------------------------------------------------------------
 shown() {  # a command as the page shows it: statescope-cli and paths inside the repository
