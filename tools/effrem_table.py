@@ -3,8 +3,8 @@
 
 Usage: effrem_table.py LABEL=FILE[,FILE...] [LABEL=FILE,...]  (one FILE per seed)
 
-For every label, run and context length T in the files: EffRem_T(t) at each grid point t < T,
-mean over the files (seeds) with the range [min-max] in brackets. Reads the files with h5py only
+For every label and context length T in the files: EffRem_T(t) at each grid point t < T, one
+column per run (a sweep's seeds gathered by group), mean ±95% t-interval over the seeds [min-max]. Reads the files with h5py only
 (run/effrem/{T, t, value}), so it is also a check that other tools read them.
 """
 import sys
@@ -20,16 +20,23 @@ def main(args):
         return 2
     for arg in args:
         label, runs = read_runs(arg, "effrem", lambda g: (g["T"][:], g["t"][:], g["value"][:]))
-        data = {}  # (run, T) -> list of (t, value) per file
+        data = {}  # T -> {run: list of (t, value) per file}
         for run, per in runs.items():
             for Ts, t, v in per:
                 for i, T in enumerate(Ts):
-                    data.setdefault((run, int(T)), []).append((t, v[i]))
-        for (run, T), per in sorted(data.items()):
-            t = per[0][0]
-            vals = np.array([p[1] for p in per])
-            cells = [f"t={t[j]}: {cell(vals[:, j], 3)}" for j in np.nonzero(t < T)[0]]
-            print(f"{label} {run} T={T} ({len(per)} seeds): " + ", ".join(cells))
+                    data.setdefault(int(T), {}).setdefault(run, []).append((t, v[i]))
+        for T in sorted(data):
+            by_run = data[T]
+            names = list(by_run)
+            t = by_run[names[0]][0][0]
+            seeds = len(by_run[names[0]])
+            print(f"{label}: EffRem_T(t) at T = {T}, {seeds} seed(s), mean ±95% [min-max]")
+            cols = {run: np.array([p[1] for p in per]) for run, per in by_run.items()}
+            w = 30
+            print(f"  {'t':>6}  " + "".join(f"{n:>{w}}" for n in names))
+            for j in np.nonzero(t < T)[0]:
+                print(f"  {int(t[j]):>6}  " + "".join(f"{cell(cols[n][:, j], 3):>{w}}" for n in names))
+            print()
     return 0
 
 
