@@ -22,8 +22,9 @@ UnexploredView::UnexploredView(QWidget* parent) : QWidget(parent) {
   // Which envelope: each run's own (it moves with the policy) or one for every run (the loaded
   // model's zero-state training states), where the file has it.
   envelope_ = new QComboBox(this);
-  envelope_->addItem(tr("each run's own"));
-  envelope_->addItem(tr("common (loaded model, zero state)"));
+  envelope_->addItem(tr("own"));     // short: the toolbar shares its width with the plot's own tools
+  envelope_->addItem(tr("common"));
+  envelope_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
   envelope_->setToolTip(tr("own: the states each run met in training under its policy (state passing's envelope "
                            "holds passed states); common: one envelope for every run, so runs compare"));
   outside_->toolbar()->insertWidget(2, new QLabel(tr("envelope"), this));
