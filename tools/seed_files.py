@@ -27,10 +27,15 @@ def read_runs(arg, group, read):
     return label, runs
 
 
-def cell(col, digits=2):
-    """mean ±95% t-interval over the seeds [min-max]; the value alone for one seed."""
-    col = np.asarray(col, dtype=float)
+def cell(col, digits=2, sign=False, spread=True):
+    """mean ±95% t-interval over the seeds, then [min-max] unless spread is False; the value alone
+    for one seed; NaNs dropped ("-" when none is left)."""
+    col = np.asarray([x for x in np.asarray(col, dtype=float).ravel() if np.isfinite(x)])
+    if len(col) == 0:
+        return "-"
+    f = f"{{:{'+' if sign else ''}.{digits}f}}"
     if len(col) == 1:
-        return f"{col[0]:.{digits}f}"
+        return f.format(col[0])
     half = (T975[len(col) - 2] if len(col) <= 11 else 1.96) * col.std(ddof=1) / math.sqrt(len(col))
-    return f"{col.mean():.{digits}f} ±{half:.{digits}f} [{col.min():.{digits}f}-{col.max():.{digits}f}]"
+    out = f.format(col.mean()) + f" ±{half:.{digits}f}"
+    return out + (f" [{col.min():.{digits}f}-{col.max():.{digits}f}]" if spread else "")

@@ -24,8 +24,7 @@ import sys
 import h5py
 import numpy as np
 
-T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
-
+from seed_files import cell as seed_cell
 
 def ranks(v):
     order = np.argsort(v, kind="mergesort")
@@ -50,14 +49,7 @@ def spearman(x, y):
 
 def cell(values, digits=3, sign=False):
     """mean ±95% t-interval over seeds (the mean alone for one)."""
-    v = np.asarray([x for x in values if np.isfinite(x)], float)
-    if len(v) == 0:
-        return "-"
-    f = f"{{:{'+' if sign else ''}.{digits}f}}"
-    if len(v) == 1:
-        return f.format(v[0])
-    half = (T975[len(v) - 2] if len(v) <= 11 else 1.96) * v.std(ddof=1) / math.sqrt(len(v))
-    return f.format(v.mean()) + f" ±{half:.{digits}f}"
+    return seed_cell(values, digits, sign, spread=False)
 
 
 def read(path):

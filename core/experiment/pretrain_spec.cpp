@@ -107,6 +107,16 @@ bool PretrainSpec::set(const std::string& field, double v) {
   return true;
 }
 
+void read_schedule(const JsonFields& f, TrainOptions& t) {
+  f.read("steps", t.steps);
+  f.read("batch", t.batch);
+  f.read("lr", t.lr);
+  f.read("warmup", t.warmup);
+  f.read("min_lr_ratio", t.min_lr_ratio);
+  f.read("weight_decay", t.weight_decay);
+  f.read("grad_clip", t.grad_clip);
+}
+
 PretrainSpec parse_pretrain(const JsonFields& f) {
   f.only({"arch", "d_model", "n_layer", "d_state", "expand", "d_conv", "headdim", "ngroups", "chunk_size", "dt_rank",
           "dt_min", "dt_max", "dt_limit", "a_min", "a_max", "freeze_A", "steps", "batch", "lr", "warmup",
@@ -134,13 +144,7 @@ PretrainSpec parse_pretrain(const JsonFields& f) {
   f.read("a_min", p.a_min);
   f.read("a_max", p.a_max);
   f.read("freeze_A", p.freeze_A);
-  f.read("steps", p.train.steps);
-  f.read("batch", p.train.batch);
-  f.read("lr", p.train.lr);
-  f.read("warmup", p.train.warmup);
-  f.read("min_lr_ratio", p.train.min_lr_ratio);
-  f.read("weight_decay", p.train.weight_decay);
-  f.read("grad_clip", p.train.grad_clip);
+  read_schedule(f, p.train);
   p.train.freeze_A_log = p.freeze_A;
   p.check(f.src());
   return p;

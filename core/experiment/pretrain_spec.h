@@ -43,6 +43,10 @@ struct PretrainSpec {
   bool set(const std::string& field, double v);
 };
 
+// The training schedule's fields a spec's training sections share (posttrain, pretrain): steps,
+// batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip, each read into `t` when present.
+void read_schedule(const JsonFields& f, TrainOptions& t);
+
 // Parses the section (every key optional, unknown keys refused by name: "pretrain.d_stat").
 PretrainSpec parse_pretrain(const JsonFields& f);
 

@@ -1,6 +1,6 @@
 // spec.cpp — experiment spec defaults, parsing and validation (see spec.h). No LibTorch.
 #include "core/experiment/spec.h"
-#include "core/experiment/sweep.h"  // sweep_value_text
+#include "core/experiment/sweep.h"  // plan_runs (each pretrained model checked whole)
 #include "core/store/analysis_record.h"
 
 #include <algorithm>
@@ -148,13 +148,7 @@ AnalysesSpec::Copying parse_copying(const JsonFields& f) {
 TrainOptions parse_posttrain(const JsonFields& f, bool& freeze_set) {
   f.only({"steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip", "freeze_A_log"});
   TrainOptions t = ExperimentSpec::default_posttrain();
-  f.read("steps", t.steps);
-  f.read("batch", t.batch);
-  f.read("lr", t.lr);
-  f.read("warmup", t.warmup);
-  f.read("min_lr_ratio", t.min_lr_ratio);
-  f.read("weight_decay", t.weight_decay);
-  f.read("grad_clip", t.grad_clip);
+  read_schedule(f, t);
   freeze_set = f.has("freeze_A_log");
   f.read("freeze_A_log", t.freeze_A_log);
   if (t.steps < 0 || t.batch <= 0 || !(t.lr > 0))
@@ -333,31 +327,6 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
     axes.emplace_back(k, vals);
   }
   s.sweep_list = mode == "list";
-  // Every model the sweep pretrains must be buildable as a whole (headdim dividing expand x d_model
-  // in every cell, not only value by value).
-  if (s.pretrain) {
-    std::vector<const std::pair<std::string, std::vector<double>>*> pa;
-    for (auto& a : axes)
-      if (a.first.rfind("pretrain.", 0) == 0) pa.push_back(&a);
-    std::vector<size_t> at(pa.size(), 0);
-    while (!pa.empty()) {
-      PretrainSpec p = *s.pretrain;
-      std::string cell;
-      for (size_t i = 0; i < pa.size(); ++i) {
-        p.set(pa[i]->first, pa[i]->second[at[i]]);
-        cell += (cell.empty() ? "" : ",") + pa[i]->first + "=" + sweep_value_text(pa[i]->second[at[i]]);
-      }
-      p.check(f.src() + ": sweep cell " + cell);
-      size_t i = pa.size();
-      if (s.sweep_list) {
-        if (++at[0] == pa[0]->second.size()) break;
-        for (auto& a : at) a = at[0];
-        continue;
-      }
-      while (i > 0 && ++at[i - 1] == pa[i - 1]->second.size()) at[--i] = 0;
-      if (i == 0) break;
-    }
-  }
   return axes;
 }
 
@@ -421,6 +390,12 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
   if (f.has("analyses")) s.analyses = parse_analyses(j.at("analyses"), src);
   s.eval = parse_eval(f.child("eval"));
   if (f.has("sweep")) s.sweep = parse_sweep(f.child("sweep"), s);
+  // Every model the sweep pretrains must be buildable as a whole (headdim dividing expand x d_model
+  // in every cell, not only value by value).
+  if (s.pretrain)
+    for (const auto& r : plan_runs(s))
+      if (r.kind == RunKind::Pretrain && !r.cell.empty())
+        r.spec.pretrain->check(src + ": sweep cell " + r.name.substr(r.name.find('@') + 1));
   if (s.pretrain && s.T <= 0 && std::none_of(s.sweep.begin(), s.sweep.end(), [](auto& a) { return a.first == "T"; }))
     f.fail("T", "is required with 'pretrain' (a fresh model has no training context of its own)");
   return s;

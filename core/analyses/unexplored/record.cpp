@@ -84,33 +84,30 @@ void inspect_unexplored(const RunRecord& rec, std::ostream& out) {
                                                 : std::accumulate(u.heldout_outside.begin(), u.heldout_outside.end(), 0.0) /
                                                       static_cast<double>(u.heldout_outside.size());
   char buf[400];
+  // " [0, T) a [T, 2T) b ...": a per-position fraction's mean in doubling position bins.
+  auto binned = [&](const std::vector<double>& frac) {
+    for (int64_t lo = 0, hi = std::max<int64_t>(1, u.T); lo < u.length; lo = hi, hi *= 2) {
+      double sum = 0;
+      int n = 0;
+      for (size_t j = 0; j < u.positions.size(); ++j)
+        if (u.positions[j] >= lo && u.positions[j] < hi) sum += frac[j], ++n;
+      if (n) std::snprintf(buf, sizeof buf, " [%lld, %lld) %.3f", (long long)lo, (long long)std::min(hi, u.length), sum / n),
+             out << buf;
+    }
+  };
   std::snprintf(buf, sizeof buf,
                 "  unexplored: fraction of states outside the envelope of the training states (%lld per layer, "
                 "%lld components, quantile %.3f; held-out training states outside: %.3f)\n    by position:",
                 (long long)u.train_samples, (long long)u.components, u.quantile, held);
   out << buf;
-  for (int64_t lo = 0, hi = std::max<int64_t>(1, u.T); lo < u.length; lo = hi, hi *= 2) {  // [0, T), [T, 2T), ...
-    double sum = 0;
-    int n = 0;
-    for (size_t j = 0; j < u.positions.size(); ++j)
-      if (u.positions[j] >= lo && u.positions[j] < hi) sum += u.outside_mean[j], ++n;
-    if (n) std::snprintf(buf, sizeof buf, " [%lld, %lld) %.3f", (long long)lo, (long long)std::min(hi, u.length), sum / n),
-           out << buf;
-  }
+  binned(u.outside_mean);
   const char* against = u.excess_reference == "fixed" ? "the one yardstick" : "the run's own reference";
   std::snprintf(buf, sizeof buf, "\n    Spearman with the excess (against %s) over positions >= T: %.3f (95%% %.3f to %.3f)\n",
                 against, u.excess_rho, u.excess_rho_lo, u.excess_rho_hi);
   out << buf;
   if (u.common_outside_mean.empty()) return;
   out << "    against the loaded model's zero-state envelope (one for every run), by position:";
-  for (int64_t lo = 0, hi = std::max<int64_t>(1, u.T); lo < u.length; lo = hi, hi *= 2) {
-    double sum = 0;
-    int n = 0;
-    for (size_t j = 0; j < u.positions.size(); ++j)
-      if (u.positions[j] >= lo && u.positions[j] < hi) sum += u.common_outside_mean[j], ++n;
-    if (n) std::snprintf(buf, sizeof buf, " [%lld, %lld) %.3f", (long long)lo, (long long)std::min(hi, u.length), sum / n),
-           out << buf;
-  }
+  binned(u.common_outside_mean);
   std::snprintf(buf, sizeof buf, "\n    Spearman with the excess: %.3f (95%% %.3f to %.3f)\n", u.common_rho,
                 u.common_rho_lo, u.common_rho_hi);
   out << buf;
