@@ -168,3 +168,33 @@ TEST(Passkey, OracleScoresOneAndWrongAnswersZero) {
   EXPECT_EQ(passkey_digits_right(" 12345", " 1234"), 4);  // a short answer
   EXPECT_EQ(passkey_digits_right("12345", ""), 0);
 }
+
+// The answerer sends many prompts through the model in groups of rows (memory flat in their number):
+// the answers and log-likelihoods are those of one forward over all rows, with a per-row initial state.
+TEST(Passkey, AnswererInGroupsOfRowsAnswersAsOneForward) {
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
+  RecurrentLM m = Mamba2LM(c);
+  m->reset_parameters(5);
+  m->to(torch::kFloat64);
+  torch::manual_seed(2);
+  const int64_t b = 7, L = 23;
+  ModelState init = m->zero_state(b);
+  for (auto& l : init) l.ssm.normal_(0, 0.5), l.conv.normal_(0, 0.5);
+  TokenRows prompts(b);
+  for (auto& p : prompts)
+    for (int64_t i = 0; i < L; ++i) p.push_back(static_cast<int32_t>(torch::randint(0, 256, {1}).item<int64_t>()));
+  const TokenRows cands{{65}, {66, 67, 68}};
+  auto whole = model_answerer(m, &init, b * L * 32);   // one forward of all 7 rows
+  auto parts = model_answerer(m, &init, 3 * L * 32);   // groups of 3, 3 and 1 rows
+  EXPECT_EQ(parts->greedy(prompts, 6), whole->greedy(prompts, 6));
+  const auto a = parts->loglik(prompts, cands), w = whole->loglik(prompts, cands);
+  ASSERT_EQ(a.size(), static_cast<size_t>(b));
+  for (int64_t i = 0; i < b; ++i)
+    for (size_t k = 0; k < cands.size(); ++k) EXPECT_NEAR(a[i][k], w[i][k], 1e-10) << i << " " << k;
+  // Each row started from its own state: row 4 alone, from row 4 of the state, answers the same.
+  ModelState row4;
+  for (auto& l : init) row4.push_back({l.ssm.narrow(0, 4, 1), l.conv.narrow(0, 4, 1)});
+  EXPECT_EQ(model_answerer(m, &row4)->greedy({prompts[4]}, 6)[0], whole->greedy(prompts, 6)[4]);
+  EXPECT_NE(model_answerer(m)->loglik({prompts[4]}, cands)[0][1], w[4][1]) << "the initial state matters";
+}

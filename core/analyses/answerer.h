@@ -27,6 +27,8 @@ torch::Tensor greedy_decode(RecurrentLM& model, const torch::Tensor& prompt, int
 
 // The model, in eval mode, on its device; every prompt starts from `init` ([b] rows matching the
 // calls' b; null: zero states). The answerer keeps a reference to the model and a copy of init.
-std::unique_ptr<Answerer> model_answerer(RecurrentLM& model, const ModelState* init = nullptr);
+// Prompts go through the model in groups of rows of at most max_elements prompt tokens x d_model
+// (0: about 4M, a GiB or so of activations), so memory does not grow with the number of prompts.
+std::unique_ptr<Answerer> model_answerer(RecurrentLM& model, const ModelState* init = nullptr, int64_t max_elements = 0);
 
 }  // namespace statescope
