@@ -135,3 +135,22 @@ TEST(Summary, OneYardstickDoesNotMoveWithThePolicy) {
   EXPECT_TRUE(summarize(none, "n", "none").fixed_excess.empty());
   EXPECT_EQ(format_summary_table({summarize(none, "n", "none")}).find("vs base"), std::string::npos);
 }
+
+TEST(Summary, SweepTableReadsEachGroupOverItsSeeds) {
+  // Two seeds of one setting: loss near T 2 and 4, far excess +0.1 and +0.3, norm growth 1 and 3.
+  // Mean 3, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.414 / 1.414 = 12.706 for loss near T.
+  std::vector<RunSummary> runs(2);
+  for (int s = 0; s < 2; ++s) {
+    auto& r = runs[s];
+    r.name = "zero@seed=" + std::to_string(s), r.group = "zero", r.status = "finished";
+    r.cell = {{"seed", double(s)}};
+    r.loss_near = 2 + 2 * s, r.loss_far = 1, r.norm_ratio = 1 + 2 * s;
+    r.excess = {0.0, 0.1 + 0.2 * s};
+    r.fixed_excess = r.excess;
+  }
+  const std::string table = format_sweep_table(runs);
+  EXPECT_NE(table.find("loss T..2T"), std::string::npos) << table;
+  EXPECT_NE(table.find("3.000 ±12.706 [2.000, 4.000]"), std::string::npos) << table;  // loss near T
+  EXPECT_NE(table.find("+0.200 ±1.271 [+0.100, +0.300]"), std::string::npos) << table;  // excess far vs base
+  EXPECT_NE(table.find("excess far vs base"), std::string::npos) << table;
+}

@@ -196,19 +196,19 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
     return c.str();
   };
   std::vector<std::vector<std::string>> rows{
-      {"group", "seeds", fixed ? "excess far vs base" : "excess far", "loss far", "norm far/T"}};
+      {"group", "seeds", fixed ? "excess far vs base" : "excess far", "loss T..2T", "loss far", "norm far/T"}};
   for (const auto& g : order) {
     const auto& rs = by[g];
     if (rs.empty()) {
-      rows.push_back({g, "0", "(no finished run)", "", ""});
+      rows.push_back({g, "0", "(no finished run)", "", "", ""});
       continue;
     }
-    std::vector<double> ex, lf, nr;
+    std::vector<double> ex, ln, lf, nr;
     for (auto* r : rs) {
-      ex.push_back(fixed ? r->fixed_excess.back() : r->excess.back()), lf.push_back(r->loss_far);
+      ex.push_back(fixed ? r->fixed_excess.back() : r->excess.back()), ln.push_back(r->loss_near), lf.push_back(r->loss_far);
       if (std::isfinite(r->norm_ratio) && r->norm_ratio > 0) nr.push_back(r->norm_ratio);
     }
-    rows.push_back({g, std::to_string(rs.size()), stat(ex, 3, true), stat(lf, 3, false), nr.empty() ? "-" : stat(nr, 2, false)});
+    rows.push_back({g, std::to_string(rs.size()), stat(ex, 3, true), stat(ln, 3, false), stat(lf, 3, false), nr.empty() ? "-" : stat(nr, 2, false)});
   }
   std::vector<size_t> w(rows.front().size(), 0);
   for (const auto& row : rows)
@@ -225,7 +225,7 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
        "position bin, bits/token, "
     << (fixed ? "against the experiment's one yardstick (the loaded model's state-reset loss on the same bytes)"
               : "against each run's own state-reset reference")
-    << "; norm far/T = mean layer state norm over the last half / at T-1)\n";
+    << "; loss T..2T = the full-context loss just past T, what an intervention costs there; norm far/T = mean layer state norm over the last half / at T-1)\n";
   return o.str();
 }
 
