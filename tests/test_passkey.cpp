@@ -93,12 +93,20 @@ TEST(Passkey, BpeGridRunsOnABpeModel) {
   for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(g.accuracy[i] >= 0 && g.digit_accuracy[i] <= 1 && g.accuracy[i] <= g.digit_accuracy[i]);
 }
 
-TEST(Passkey, StepDecodingEqualsFullForwardArgmax) {
+namespace {
+// A small random byte-level Mamba-2 in float64.
+RecurrentLM tiny_model(uint64_t seed) {
   Mamba2Config c;
   c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
   RecurrentLM m = Mamba2LM(c);
-  m->reset_parameters(3);
+  m->reset_parameters(seed);
   m->to(torch::kFloat64);
+  return m;
+}
+}  // namespace
+
+TEST(Passkey, StepDecodingEqualsFullForwardArgmax) {
+  RecurrentLM m = tiny_model(3);
   auto prompt = torch::randint(0, 256, {2, 37}, torch::kInt64);
   auto got = greedy_decode(m, prompt, 5);
   torch::NoGradGuard ng;
@@ -172,11 +180,7 @@ TEST(Passkey, OracleScoresOneAndWrongAnswersZero) {
 // The answerer sends many prompts through the model in groups of rows (memory flat in their number):
 // the answers and log-likelihoods are those of one forward over all rows, with a per-row initial state.
 TEST(Passkey, AnswererInGroupsOfRowsAnswersAsOneForward) {
-  Mamba2Config c;
-  c.d_model = 32; c.n_layer = 2; c.d_state = 8; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;
-  RecurrentLM m = Mamba2LM(c);
-  m->reset_parameters(5);
-  m->to(torch::kFloat64);
+  RecurrentLM m = tiny_model(5);
   torch::manual_seed(2);
   const int64_t b = 7, L = 23;
   ModelState init = m->zero_state(b);
