@@ -139,7 +139,10 @@ TEST(Summary, OneYardstickDoesNotMoveWithThePolicy) {
 TEST(Summary, SweepTableReadsEachGroupOverItsSeeds) {
   // Two seeds of one setting: loss near T 2 and 4, far excess +0.1 and +0.3, norm growth 1 and 3.
   // Mean 3, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.414 / 1.414 = 12.706 for loss near T.
-  std::vector<RunSummary> runs(2);
+  std::vector<RunSummary> runs(3);
+  runs[2].name = "baseline", runs[2].status = "finished", runs[2].excess = {0.0, 0.5}, runs[2].fixed_excess = runs[2].excess;
+  runs[2].loss_near = 2.25;
+  EXPECT_EQ(format_sweep_table({runs[2]}), "") << "no swept run: no sweep table";
   for (int s = 0; s < 2; ++s) {
     auto& r = runs[s];
     r.name = "zero@seed=" + std::to_string(s), r.group = "zero", r.status = "finished";
@@ -153,4 +156,10 @@ TEST(Summary, SweepTableReadsEachGroupOverItsSeeds) {
   EXPECT_NE(table.find("3.000 ±12.706 [2.000, 4.000]"), std::string::npos) << table;  // loss near T
   EXPECT_NE(table.find("+0.200 ±1.271 [+0.100, +0.300]"), std::string::npos) << table;  // excess far vs base
   EXPECT_NE(table.find("excess far vs base"), std::string::npos) << table;
+  const size_t at = table.find("\nbaseline ");  // the run outside the grid: a group of one, after the swept group
+  ASSERT_NE(at, std::string::npos) << table;
+  const std::string line = table.substr(at + 1, table.find('\n', at + 1) - at - 1);
+  EXPECT_NE(line.find(" 1 "), std::string::npos) << line;
+  EXPECT_NE(line.find("+0.500"), std::string::npos) << line;
+  EXPECT_NE(line.find("2.250"), std::string::npos) << line;
 }

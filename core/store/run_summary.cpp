@@ -166,19 +166,23 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
   std::map<std::string, std::vector<const RunSummary*>> by;
   std::map<std::string, std::pair<size_t, std::vector<double>>> rank;  // (its policy's first appearance, cell values)
   std::map<std::string, size_t> policy_at;
+  // Runs outside the grid (the loaded model's baseline of a swept spec) are groups of their own, so
+  // the table holds the reference every row is read against; without any swept run there is no table.
+  const bool swept = std::any_of(runs.begin(), runs.end(), [](const RunSummary& r) { return !r.cell.empty(); });
+  if (!swept) return {};
   for (const auto& r : runs) {
-    if (r.cell.empty()) continue;
-    if (!by.count(r.group)) {
-      order.push_back(r.group);
-      const std::string policy = r.group.substr(0, r.group.find('@'));
+    const std::string& group = r.cell.empty() || r.group.empty() ? r.name : r.group;
+    if (!by.count(group)) {
+      order.push_back(group);
+      const std::string policy = group.substr(0, group.find('@'));
       policy_at.emplace(policy, policy_at.size());
       std::vector<double> values;
       for (const auto& [field, v] : r.cell)
         if (field != "seed") values.push_back(v);
-      rank[r.group] = {policy_at[policy], values};
+      rank[group] = {policy_at[policy], values};
     }
-    by[r.group];
-    if (r.status == "finished" && !r.excess.empty()) by[r.group].push_back(&r);
+    by[group];
+    if (r.status == "finished" && !r.excess.empty()) by[group].push_back(&r);
   }
   if (order.empty()) return {};
   // Groups by policy (as they first appear), then by their swept values as numbers (16 before 256).

@@ -35,7 +35,8 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
 // The runs' table; when they have the one yardstick, a second table of the excess against it.
 std::string format_summary_table(const std::vector<RunSummary>& runs);
 // A sweep's runs by group (the seeds of one setting): finished runs, the excess in the farthest bin
-// and the loss far, mean and [min, max] over the seeds. Empty when no run has a sweep cell.
+// and the loss far, mean and [min, max] over the seeds; a run outside the grid (the baseline) is a
+// group of one. Empty when no run has a sweep cell.
 std::string format_sweep_table(const std::vector<RunSummary>& runs);
 
 }  // namespace statescope
