@@ -73,11 +73,68 @@ recipe_effrem() {
   pytable tools/effrem_table.py embedded=effrem_controls.h5
 }
 
-recipes=(failure_sweep failure_long demo sweep unexplored effrem copying babi)
+# Issue 29 point 3: passkey with the model as loaded and all five policies, 5 seeds, 200 prompts a cell.
+recipe_passkey() {
+  step run data/experiments/passkey_controls.json -o passkey_controls.h5 --jobs "$jobs" --overwrite
+  pytable tools/task_tables.py passkey=passkey_controls.h5
+}
+
+# Which heads' states grow past T: the sweep's runs at 200 steps, per (layer, head), 3 seeds.
+recipe_heads() {
+  step run data/experiments/sweep.json -o heads_sweep.h5 --jobs "$jobs" --overwrite
+  pytable tools/head_table.py heads_sweep.h5 posttrain.steps=200
+}
+
+# Random-noise initial states at five sigmas, 3 seeds, state passing beside them.
+recipe_sigma() {
+  step run data/experiments/sigma_sweep.json -o sigma_sweep.h5 --jobs "$jobs" --overwrite
+  table inspect sigma_sweep.h5 --table sweep
+  table states --model embedded -o states.h5 --positions 31 255 2047 --overwrite  # the scale of the states
+}
+
+# Fitted noise fitted at T (the paper's), at 256 and at 2048 tokens, 3 seeds.
+recipe_fitted_length() {
+  step run data/experiments/fitted_length.json -o fitted_length.h5 --jobs "$jobs" --overwrite
+  table inspect fitted_length.h5 --table sweep
+}
+
+# Mamba-1 beside Mamba-2: the two embedded models, the demo on the Mamba-1, and both architectures
+# trained alike from scratch (one model per seed).
+recipe_architectures() {
+  step run data/experiments/architectures.json -o architectures.h5 --jobs "$jobs" --overwrite
+  table inspect architectures.h5 --table sweep
+  step run data/experiments/demo_mamba1.json -o demo_mamba1.h5 --jobs "$jobs" --overwrite
+  table inspect demo_mamba1.h5 --table sweep
+  local arch
+  for arch in mamba2 mamba1; do
+    step run "data/experiments/free_$arch.json" -o "free_$arch.h5" --jobs "$jobs" --overwrite
+    table inspect "free_$arch.h5" --table sweep
+  done
+}
+
+# Copying as post-training: 3000 zero-state steps, then 500 with the policy, 3 seeds.
+recipe_copying_posttrain() {
+  for s in 0 1 2; do step run data/experiments/copying_posttrain.json -o "copying_pt_s$s.h5" --seed "$s" --jobs "$jobs" --overwrite; done
+  pytable tools/task_tables.py copying_pt=copying_pt_s0.h5,copying_pt_s1.h5,copying_pt_s2.h5
+}
+
+# Effective Remembrance of two models pretrained from scratch (default and slow decays), one per
+# seed, with the zero control and state passing; their language-model numbers beside.
+recipe_effrem_models() {
+  local m
+  for m in longmem slowmem; do
+    step run "data/experiments/effrem_$m.json" -o "effrem_$m.h5" --jobs "$jobs" --overwrite
+    pytable tools/effrem_table.py "$m=effrem_$m.h5"
+    table inspect "effrem_$m.h5" --table sweep
+  done
+}
+
+recipes=(failure_sweep failure_long demo sweep unexplored effrem copying babi passkey sigma fitted_length
+         architectures copying_posttrain effrem_models heads)
 
 # --- machinery -------------------------------------------------------------------------------------
 shown() {  # a command as the page shows it: statescope-cli and paths inside the repository
-  local s="statescope-cli"
+  local s="statescope-cli" a
   for a in "$@"; do s+=" ${a#"$root"/}"; done
   printf '%s' "$s"
 }
@@ -85,7 +142,7 @@ fresh() { [[ -n $skip_steps ]] || rm -rf "$@"; }  # an output folder the experim
 step() {
   commands+=("# $(shown "$@")")
   [[ -z $skip_steps ]] || return 0
-  local args=()
+  local args=() a
   for a in "$@"; do [[ -e "$root/$a" ]] && args+=("$root/$a") || args+=("$a"); done
   (cd "$out" && "$cli" "${args[@]}") >"$out/$name.log" 2>&1 || { echo "reproduce: $name failed; see $out/$name.log" >&2; exit 1; }
 }

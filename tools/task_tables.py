@@ -36,10 +36,10 @@ def passkey(label, runs):
         L, D = per[0]["length"], per[0]["depth"]
         acc = np.array([p["accuracy"].reshape(len(L), -1) for p in per])  # [seeds, L, D]
         print(f"{label} {run}: passkey exact match, {len(per)} seeds, mean ±95% [min-max]")
-        print("  length  " + "".join(f"{'depth ' + str(d):>20}" for d in D) + f"{'mean over depths':>20}")
+        print("  length  " + "".join(f"{'depth ' + str(d):>26}" for d in D) + f"{'mean over depths':>26}")
         for i, n in enumerate(L):
-            row = "".join(f"{cell(acc[:, i, j]):>20}" for j in range(len(D)))
-            print(f"  {n:6d}  {row}{cell(acc[:, i, :].mean(axis=1)):>20}")
+            row = "".join(f"{cell(acc[:, i, j]):>26}" for j in range(len(D)))
+            print(f"  {n:6d}  {row}{cell(acc[:, i, :].mean(axis=1)):>26}")
 
 
 def babi(label, runs):
