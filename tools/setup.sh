@@ -21,6 +21,7 @@ APT_PACKAGES=(
   qt6-base-dev qt6-base-dev-tools qt6-svg-dev libqcustomplot-dev libqcustomplot2.1-qt6 libgl-dev
   libhdf5-dev hdf5-tools nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev
   xvfb xauth python3-venv help2man desktop-file-utils appstream libgloo-dev
+  zlib1g-dev liblzma-dev libzstd-dev gzip xz-utils zstd  # compressed corpora; the CLIs write the test files
 )
 
 missing=()

@@ -31,7 +31,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   };
   auto o = std::make_shared<O>();
   add_run_options(app, *o, "babi");
-  app.add_option("--data", o->data, "distractor prose: 'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")->capture_default_str();
+  app.add_option("--data", o->data, "distractor prose: 'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data')")->capture_default_str();
   app.add_option("--lengths", o->lengths, "prompt lengths (tokens)")->delimiter(',')->capture_default_str();
   app.add_option("--samples", o->samples, "questions per length")->capture_default_str();
   app.add_option("--facts", o->facts, "fact sentences per prompt (4 people, 6 places)")->capture_default_str();

@@ -74,7 +74,8 @@ Runner add_data(CLI::App& app, const std::string& command) {
   auto o = std::make_shared<O>();
   app.add_option("--data", o->data,
                  "'embedded', a folder (.txt = one document, .jsonl = one per line), a .jsonl file, a .u16/.u32 token "
-                 "file (documents end at end-of-text) or a text file")->capture_default_str();
+                 "file (documents end at end-of-text) or a text file; text and .jsonl also compressed (.gz, .xz, .zst: "
+                 "pile.jsonl.zst), streamed")->capture_default_str();
   app.add_option("--model", o->model, "model directory whose tokenizer to use (default: bytes)");
   app.add_option("--tokenizer", o->tokenizer, "or: a tokenizer.json (file or folder) to use without a model")
       ->excludes(app.get_option("--model"));
@@ -83,6 +84,9 @@ Runner add_data(CLI::App& app, const std::string& command) {
       ->capture_default_str();
   app.add_option("--pack-tokens", o->d.pack_tokens, "short documents are packed into spans of this many tokens")
       ->capture_default_str();
+  app.add_option("--max-decompressed", o->d.max_decompressed,
+                 "compressed files: stop when one decompresses to more than this many bytes (default: 1000x its "
+                 "size, at least 1 GiB)");
   app.add_option("--cache", o->d.cache_dir, "token cache folder (default: $STATESCOPE_CACHE or ~/.cache/statescope/tokens)");
   app.add_option("--show", o->show, "print the first N tokens of validation, decoded")->capture_default_str();
   auto* list = app.add_flag("--list-cache", o->list_cache, "list the token cache (source, size, date, stale or not) and stop");

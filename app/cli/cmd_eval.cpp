@@ -41,7 +41,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
   o->e.T = 0;
   o->e.length = 0;
   add_run_options(app, *o, "eval");
-  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (its validation split is used; see 'data')")
+  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (its validation split is used; see 'data')")
       ->capture_default_str();
   app.add_option("--T", o->e.T, "training context (default: the model's record)");
   app.add_option("--length", o->e.length, "positions per sequence (default 64T)");

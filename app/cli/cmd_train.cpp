@@ -44,7 +44,7 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
                  "and renamed when training ends")->required();
   app.add_flag("--overwrite", o.overwrite, "replace an existing model directory when training ends (never the model "
                "being trained)");
-  app.add_option("--data", o.data, "'embedded' (Austen), a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")->capture_default_str();
+  app.add_option("--data", o.data, "'embedded' (Austen), a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data')")->capture_default_str();
   app.add_option("--record", o.record, "training record HDF5 (default: OUT/training.h5)");
   app.add_option("--T", o.t.T, "training context in tokens")->capture_default_str();
   app.add_option("--steps", o.t.steps, "optimizer steps")->capture_default_str();

@@ -33,7 +33,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
   auto o = std::make_shared<O>();
   o->u.T = 0;
   add_run_options(app, *o, "unexplored");
-  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (see 'data')")
+  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data')")
       ->capture_default_str();
   app.add_option("--T", o->u.T, "training context (default: the model's record)");
   app.add_option("--policy", o->ps.kind, "whose training states: the policy the model was trained with (zero: a "

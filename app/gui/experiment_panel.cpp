@@ -107,7 +107,7 @@ QHBoxLayout* path_row(QWidget* owner, QLineEdit*& edit, const QString& text, con
     });
     menu->addAction(QObject::tr("JSON Lines or token file..."), owner, [owner, e] {
       const QString p = QFileDialog::getOpenFileName(owner, QObject::tr("Choose a corpus file"), {},
-                                                     QObject::tr("JSON Lines (*.jsonl);;Token ids (*.u16 *.u32);;All (*)"));
+                                                     QObject::tr("JSON Lines (*.jsonl *.jsonl.gz *.jsonl.xz *.jsonl.zst);;Token ids (*.u16 *.u32);;All (*)"));
       if (!p.isEmpty()) e->setText(p);
     });
     menu->addAction(QObject::tr("Folder of .txt / .jsonl files..."), owner, [owner, e] {

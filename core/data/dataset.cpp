@@ -13,6 +13,7 @@
 
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/data/compressed.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -30,6 +31,7 @@ struct SourceFile {
   int64_t size = 0;
   int64_t mtime = 0;
   Kind kind = Kind::TextFile;
+  Compression compression = Compression::None;  // .gz / .xz / .zst: read through a decompressing stream
 };
 
 uint64_t fnv(uint64_t h, const std::string& s) {
@@ -42,12 +44,16 @@ SourceFile describe(const fs::path& p, const std::string& rel, Kind kind) {
   f.path = p;
   f.rel = rel;
   f.kind = kind;
+  f.compression = compression_of(p.string());
   std::error_code ec;
   f.size = static_cast<int64_t>(fs::file_size(p, ec));
   if (ec) throw Error(p.string() + ": cannot read file size: " + ec.message());
   f.mtime = static_cast<int64_t>(fs::last_write_time(p, ec).time_since_epoch().count());
   return f;
 }
+
+// The extension that says a file's kind, under any compression: "pile.jsonl.zst" -> ".jsonl".
+std::string inner_ext(const fs::path& p) { return fs::path(strip_compression(p.string())).extension().string(); }
 
 std::vector<SourceFile> list_sources(const std::string& data) {
   std::vector<SourceFile> out;
@@ -56,18 +62,21 @@ std::vector<SourceFile> list_sources(const std::string& data) {
     for (auto it = fs::recursive_directory_iterator(data, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec)) {
       if (!it->is_regular_file()) continue;
-      const auto ext = it->path().extension().string();
+      const auto ext = inner_ext(it->path());
       if (ext != ".txt" && ext != ".jsonl") continue;
       out.push_back(describe(it->path(), fs::relative(it->path(), data).string(),
                              ext == ".jsonl" ? Kind::Jsonl : Kind::WholeFile));
     }
     if (ec) throw Error(data + ": cannot list folder: " + ec.message());
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rel < b.rel; });
-    if (out.empty()) throw Error(data + ": the folder holds no .txt or .jsonl files");
+    if (out.empty()) throw Error(data + ": the folder holds no .txt or .jsonl files (plain, .gz, .xz or .zst)");
   } else if (fs::is_regular_file(data, ec)) {
-    const auto ext = fs::path(data).extension().string();
+    const auto ext = inner_ext(data);
     const Kind k = ext == ".jsonl" ? Kind::Jsonl : ext == ".u16" ? Kind::U16 : ext == ".u32" ? Kind::U32 : Kind::TextFile;
     out.push_back(describe(data, fs::path(data).filename().string(), k));
+    if ((k == Kind::U16 || k == Kind::U32) && out.back().compression != Compression::None)
+      throw Error(data + ": compressed token files are not read; decompress it first (" +
+                  compression_name(out.back().compression) + ")");
   } else {
     require_regular_file(data, "data");  // says what it is instead: missing, a FIFO, a device
   }
@@ -157,11 +166,12 @@ class Router {
   std::vector<int32_t> pending_;
 };
 
-std::string read_whole(const fs::path& p) {
-  require_regular_file(p.string());
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw Error(p.string() + ": cannot open");
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+std::string read_whole(const SourceFile& f, uint64_t max_bytes) {
+  ByteStream in(f.path.string(), f.compression, max_bytes);
+  std::string text;
+  std::vector<char> chunk(1 << 20);
+  for (size_t got; (got = in.read(chunk.data(), chunk.size())) > 0;) text.append(chunk.data(), got);
+  return text;
 }
 
 class Ingest {
@@ -171,7 +181,7 @@ class Ingest {
 
   void file(const SourceFile& f) {
     switch (f.kind) {
-      case Kind::WholeFile: text_doc(f.rel, read_whole(f.path)); break;
+      case Kind::WholeFile: text_doc(f.rel, read_whole(f, o_.max_decompressed)); break;
       case Kind::TextFile: text_file(f); break;
       case Kind::Jsonl: jsonl(f); break;
       case Kind::U16: tokens(f, 2); break;
@@ -191,39 +201,36 @@ class Ingest {
     r_.add(name, std::move(ids));
   }
   void text_file(const SourceFile& f) {
-    std::ifstream in(f.path, std::ios::binary);
-    if (!in) throw Error(f.path.string() + ": cannot open");
+    ByteStream in(f.path.string(), f.compression, o_.max_decompressed);
     std::string buf;
     std::vector<char> chunk(1 << 20);
-    int64_t consumed = 0, k = 0;
+    int64_t k = 0;
     bool eof = false;
     while (true) {
       while (!eof && static_cast<int64_t>(buf.size()) < 2 * o_.doc_bytes + 2) {
-        in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-        buf.append(chunk.data(), static_cast<size_t>(in.gcount()));
-        eof = !in;
+        const size_t got = in.read(chunk.data(), chunk.size());
+        buf.append(chunk.data(), got);
+        eof = got == 0;
       }
       if (buf.empty()) break;
       size_t end = buf.size();
       if (static_cast<int64_t>(buf.size()) > o_.doc_bytes) {
         const size_t blank = buf.find("\n\n", static_cast<size_t>(o_.doc_bytes));
-        if (blank != std::string::npos) end = blank + 2;
-        else if (!eof) end = buf.size();  // no blank line within 2 x doc_bytes: cut here
+        if (blank != std::string::npos && blank + 2 <= static_cast<size_t>(2 * o_.doc_bytes + 2)) end = blank + 2;
+        else if (!eof || buf.size() > static_cast<size_t>(2 * o_.doc_bytes + 2))
+          end = static_cast<size_t>(2 * o_.doc_bytes);  // no blank line within 2 x doc_bytes: cut there (whatever was read)
       }
       text_doc(f.rel + "#" + std::to_string(k++), buf.substr(0, end));
-      consumed += static_cast<int64_t>(end);
       buf.erase(0, end);
-      report(base_ + consumed);
+      report(base_ + in.compressed_consumed());
     }
   }
   void jsonl(const SourceFile& f) {
-    std::ifstream in(f.path, std::ios::binary);
-    if (!in) throw Error(f.path.string() + ": cannot open");
+    ByteStream in(f.path.string(), f.compression, o_.max_decompressed);
     std::string line;
-    int64_t lineno = 0, consumed = 0, last = 0;
-    while (std::getline(in, line)) {
+    int64_t lineno = 0, last = 0;
+    while (in.getline(line, static_cast<size_t>(o_.max_line_bytes))) {
       ++lineno;
-      consumed += static_cast<int64_t>(line.size()) + 1;
       if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
       json j;
       try {
@@ -234,7 +241,7 @@ class Ingest {
       if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
         throw Error(f.path.string() + ":" + std::to_string(lineno) + ": needs a string field \"text\"");
       text_doc(f.rel + ":" + std::to_string(lineno), j["text"].get<std::string>());
-      if (consumed - last > (1 << 20)) report(base_ + (last = consumed));
+      if (in.compressed_consumed() - last > (1 << 20)) report(base_ + (last = in.compressed_consumed()));
     }
   }
   void tokens(const SourceFile& f, int width) {

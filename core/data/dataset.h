@@ -4,6 +4,8 @@
 //   "embedded"          the Austen corpus (validation = Persuasion), held in memory
 //   a folder            every .txt file is one document, every .jsonl line one document (sorted by path)
 //   file.jsonl          JSON Lines; each line an object with a string field "text"
+//   .gz / .xz / .zst    any of the text kinds above compressed (pile.jsonl.zst, book.txt.gz), streamed
+//                       through the decompressor (compressed.h); memory stays flat in the file size
 //   file.u16 / .u32     pre-tokenized little-endian ids; documents end at the tokenizer's end-of-text id
 //   any other file      UTF-8 text, cut at blank lines into documents of about `doc_bytes`
 // Documents are read one at a time (memory does not grow with the corpus), encoded with the model's
@@ -31,6 +33,10 @@ struct DataOptions {
   int val_every = 10;           // every val_every-th document is validation
   int64_t pack_tokens = 65536;  // short documents are packed into spans of about this many tokens
   std::string cache_dir;        // "" -> default_cache_dir()
+  // Compressed files: the most one file may decompress to (0: 1000x its size, at least 1 GiB), so
+  // a decompression bomb stops before it fills the disk; and the longest JSON line read (memory).
+  uint64_t max_decompressed = 0;
+  int64_t max_line_bytes = int64_t{1} << 28;  // 256 MiB
 };
 
 // Bytes of source read so far and in all; return false to cancel (throws Error "cancelled").

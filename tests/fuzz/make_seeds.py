@@ -6,13 +6,18 @@
   (first byte 0) and its data.pkl with the storage table (first byte 1; see fuzz_torch_pickle.cpp).
 - fuzz_tokenizer: the golden BPE tokenizer.json and a small one cut from it (the 256 byte tokens,
   the first 64 merges, the added tokens), each followed by a 0 byte and a line of the corpus.
-- fuzz_token_files: corpus snippets as .u16 / .u32 token files (ids = bytes) and .jsonl / .txt.
+- fuzz_token_files: corpus snippets as .u16 / .u32 token files (ids = bytes) and .jsonl / .txt, and the
+  .jsonl compressed with gzip and xz (the standard library's writers) and zstd (its CLI, when present).
 - fuzz_experiment_file: tests/golden/hostile/sparse.h5 (the committed seeds are CLI-written files).
 Only the standard library: it runs with any Python 3.
 """
+import gzip
 import json
+import lzma
 import pathlib
+import shutil
 import struct
+import subprocess
 import sys
 import zipfile
 
@@ -59,7 +64,13 @@ for n, at in enumerate([1000, 50000, 400000]):
     put("fuzz_token_files", f"{n}.u16", b"\x00" + b"".join(struct.pack("<H", c) for c in s))
     put("fuzz_token_files", f"{n}.u32", b"\x01" + b"".join(struct.pack("<I", c) for c in s))
     docs = s.decode("utf-8", "replace").split("\n\n")
-    put("fuzz_token_files", f"{n}.jsonl", b"\x02" + "".join(json.dumps({"text": d}) + "\n" for d in docs).encode())
+    jsonl = "".join(json.dumps({"text": d}) + "\n" for d in docs).encode()
+    put("fuzz_token_files", f"{n}.jsonl", b"\x02" + jsonl)
     put("fuzz_token_files", f"{n}.txt", b"\x03" + s)
+    put("fuzz_token_files", f"{n}.jsonl.gz", b"\x04" + gzip.compress(jsonl, mtime=0))
+    put("fuzz_token_files", f"{n}.jsonl.xz", b"\x05" + lzma.compress(jsonl))
+    if shutil.which("zstd"):
+        put("fuzz_token_files", f"{n}.jsonl.zst", b"\x06" + subprocess.run(["zstd", "-q", "-c"], input=jsonl,
+                                                                            capture_output=True, check=True).stdout)
 
 put("fuzz_experiment_file", "sparse.h5", (root / "tests/golden/hostile/sparse.h5").read_bytes())
