@@ -11,19 +11,16 @@
 #include "core/base/error.h"
 #include "core/data/compressed.h"
 #include "core/data/dataset.h"
+#include "tests/scratch.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Dir {
+struct Dir {  // a folder of this test process's scratch space (tests/scratch.h)
   fs::path p;
-  explicit Dir(const std::string& name) : p(fs::temp_directory_path() / ("statescope_" + name)) {
-    fs::remove_all(p);
-    fs::create_directories(p);
-  }
-  ~Dir() { fs::remove_all(p); }
+  explicit Dir(const std::string& name) : p(test::scratch(name)) { fs::create_directories(p); }
 };
 
 void sh(const std::string& cmd) { ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd; }
