@@ -55,7 +55,7 @@ recipe_unexplored() {
   pytable tools/unexplored_table.py unexplored_seeds.h5
 }
 
-# Issue 29 point 3: bAbI with the model as loaded and all five policies, 3 seeds, 100 questions.
+# Issue 29 point 3: bAbI with the model as loaded and all five policies, 5 seeds, 100 questions.
 recipe_babi() {
   step run data/experiments/babi_controls.json -o babi_controls.h5 --jobs "$jobs" --overwrite
   pytable tools/task_tables.py babi=babi_controls.h5
