@@ -294,6 +294,5 @@ bool ByteStream::getline(std::string& line, size_t max_line) {
 }
 
 int64_t ByteStream::compressed_consumed() const { return impl_->consumed - static_cast<int64_t>(impl_->in_len - impl_->in_pos); }
-int64_t ByteStream::lines() const { return impl_->lines; }
 
 }  // namespace statescope

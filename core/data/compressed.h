@@ -41,7 +41,6 @@ class ByteStream {
   // "<file>: line <k> is longer than <max_line> bytes" before holding more than max_line bytes.
   bool getline(std::string& line, size_t max_line);
   int64_t compressed_consumed() const;  // bytes of the file read so far (for progress)
-  int64_t lines() const;                // lines returned by getline so far
 
  private:
   struct Impl;
