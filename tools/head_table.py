@@ -8,13 +8,11 @@ of every (layer, head), as `statescope-cli inspect` prints it per run; here the 
 the three heads that grow most (by the mean over seeds) and the number of heads that grew more than
 5x, each as mean ±95% t-interval over the seeds. Reads with h5py only (run/state_norm/norm_per_head).
 """
-import json
 import sys
 
-import h5py
 import numpy as np
 
-from seed_files import cell
+from seed_files import cell, read_runs
 
 
 def main(args):
@@ -22,19 +20,9 @@ def main(args):
         print(__doc__)
         return 2
     want = {k: float(v) for k, _, v in (a.partition("=") for a in args[1:])}
-    groups = {}  # group -> list of growth [layers, heads] per seed
-    with h5py.File(args[0], "r") as h:
-        for run in sorted(h, key=lambda r: str(h[r].attrs.get("started", ""))):
-            g = h[run]
-            if not isinstance(g, h5py.Group) or "state_norm/norm_per_head" not in g:
-                continue
-            spec = json.loads(g.attrs.get("spec", "{}") or "{}").get("run", {})
-            c = spec.get("sweep_cell", {})
-            if any(k in c and c[k] != v for k, v in want.items()):
-                continue
-            n = g["state_norm/norm_per_head"][:]  # [layer, head, position]
-            T = int(g["state_norm"].attrs["T"])
-            groups.setdefault(spec.get("sweep_group", run), []).append(n[:, :, -1] / n[:, :, T - 1])
+    growth = lambda g: g["norm_per_head"][:][:, :, -1] / g["norm_per_head"][:][:, :, int(g.attrs["T"]) - 1]
+    _, groups = read_runs("heads=" + args[0], "state_norm", growth,  # group -> growth [layers, heads] per seed
+                          keep=lambda c: all(c.get(k, v) == v for k, v in want.items()))
     print(f"state norm per (layer, head), last position / position T-1, mean ±95% over seeds")
     print(f"{'run':<10}{'seeds':>6}{'median':>22}   {'the three that grow most (layer, head)':<66}{'heads > 5x':>16}")
     for name, per in groups.items():

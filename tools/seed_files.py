@@ -10,9 +10,10 @@ import numpy as np
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228]
 
 
-def read_runs(arg, group, read):
+def read_runs(arg, group, read, keep=lambda cell: True):
     """arg 'LABEL=F1,F2,...' -> (label, {run: [read(h5 group) per file that has run/group]}); the
-    runs of a sweep are gathered by their group (the run's name without its seed)."""
+    runs of a sweep are gathered by their group (the run's name without its seed); keep(sweep cell)
+    false leaves a run out."""
     label, _, files = arg.partition("=")
     if not files:
         raise SystemExit(f"{arg!r}: expected LABEL=FILE[,FILE...]")
@@ -23,6 +24,8 @@ def read_runs(arg, group, read):
             for run in sorted(h, key=lambda r: str(h[r].attrs.get("started", ""))):
                 if isinstance(h[run], h5py.Group) and group in h[run]:
                     spec = json.loads(h[run].attrs.get("spec", "{}") or "{}").get("run", {})
+                    if not keep(spec.get("sweep_cell", {})):
+                        continue
                     runs.setdefault(spec.get("sweep_group", run), []).append(read(h[run][group]))
     return label, runs
 
