@@ -15,7 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:?usage: fuzz.sh SECONDS [TARGET ...]}"
 shift
-all=(fuzz_safetensors fuzz_config fuzz_torch_pickle fuzz_tokenizer fuzz_token_files fuzz_spec fuzz_experiment_file)
+all=(fuzz_safetensors fuzz_config fuzz_torch_pickle fuzz_tokenizer fuzz_token_files fuzz_parquet fuzz_spec fuzz_experiment_file)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 build="${STATESCOPE_FUZZ_DIR:-$root/build-fuzz}"
@@ -56,6 +56,8 @@ while IFS= read -r f; do n=$((n + 1)); cp "$f" "$seeds/fuzz_safetensors/$n.safet
 while IFS= read -r f; do n=$((n + 1)); cp "$f" "$seeds/fuzz_config/$n.json"; done \
   < <(find "$root/data" "$root/tests/golden" -name config.json | sort)
 for f in "$root"/data/experiments/*.json; do cp "$f" "$seeds/fuzz_spec/"; done
+while IFS= read -r f; do n=$((n + 1)); cp "$f" "$seeds/fuzz_parquet/$n.parquet"; done \
+  < <(find "$root/tests/golden/parquet" -name '*.parquet' | sort)
 "$root/.venv/bin/python" "$root/tests/fuzz/make_seeds.py" "$root" "$seeds"
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0:handle_abort=1}"

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# run_compressed.sh — compressed corpora: memory flat in the file size, and the cost of decompressing.
+# run_compressed.sh — compressed and columnar corpora: memory flat in the file size, and the cost of
+# decompressing. Parquet files are written by pyarrow (the venv's) from the same lines, in row groups
+# of 4096 documents (.parquet, about 12 MiB of text each, as dataset writers bound them) and as one
+# row group (.rg1.parquet, pyarrow's default for fewer than a million rows): the reader holds one row
+# group's column, so the second grows with the file by design.
 #
 # Makes JSON Lines corpora of SMALL and LARGE MiB from the embedded Austen text (repeated, one
 # chapter-sized paragraph per line), compresses each with zstd, gzip and xz, and tokenizes every file
@@ -34,6 +38,14 @@ EOF
 for mib in "$small" "$large"; do
   f="$work/c$mib.jsonl"
   zstd -q -3 -k "$f"; gzip -k -6 "$f"; xz -k -1 -T1 "$f"
+  "$root/.venv/bin/python" - "$f" <<'PY'
+import json, sys
+import pyarrow as pa, pyarrow.parquet as pq
+src = sys.argv[1]
+t = pa.table({"text": [json.loads(l)["text"] for l in open(src)]})
+pq.write_table(t, src + ".parquet", row_group_size=4096)
+pq.write_table(t, src + ".rg1.parquet")
+PY
 done
 
 declare -A rss secs
@@ -47,19 +59,19 @@ run() {  # file -> sets rss[file] (KiB, max over rounds) and secs[file] (list)
 }
 for ((r = 1; r <= rounds; r++)); do
   for mib in "$small" "$large"; do
-    for ext in "" .zst .gz .xz; do run "$work/c$mib.jsonl$ext"; done
+    for ext in "" .zst .gz .xz .parquet .rg1.parquet; do run "$work/c$mib.jsonl$ext"; done
   done
 done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; $rounds rounds"
-printf '%-16s %10s %12s %10s %14s\n' file "size MiB" "peak RSS MiB" "median s" "time / plain"
+printf '%-22s %10s %12s %10s %14s\n' file "size MiB" "peak RSS MiB" "median s" "time / plain"
 for mib in "$small" "$large"; do
   plain=$(echo "${secs[$work/c$mib.jsonl]}" | median)
-  for ext in "" .zst .gz .xz; do
+  for ext in "" .zst .gz .xz .parquet .rg1.parquet; do
     f="$work/c$mib.jsonl$ext"
     m=$(echo "${secs[$f]}" | median)
-    printf '%-16s %10.1f %12.1f %10.2f %14.2f\n' "c$mib.jsonl$ext" "$(echo "$(stat -c %s "$f") / 1048576" | bc -l)" \
+    printf '%-22s %10.1f %12.1f %10.2f %14.2f\n' "c$mib.jsonl$ext" "$(echo "$(stat -c %s "$f") / 1048576" | bc -l)" \
       "$(echo "${rss[$f]} / 1024" | bc -l)" "$m" "$(echo "$m / $plain" | bc -l)"
   done
 done

@@ -95,6 +95,35 @@ TEST(Cli, ForwardMatchesGolden) {
   EXPECT_TRUE(close(norm.select(2, 44), fin.square().sum({2, 3, 4}).sqrt(), 1e-5, "norm of final state"));
 }
 
+TEST(Cli, AHuggingFaceIdRunsTheCachedSnapshotAndModelsListsThem) {
+  // The cache huggingface_hub wrote (tests/golden/make_hf_cache.py); main holds hf-groups2's files.
+  const char* old = std::getenv("HF_HUB_CACHE");
+  const std::string saved = old ? old : "";
+  ::setenv("HF_HUB_CACHE", (kGolden + "hf-cache/hub").c_str(), 1);
+  const auto in = make_input("in_hub.h5", "input_ids", false), by_id = tmp("by_id.h5"), by_dir = tmp("by_dir.h5");
+  auto r = cli("forward --model statescope-test/tiny-mamba2 --input " + in + " --output " + by_id);
+  ASSERT_EQ(r.code, 0) << r.output;
+  ASSERT_EQ(cli("forward --model " + kGolden + "hf-groups2 --input " + in + " --output " + by_dir).code, 0);
+  EXPECT_TRUE(close(read(by_id, "logits"), read(by_dir, "logits"), 0, "logits"));
+  r = cli("info --model statescope-test/tiny-mamba1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("snapshots/cccccccc33333333333333333333333333333333"), std::string::npos) << r.output;
+  r = cli("models");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("statescope-test/tiny-mamba2  Mamba-2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("statescope-test/tiny-mamba2@v1  Mamba-2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("statescope-test/tiny-mamba1  Mamba-1"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("3 other cached repositories left out"), std::string::npos) << r.output;
+  r = cli("models --all");
+  EXPECT_NE(r.output.find("skipped statescope-test/not-a-mamba"), std::string::npos) << r.output;
+  // Not cached: a non-zero exit that says where it looked and how to download; nothing is fetched.
+  r = cli("info --model state-spaces/mamba2-130m");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.output.find("models--state-spaces--mamba2-130m"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("huggingface-cli download state-spaces/mamba2-130m"), std::string::npos) << r.output;
+  old ? (void)::setenv("HF_HUB_CACHE", saved.c_str(), 1) : (void)::unsetenv("HF_HUB_CACHE");
+}
+
 TEST(Cli, ForwardFromInitialStates) {
   const auto in = make_input("in_state.h5", "next_ids", true), out = tmp("out_state.h5");
   auto r = cli("forward --model " + kGolden + "hf-untied --scan sequential --input " + in + " --output " + out);

@@ -15,7 +15,7 @@ log "machine: $(nproc) cores; $(nvidia-smi --query-gpu=name,memory.total --forma
   | tee -a "$OUT/summary.txt"
 log configure
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DSTATESCOPE_PYTHON="$PY" \
-  -DSTATESCOPE_BUILD_STORE=OFF -DSTATESCOPE_BUILD_GUI=OFF -DSTATESCOPE_REQUIRE_ICU=OFF -DSTATESCOPE_REQUIRE_COMPRESSION=OFF \
+  -DSTATESCOPE_BUILD_STORE=OFF -DSTATESCOPE_BUILD_GUI=OFF -DSTATESCOPE_REQUIRE_ICU=OFF -DSTATESCOPE_REQUIRE_COMPRESSION=OFF -DSTATESCOPE_REQUIRE_PARQUET=OFF \
   -DCMAKE_CUDA_ARCHITECTURES=90 ${GPU_CMAKE_ARGS:-} > "$OUT/configure.txt" 2>&1 || { log "configure FAILED"; tail -30 "$OUT/configure.txt"; exit 1; }
 log build
 ninja -C build-gpu -j"$(nproc)" test_kernels bench_gpu > "$OUT/build.txt" 2>&1 || { log "build FAILED"; grep -B2 -A8 "error" "$OUT/build.txt" | head -60; exit 1; }

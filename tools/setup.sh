@@ -11,7 +11,7 @@
 set -euo pipefail
 
 TORCH_VERSION="2.11.0"   # pinned here and only here; matches the GPU machine's PyTorch 2.11 (cu130)
-PY_EXTRA=(numpy h5py nexusformat==2.1.0 silx==3.1.3)  # h5py: tests/tools read our HDF5 files the way users will; nexusformat, silx: NeXus readers (tests/nexus_check.py)
+PY_EXTRA=(numpy h5py nexusformat==2.1.0 silx==3.1.3 pyarrow==26.0.1)  # pyarrow: Arrow's C++ Parquet reader (libarrow, libparquet, headers) that core/data links, and the writer of its test files; h5py: tests/tools read our HDF5 files the way users will; nexusformat, silx: NeXus readers (tests/nexus_check.py)
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${STATESCOPE_VENV:-$root/.venv}"

@@ -74,9 +74,12 @@ Runner add_data(CLI::App& app, const std::string& command) {
   auto o = std::make_shared<O>();
   app.add_option("--data", o->data,
                  "'embedded', a folder (.txt = one document, .jsonl = one per line), a .jsonl file, a .u16/.u32 token "
-                 "file (documents end at end-of-text) or a text file; text and .jsonl also compressed (.gz, .xz, .zst: "
-                 "pile.jsonl.zst), streamed")->capture_default_str();
-  app.add_option("--model", o->model, "model directory whose tokenizer to use (default: bytes)");
+                 "file (documents end at end-of-text), a text file, a .parquet file or a folder of Parquet shards, or a "
+                 "Hugging Face dataset id in the local cache (owner/name[@revision]); text and .jsonl also compressed "
+                 "(.gz, .xz, .zst: pile.jsonl.zst), streamed")->capture_default_str();
+  app.add_option("--text-field", o->d.text_field, "JSON Lines field / Parquet column that holds each document")
+      ->capture_default_str();
+  app.add_option("--model", o->model, "model directory or Hugging Face id whose tokenizer to use (default: bytes)");
   app.add_option("--tokenizer", o->tokenizer, "or: a tokenizer.json (file or folder) to use without a model")
       ->excludes(app.get_option("--model"));
   app.add_option("--val-every", o->d.val_every, "every N-th document is validation")->capture_default_str();

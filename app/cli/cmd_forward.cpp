@@ -48,7 +48,7 @@ void write_tensor(H5File& f, const std::string& name, const torch::Tensor& t) {
 Runner add_forward(CLI::App& app) {
   struct Opts { std::string model, input, output, scan = "chunked"; int64_t chunk = 0; bool overwrite = false; };
   auto o = std::make_shared<Opts>();
-  app.add_option("--model", o->model, "model directory (config.json + model.safetensors or pytorch_model.bin)")
+  app.add_option("--model", o->model, "model directory (config.json + model.safetensors or pytorch_model.bin) or a Hugging Face id in the local cache")
       ->required();
   app.add_option("--input", o->input,
                  "HDF5 file with input_ids int [B,L]; optional initial_ssm_state float "

@@ -9,7 +9,7 @@ namespace statescope::cli {
 
 Runner add_info(CLI::App& app) {
   auto dir = std::make_shared<std::string>();
-  app.add_option("--model", *dir, "model directory (config.json + weights) or 'embedded'")->required();
+  app.add_option("--model", *dir, "model directory (config.json + weights), 'embedded', or a Hugging Face id in the local cache")->required();
   return [dir]() {
     const std::string path = resolve_model(*dir);
     auto model = load_model_dir(path);

@@ -268,7 +268,7 @@ Runner add_posttrain(CLI::App& app, const std::string& command) {
   auto o = std::make_shared<O>();
   o->t = ExperimentSpec::default_posttrain();  // the same defaults as a spec's posttrain section
   o->t.T = 0;                                  // T: the model's record unless given
-  app.add_option("--model", o->model, "model directory or 'embedded'")->required();
+  app.add_option("--model", o->model, "model directory, 'embedded', or a Hugging Face id (owner/name[@revision]) in the local cache ('models' lists them)")->required();
   add_train_options(app, *o);
   app.add_option("--policy", o->ps.kind, "initial-state policy")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();

@@ -10,6 +10,7 @@ using Runner = std::function<int()>;
 // `command` is the whole command line, recorded with what the verb writes.
 Runner add_forward(CLI::App& app);
 Runner add_info(CLI::App& app);
+Runner add_models(CLI::App& app);
 Runner add_pretrain(CLI::App& app, const std::string& command);
 Runner add_posttrain(CLI::App& app, const std::string& command);
 Runner add_eval(CLI::App& app, const std::string& command);

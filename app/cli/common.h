@@ -41,7 +41,7 @@ struct RunArgs {
 };
 inline void add_run_options(CLI::App& app, RunArgs& a, const std::string& default_run) {
   a.run = default_run;
-  app.add_option("--model", a.model, "model directory or 'embedded'")->required();
+  app.add_option("--model", a.model, "model directory, 'embedded', or a Hugging Face id (owner/name[@revision]) in the local cache ('models' lists them)")->required();
   app.add_option("--output,-o", a.output, "experiment file (HDF5) to write")->required();
   app.add_option("--run", a.run, "run (group) name in the file")->capture_default_str();
   app.add_flag("--append", a.append, "add the run to an existing experiment file instead of creating it");

@@ -78,6 +78,8 @@ int main(int argc, char** argv) {
   add("forward", "run a model on token ids from an HDF5 file; write logits, final states, state norms",
       statescope::cli::add_forward);
   add("info", "print a model directory's configuration and parameter count", statescope::cli::add_info);
+  add("models", "list the models --model can name: the committed ones and those in the Hugging Face cache",
+      statescope::cli::add_models);
   std::string command = "statescope-cli";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
   auto addc = [&](const char* name, const char* help, auto adder) {

@@ -13,7 +13,9 @@
 
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/base/hub_cache.h"
 #include "core/data/compressed.h"
+#include "core/data/parquet.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -23,7 +25,7 @@ namespace {
 
 constexpr const char* kFormat = kTokenCacheFormat;
 
-enum class Kind { WholeFile, TextFile, Jsonl, U16, U32 };
+enum class Kind { WholeFile, TextFile, Jsonl, Parquet, U16, U32 };
 
 struct SourceFile {
   fs::path path;
@@ -63,17 +65,22 @@ std::vector<SourceFile> list_sources(const std::string& data) {
          it.increment(ec)) {
       if (!it->is_regular_file()) continue;
       const auto ext = inner_ext(it->path());
-      if (ext != ".txt" && ext != ".jsonl") continue;
+      if (ext == ".parquet" && compression_of(it->path().string()) != Compression::None) continue;
+      if (ext != ".txt" && ext != ".jsonl" && ext != ".parquet") continue;
       out.push_back(describe(it->path(), fs::relative(it->path(), data).string(),
-                             ext == ".jsonl" ? Kind::Jsonl : Kind::WholeFile));
+                             ext == ".jsonl" ? Kind::Jsonl : ext == ".parquet" ? Kind::Parquet : Kind::WholeFile));
     }
     if (ec) throw Error(data + ": cannot list folder: " + ec.message());
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rel < b.rel; });
-    if (out.empty()) throw Error(data + ": the folder holds no .txt or .jsonl files (plain, .gz, .xz or .zst)");
+    if (out.empty())
+      throw Error(data + ": the folder holds no .txt or .jsonl files (plain, .gz, .xz or .zst) and no .parquet files");
   } else if (fs::is_regular_file(data, ec)) {
     const auto ext = inner_ext(data);
-    const Kind k = ext == ".jsonl" ? Kind::Jsonl : ext == ".u16" ? Kind::U16 : ext == ".u32" ? Kind::U32 : Kind::TextFile;
+    const Kind k = ext == ".jsonl" ? Kind::Jsonl : ext == ".parquet" ? Kind::Parquet : ext == ".u16" ? Kind::U16
+                 : ext == ".u32" ? Kind::U32 : Kind::TextFile;
     out.push_back(describe(data, fs::path(data).filename().string(), k));
+    if (k == Kind::Parquet && out.back().compression != Compression::None)
+      throw Error(data + ": a Parquet file compresses its own columns; give the .parquet file itself");
     if ((k == Kind::U16 || k == Kind::U32) && out.back().compression != Compression::None)
       throw Error(data + ": compressed token files are not read; decompress it first (" +
                   compression_name(out.back().compression) + ")");
@@ -184,6 +191,7 @@ class Ingest {
       case Kind::WholeFile: text_doc(f.rel, read_whole(f, o_.max_decompressed)); break;
       case Kind::TextFile: text_file(f); break;
       case Kind::Jsonl: jsonl(f); break;
+      case Kind::Parquet: parquet(f); break;
       case Kind::U16: tokens(f, 2); break;
       case Kind::U32: tokens(f, 4); break;
     }
@@ -238,11 +246,18 @@ class Ingest {
       } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
         throw Error(f.path.string() + ":" + std::to_string(lineno) + ": not a JSON object (" + e.what() + ")");
       }
-      if (!j.is_object() || !j.contains("text") || !j["text"].is_string())
-        throw Error(f.path.string() + ":" + std::to_string(lineno) + ": needs a string field \"text\"");
-      text_doc(f.rel + ":" + std::to_string(lineno), j["text"].get<std::string>());
+      const std::string& key = o_.text_field;
+      if (!j.is_object() || !j.contains(key) || !j[key].is_string())
+        throw Error(f.path.string() + ":" + std::to_string(lineno) + ": needs a string field \"" + key + "\"");
+      text_doc(f.rel + ":" + std::to_string(lineno), j[key].get<std::string>());
       if (in.compressed_consumed() - last > (1 << 20)) report(base_ + (last = in.compressed_consumed()));
     }
+  }
+  // One document per row of the text column ("<file>:<row>"), read a row group at a time.
+  void parquet(const SourceFile& f) {
+    read_parquet_texts(f.path.string(), o_.text_field,
+                       [&](int64_t row, std::string_view text) { text_doc(f.rel + ":" + std::to_string(row), std::string(text)); },
+                       [&](int done, int groups) { report(base_ + f.size * done / std::max(groups, 1)); });
   }
   void tokens(const SourceFile& f, int width) {
     const int32_t eos = tok_.eos_id();
@@ -341,6 +356,12 @@ Corpus embedded(const Tokenizer& tok) {
 
 }  // namespace
 
+std::string resolve_data_source(const std::string& data) {
+  std::error_code ec;
+  if (data == "embedded" || fs::exists(data, ec) || !is_hub_id(data)) return data;
+  return resolve_hub_snapshot(data, HubRepoType::Dataset).dir;
+}
+
 std::string default_cache_dir() {
   if (const char* e = std::getenv("STATESCOPE_CACHE"); e && *e) return e;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/statescope/tokens";
@@ -352,12 +373,14 @@ Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOption
   if (data == "embedded") return embedded(tok);
   if (o.val_every < 2) throw Error("val_every must be at least 2 (got " + std::to_string(o.val_every) + ")");
   if (o.doc_bytes < 1 || o.pack_tokens < 1) throw Error("doc_bytes and pack_tokens must be positive");
-  const auto files = list_sources(data);
+  const std::string src = resolve_data_source(data);
+  const auto files = list_sources(src);
 
   uint64_t h = fnv(1469598103934665603ull, kFormat);
   h = fnv(h, tok.fingerprint());
   h = fnv(h, std::to_string(o.doc_bytes) + "/" + std::to_string(o.val_every) + "/" + std::to_string(o.pack_tokens));
-  h = fnv(h, fs::absolute(data).lexically_normal().string());
+  if (o.text_field != "text") h = fnv(h, "text_field=" + o.text_field);  // the default keeps existing caches valid
+  h = fnv(h, fs::absolute(src).lexically_normal().string());  // a dataset id: its snapshot, commit included
   int64_t total = 0;
   for (auto& f : files) {
     h = fnv(h, f.rel + "|" + std::to_string(f.size) + "|" + std::to_string(f.mtime));
@@ -385,11 +408,11 @@ Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOption
     router.finish(data);
     train.finish();
     val.finish();
-    json idx{{"format", kFormat},         {"source", fs::absolute(data).string()},
+    json idx{{"format", kFormat},         {"source", fs::absolute(src).string()},
              {"tokenizer", tok.fingerprint()}, {"tokenizer_kind", tok.kind()},
              {"eos", tok.eos_id()},       {"width", width},
              {"doc_bytes", o.doc_bytes},  {"val_every", o.val_every},
-             {"pack_tokens", o.pack_tokens}, {"files", files.size()},
+             {"pack_tokens", o.pack_tokens}, {"text_field", o.text_field}, {"files", files.size()},
              {"train", train.index()},    {"validation", val.index()}};
     FileWriter out((tmp / "index.json").string());
     out.write(idx.dump(1) + "\n");

@@ -37,10 +37,16 @@ struct DataOptions {
   // a decompression bomb stops before it fills the disk; and the longest JSON line read (memory).
   uint64_t max_decompressed = 0;
   int64_t max_line_bytes = int64_t{1} << 28;  // 256 MiB
+  std::string text_field = "text";  // JSON Lines: the field holding each document; Parquet: the column
 };
 
 // Bytes of source read so far and in all; return false to cancel (throws Error "cancelled").
 using DataProgressFn = std::function<bool(int64_t done, int64_t total)>;
+
+// `data` as a path: itself when it exists (or "embedded"); a Hugging Face dataset id ("owner/name",
+// "owner/name@revision") names its snapshot folder in the local cache (hub_cache.h; Error saying
+// where it looked otherwise), whose .parquet/.jsonl/.txt files are then read.
+std::string resolve_data_source(const std::string& data);
 
 // Throws Error naming the file (and line or position) on anything unreadable.
 Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOptions& opt = {},

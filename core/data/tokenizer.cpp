@@ -19,6 +19,7 @@
 
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/base/hub_cache.h"
 
 namespace statescope {
 #if STATESCOPE_HAVE_ICU
@@ -408,9 +409,30 @@ std::vector<int32_t> BpeTokenizer::encode(const std::string&) const { throw Erro
 std::string BpeTokenizer::decode(const std::vector<int32_t>&) const { throw Error(kNoIcu); }
 #endif
 
+std::string companion_tokenizer(const std::string& model_dir) {
+  // The official Mamba checkpoints (state-spaces/mamba-*, mamba2-*) ship config.json and weights only;
+  // their README loads the tokenizer of EleutherAI/gpt-neox-20b, as mamba_ssm's own scripts do.
+  const std::string dir = std::filesystem::path(model_dir).lexically_normal().generic_string();
+  if (dir.find("/models--state-spaces--") == std::string::npos || dir.find("/snapshots/") == std::string::npos) return "";
+  const std::string id = "EleutherAI/gpt-neox-20b";
+  std::string where;
+  try {
+    where = resolve_hub_snapshot(id).dir + "/tokenizer.json";
+  } catch (const Error& e) {
+    throw Error(model_dir + ": the state-spaces checkpoints ship no tokenizer.json and use " + id +
+                "'s, which the Hugging Face cache lacks (" + e.what() + "); `huggingface-cli download " + id +
+                " tokenizer.json` fetches only that file");
+  }
+  if (!std::filesystem::exists(where))
+    throw Error(model_dir + ": the state-spaces checkpoints use " + id + "'s tokenizer.json, and the cached " + id +
+                " has none (" + where + "); `huggingface-cli download " + id + " tokenizer.json` fetches it");
+  return where;
+}
+
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir) {
   const auto p = std::filesystem::path(model_dir) / "tokenizer.json";
   if (std::filesystem::exists(p)) return BpeTokenizer::from_file(p.string());
+  if (const std::string c = companion_tokenizer(model_dir); !c.empty()) return BpeTokenizer::from_file(c);
   return std::make_unique<ByteTokenizer>();
 }
 

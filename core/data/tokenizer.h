@@ -75,7 +75,12 @@ class BpeTokenizer : public Tokenizer {
   mutable std::mutex cache_mu_;  // encode() is const and may run on several threads
 };
 
-// tokenizer.json in the directory -> BpeTokenizer, else ByteTokenizer.
+// The tokenizer.json a model directory without one uses: for a cached snapshot of a state-spaces
+// checkpoint (they ship none), EleutherAI/gpt-neox-20b's in the same Hugging Face cache (Error saying
+// how to fetch it when it is not there); "" for any other directory.
+std::string companion_tokenizer(const std::string& model_dir);
+
+// tokenizer.json in the directory -> BpeTokenizer; else its companion_tokenizer(); else ByteTokenizer.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& model_dir);
 
 }  // namespace statescope

@@ -107,7 +107,9 @@ class ExperimentRunner {
     }
     const int64_t vocab = spec_.pretrain ? 256 : vocab_size(load_model_config((fs::path(model_dir_) / "config.json").string()));
     const auto t0 = std::chrono::steady_clock::now();
-    corpus_ = load_model_data(spec_.data, model_dir_, vocab, {}, [&](int64_t done, int64_t total) {
+    DataOptions data_options;
+    data_options.text_field = spec_.text_field;
+    corpus_ = load_model_data(spec_.data, model_dir_, vocab, data_options, [&](int64_t done, int64_t total) {
       const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       ExperimentProgress p{"data", "tokenize", done, total, done / std::max(1e-9, el),
                            el / std::max<int64_t>(done, 1) * (total - done), 0};

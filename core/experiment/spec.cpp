@@ -25,11 +25,14 @@ void positive(const JsonFields& f, const char* key, int64_t v) {
 EffRemOptions parse_effrem(const JsonFields& f) {
   f.only({"T", "points", "log", "sequences"});
   EffRemOptions o;
-  f.read("T", o.Ts);
+  o.Ts.clear();  // no "T": T, 2T, ..., 64T of each run's T (run_analyses)
   f.read("points", o.points);
   o.log_grid = f.get("log", o.log_grid);
   f.read("sequences", o.sequences);
-  if (o.Ts.empty()) f.fail("T", "needs at least one context length");
+  if (f.has("T")) {
+    f.read("T", o.Ts);
+    if (o.Ts.empty()) f.fail("T", "needs at least one context length");
+  }
   for (auto t : o.Ts)
     if (t <= 1) f.fail("T", "needs context lengths > 1, got " + std::to_string(t));
   positive(f, "points", o.points);
@@ -332,7 +335,7 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
 
 ExperimentSpec parse_spec(const json& j, const std::string& src) {
   const JsonFields f(j, src);
-  f.only({"comment", "model", "models", "data", "device", "precision", "scan", "T", "seed", "baseline", "posttrain",
+  f.only({"comment", "model", "models", "data", "text_field", "device", "precision", "scan", "T", "seed", "baseline", "posttrain",
           "policies", "eval", "save_models", "analyses", "sweep", "pretrain"});
   ExperimentSpec s;
   f.read("comment", s.comment);
@@ -354,6 +357,8 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
     s.model = s.models.front();
   }
   f.read("data", s.data);
+  f.read("text_field", s.text_field);
+  if (s.text_field.empty()) f.fail("text_field", "must name a field or column");
   f.read("device", s.device);
   f.read("precision", s.precision);
   f.read("scan", s.scan);

@@ -71,7 +71,8 @@ struct ExperimentSpec {
   // "pretrain": no model is loaded; each cell trains a fresh byte-level model from scratch (its T and
   // seed) and runs the baseline and policies on it (pretrain_spec.h). Excludes model and models.
   std::optional<PretrainSpec> pretrain;
-  std::string data = "embedded";    // "embedded" (Austen) or a corpus path (docs/data.md)
+  std::string data = "embedded";    // "embedded" (Austen), a corpus path or a cached dataset id (docs/data.md)
+  std::string text_field = "text";  // JSON Lines field / Parquet column holding each document
   // "" = the process-wide setting (CLI --device/--precision/--scan); held for this experiment only.
   std::string device, precision, scan;
   int64_t T = 0;                    // training context; 0 = the model directory's record

@@ -10,6 +10,7 @@
 #include "core/base/error.h"
 #include "core/base/paths.h"
 #include "core/base/file_io.h"
+#include "core/base/hub_cache.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -19,10 +20,29 @@ std::string resolve_model(const std::string& name) {
   // the same way; "retrieval": a Mamba-2 fine-tuned for passkey retrieval.
   const bool named = name == "embedded" || name == "embedded-mamba1" || name == "retrieval";
   const std::string dir = named ? data_dir() + "/models/" + name : name;
-  if (!fs::is_directory(dir))
-    throw Error(dir + ": model directory not found" +
-                (named ? " (the " + name + " model; " + data_dir_searched() + ")" : std::string()));
-  return dir;
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return dir;
+  if (named) throw Error(dir + ": model directory not found (the " + name + " model; " + data_dir_searched() + ")");
+  if (is_hub_id(name)) return hub_model_snapshot(name).dir;
+  throw Error(dir + ": model directory not found (a model is a directory with config.json, one of embedded, "
+              "embedded-mamba1, retrieval, or a Hugging Face id such as state-spaces/mamba2-130m in the local cache)");
+}
+
+HubSnapshot hub_model_snapshot(const std::string& id) {
+  HubSnapshot s = resolve_hub_snapshot(id, HubRepoType::Model);
+  const fs::path dir(s.dir);
+  const std::string what = s.id + "@" + s.revision + " (" + s.dir + ")";
+  std::error_code ec;
+  if (!fs::exists(dir / "config.json", ec))
+    throw Error(what + ": the cached snapshot has no config.json (an interrupted download, or not a model); "
+                "download it again with `huggingface-cli download " + s.id + "`");
+  bool weights = false;
+  for (const char* f : {"model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json"})
+    weights = weights || fs::exists(dir / f, ec);  // exists() follows the blob symlink: a dangling one is missing
+  if (!weights)
+    throw Error(what + ": the cached snapshot has no weights (model.safetensors or pytorch_model.bin; an interrupted "
+                "download?); download it again with `huggingface-cli download " + s.id + "`");
+  return s;
 }
 
 ModelRecord read_model_record(const std::string& dir) {

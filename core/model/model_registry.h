@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/base/hub_cache.h"  // HubSnapshot
 #include "core/base/paths.h"  // data_dir()
 
 namespace statescope {
@@ -22,8 +23,13 @@ struct ModelRecord {
 
 // "embedded" -> the committed demo model (Mamba-2), "embedded-mamba1" -> its Mamba-1 sibling
 // (data/models/embedded-mamba1), "retrieval" -> the committed passkey-retrieval model
-// (data/models/retrieval); anything else must be an existing directory.
-std::string resolve_model(const std::string& name_or_dir);
+// (data/models/retrieval); an existing directory is itself; otherwise a Hugging Face id
+// ("state-spaces/mamba2-130m", "owner/name@revision") names its snapshot in the local cache
+// (hub_cache.h). Throws Error saying where it looked.
+std::string resolve_model(const std::string& name_or_id_or_dir);
+
+// A Hugging Face model id resolved in the local cache, checked to hold config.json and weights.
+HubSnapshot hub_model_snapshot(const std::string& id_at_revision);
 
 ModelRecord read_model_record(const std::string& dir);  // defaults when statescope.json is absent
 void write_model_record(const std::string& dir, const ModelRecord& r);
