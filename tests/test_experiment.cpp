@@ -411,6 +411,21 @@ TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
   EXPECT_EQ(fb.attr("passing", "device"), "cpu bf16 loop-scan");
 }
 
+TEST(Experiment, EffRemWithoutContextLengthsTakesTheRunsT) {
+  // No "T" in the effrem section: T, 2T, ..., 64T of the run's T (4 here: 4..256), the panel's default too.
+  const auto out = statescope::test::scratch("statescope_exp_effrem_T.h5");
+  const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "T": 4, "policies": [],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2},
+    "analyses": {"effrem": {"points": 3, "sequences": 2}}})";
+  auto runs = run_experiment(s, "effrem_T.json", out);
+  ASSERT_EQ(runs.size(), 1u);
+  H5File f(out, H5File::Mode::Read);
+  EXPECT_EQ(f.dims("baseline/effrem/value"), (std::vector<int64_t>{7, 4}));
+  std::vector<int64_t> d;
+  const auto T = f.read_i64("baseline/effrem/T", &d);
+  EXPECT_EQ(T, (std::vector<int64_t>{4, 8, 16, 32, 64, 128, 256}));
+}
+
 TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
   const auto out = statescope::test::scratch("statescope_exp_analyses.h5");
   const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "seed": 1,

@@ -24,11 +24,14 @@
 #include <QTableWidget>
 #include <QTabWidget>
 #include <QTest>
+#include <QToolButton>
+#include <QMenu>
 #include <QThread>
 #include <QTimer>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <qcustomplot.h>
 
@@ -121,6 +124,17 @@ TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
   EXPECT_EQ(s.eval.length, d.eval_length(32));
   for (auto& [name, ps] : s.policies)
     if (ps.kind == "random") EXPECT_DOUBLE_EQ(ps.sigma, PolicySpec{}.sigma);
+  // EffRem ticked in the form is the spec's default: context lengths left to each run's T (T..64T).
+  field<QCheckBox>(&p, "a_effrem")->setChecked(true);
+  const ExperimentSpec e = parse_spec(p.spec_json().toStdString(), "form");
+  const ExperimentSpec de = parse_spec(std::string(R"({"analyses": {"effrem": {}}})"), "spec");
+  ASSERT_TRUE(e.analyses.effrem && de.analyses.effrem);
+  EXPECT_EQ(e.analyses.effrem->Ts, de.analyses.effrem->Ts);
+  EXPECT_TRUE(e.analyses.effrem->Ts.empty());
+  EXPECT_EQ(e.analyses.effrem->points, de.analyses.effrem->points);
+  EXPECT_EQ(e.analyses.effrem->sequences, de.analyses.effrem->sequences);
+  EXPECT_EQ(default_effrem_contexts(32), (std::vector<int64_t>{32, 64, 128, 256, 512, 1024, 2048}));
+  field<QCheckBox>(&p, "a_effrem")->setChecked(false);
   // An invalid spec is refused with core's reason and changes nothing in the form.
   field<QSpinBox>(&p, "steps")->setValue(77);
   const QString before = p.spec_json();
@@ -130,6 +144,42 @@ TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
   EXPECT_FALSE(p.load_spec("[1, 2]").isEmpty());
   EXPECT_TRUE(p.load_spec(R"({"posttrain": {"steps": 10}})").isEmpty());
   EXPECT_EQ(field<QSpinBox>(&p, "steps")->value(), 10);
+}
+
+TEST(Gui, ModelPickerListsTheHuggingFaceCacheAndTheFieldTakesAnId) {
+  // The cache huggingface_hub wrote for tests/test_hub_cache.cpp (tests/golden/make_hf_cache.py).
+  const char* old = std::getenv("HF_HUB_CACHE");
+  const std::string saved = old ? old : "";
+  const std::string cache = std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/hf-cache/hub";
+  ::setenv("HF_HUB_CACHE", cache.c_str(), 1);
+  gui::ExperimentPanel p;
+  auto* pick = p.findChild<QToolButton*>("model_pick");
+  ASSERT_NE(pick, nullptr);
+  ASSERT_NE(pick->menu(), nullptr);
+  Q_EMIT pick->menu()->aboutToShow();  // the menu reads the cache when it opens
+  std::map<QString, QAction*> ids;
+  for (QAction* a : pick->menu()->actions())
+    if (a->data().isValid()) ids[a->data().toString()] = a;
+  ASSERT_EQ(ids.size(), 4u);  // tiny-mamba2-test, tiny-mamba1, tiny-mamba2, @v1; not the llama, the tokenizer or the partial download
+  ASSERT_TRUE(ids.count("statescope-test/tiny-mamba2@v1"));
+  EXPECT_TRUE(ids["statescope-test/tiny-mamba1"]->text().contains("Mamba-1"));
+  EXPECT_TRUE(ids["statescope-test/tiny-mamba2@v1"]->text().contains("parameters"));
+  ids["statescope-test/tiny-mamba2@v1"]->trigger();
+  EXPECT_EQ(field<QLineEdit>(&p, "model")->text(), "statescope-test/tiny-mamba2@v1");
+  EXPECT_TRUE(field<QLabel>(&p, "architecture")->text().startsWith("Mamba-2")) << field<QLabel>(&p, "architecture")->text().toStdString();
+  EXPECT_TRUE(p.problems().isEmpty()) << p.problems().join("; ").toStdString();
+  EXPECT_EQ(parse_spec(p.spec_json().toStdString(), "form").model, "statescope-test/tiny-mamba2@v1");
+  // An id the cache lacks is refused at the field with where it looked.
+  field<QLineEdit>(&p, "model")->setText("state-spaces/mamba2-130m");
+  ASSERT_FALSE(p.problems().isEmpty());
+  EXPECT_TRUE(p.problems().join(" ").contains("huggingface-cli download")) << p.problems().join("; ").toStdString();
+  // No cache: the menu says so, and still offers the committed models and a folder.
+  ::setenv("HF_HUB_CACHE", "/no/such/cache", 1);
+  Q_EMIT pick->menu()->aboutToShow();
+  bool said = false;
+  for (QAction* a : pick->menu()->actions()) said = said || (a->text().contains("no Mamba-family model") && !a->isEnabled());
+  EXPECT_TRUE(said);
+  old ? (void)::setenv("HF_HUB_CACHE", saved.c_str(), 1) : (void)::unsetenv("HF_HUB_CACHE");
 }
 
 TEST(Gui, PanelRefusesInvalidValuesAtTheField) {

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDockWidget>
+#include <QLabel>
 #include <QListView>
 #include <QScreen>
 #include <QScrollBar>
@@ -19,6 +21,7 @@
 #include "core/experiment/experiment.h"
 #include "tests/scratch.h"
 #include "views/line_views.h"
+#include "views/plot_widget.h"
 #include "views/robust_range.h"
 
 using namespace statescope;
@@ -63,6 +66,49 @@ TEST(Screens, FirstStartFitsA1280x720Screen) {
   EXPECT_LE(w.minimumSizeHint().width(), 1280) << "the window cannot be made narrower than the screen";
   expect_inside(w, screen_named("small"));
   EXPECT_GE(w.width(), 1280 * 8 / 10) << "the first start uses most of the screen";
+}
+
+TEST(Screens, EveryToolbarControlIsWholeAndTheStatusReadsWholeAt1280) {
+  // The first look on a laptop: every tab's plots side by side, every control of every toolbar at its
+  // natural width inside its strip (wrapped onto another row where needed, never cut: "0 % smoot"),
+  // no two overlapping; the status text whole ("finis").
+  const std::string file = six_run_file();
+  QSettings().clear();
+  gui::MainWindow w;
+  w.set_quiet(true);
+  w.show();
+  QTest::qWait(100);
+  ASSERT_EQ(w.screen()->name(), "small");
+  ASSERT_TRUE(w.open_file(QString::fromStdString(file)));
+  int checked = 0;
+  for (int t = 0; t < w.tabs()->count(); ++t) {
+    w.tabs()->setCurrentIndex(t);
+    QTest::qWait(50);
+    for (auto* pw : w.tabs()->widget(t)->findChildren<views::PlotWidget*>()) {
+      if (!pw->isVisible()) continue;
+      QWidget* strip = pw->toolbar_strip();
+      std::vector<QRect> placed;
+      for (QWidget* c : strip->findChildren<QWidget*>(Qt::FindDirectChildrenOnly)) {
+        if (!c->isVisible()) continue;
+        const QString what = w.tabs()->tabText(t) + " / " + pw->objectName() + " / " + c->metaObject()->className() +
+                             " '" + c->property("text").toString() + "'";
+        EXPECT_TRUE(strip->rect().contains(c->geometry())) << what.toStdString() << " outside its strip";
+        EXPECT_GE(c->width(), c->sizeHint().width()) << what.toStdString() << " is cut";
+        if (auto* combo = qobject_cast<QComboBox*>(c))  // its text whole, not only its (stale) size hint
+          EXPECT_GE(c->width(), combo->fontMetrics().horizontalAdvance(combo->currentText()) + 20)
+              << what.toStdString() << " '" << combo->currentText().toStdString() << "' is cut";
+        for (const QRect& o : placed) EXPECT_FALSE(o.intersects(c->geometry())) << what.toStdString() << " overlaps";
+        placed.push_back(c->geometry());
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
+  auto* status = w.findChild<QLabel*>("status");
+  ASSERT_NE(status, nullptr);
+  status->setText("finished · longest UI stall 12 ms");
+  QTest::qWait(50);
+  EXPECT_GE(status->width(), status->fontMetrics().horizontalAdvance(status->text())) << "the status text is clipped";
 }
 
 TEST(Screens, RestoredGeometryLargerThanTheScreenIsClamped) {

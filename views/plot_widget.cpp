@@ -1,5 +1,6 @@
 // plot_widget.cpp — shared plot behaviour (see plot_widget.h).
 #include "views/plot_widget.h"
+#include "views/flow_layout.h"
 
 #include "core/base/output_rule.h"
 #include "views/robust_range.h"
@@ -36,12 +37,14 @@ std::vector<double> smooth_ema(const std::vector<double>& y, double w) {
 PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(2, 2, 2, 2);
-  // The controls sit in a strip that may be narrower than they are (its minimum width is not the
-  // plot's): two plots side by side then fit a 1280-pixel screen, the last controls cut at the edge.
-  auto* strip = new QWidget(this);
-  strip->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
-  bar_ = new QHBoxLayout(strip);
-  bar_->setContentsMargins(0, 0, 0, 0);
+  // The controls wrap onto as many rows as the plot's width needs (flow_layout.h): two plots side by
+  // side fit a 1280-pixel screen with every control whole.
+  strip_ = new QWidget(this);
+  strip_->setObjectName("toolbar");
+  QSizePolicy sp(QSizePolicy::Preferred, QSizePolicy::Preferred);
+  sp.setHeightForWidth(true);
+  strip_->setSizePolicy(sp);
+  bar_ = new FlowLayout(strip_);
   auto* reset = new QPushButton(tr("Reset view"), this);
   reset->setToolTip(tr("Fit all visible data (also: double-click the plot)"));
   logx_ = new QCheckBox(tr("log x"), this);
@@ -58,8 +61,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   robust_->setToolTip(tr("Reset view fits y to the runs that do not dominate it; the runs left out are named on "
                          "the plot and still reachable by zooming out or unticking this"));
   bar_->addWidget(robust_);
-  bar_->addStretch(1);
-  v->addWidget(strip);
+  v->addWidget(strip_);
   plot_ = new QCustomPlot(this);
   plot_->setObjectName(title);
   plot_->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectLegend);

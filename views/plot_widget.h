@@ -7,6 +7,8 @@
 #include <QWidget>
 #include <vector>
 
+#include "views/flow_layout.h"  // toolbar()
+
 class QCustomPlot;
 class QCPGraph;
 class QCPAbstractPlottable;
@@ -16,7 +18,6 @@ class QCPAbstractLegendItem;
 class QLabel;
 class QCheckBox;
 class QSpinBox;
-class QHBoxLayout;
 class QMouseEvent;
 
 namespace statescope::views {
@@ -27,7 +28,8 @@ class PlotWidget : public QWidget {
   explicit PlotWidget(const QString& title, QWidget* parent = nullptr);
 
   QCustomPlot* plot() const { return plot_; }
-  QHBoxLayout* toolbar() const { return bar_; }  // views add their selectors here
+  FlowLayout* toolbar() const { return bar_; }  // views add their selectors here (insertWidget)
+  QWidget* toolbar_strip() const { return strip_; }  // the widget that holds them (tests: nothing cut)
 
   // Series API for line plots: the raw data is kept for CSV export and smoothing.
   void clear_series();
@@ -81,7 +83,8 @@ class PlotWidget : public QWidget {
   void legend_click(QCPLegend* legend, QCPAbstractLegendItem* item, QMouseEvent* event);
 
   QCustomPlot* plot_;
-  QHBoxLayout* bar_;
+  FlowLayout* bar_;
+  QWidget* strip_;
   QLabel* readout_;
   QCheckBox *logx_, *logy_;
   QSpinBox* smooth_;

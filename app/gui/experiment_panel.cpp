@@ -36,6 +36,8 @@
 #include "core/experiment/spec.h"
 #include "core/model/model_config.h"  // LibTorch-free: the architecture from config.json
 #include "core/model/model_registry.h"
+#include "core/model/cached_models.h"  // the Hugging Face cache, LibTorch-free
+#include "core/base/hub_cache.h"
 #include "views/theme.h"
 
 namespace statescope::gui {
@@ -93,11 +95,38 @@ QHBoxLayout* path_row(QWidget* owner, QLineEdit*& edit, const QString& text, con
   auto* pick = new QToolButton(owner);
   pick->setText("...");
   QLineEdit* e = edit;
-  if (dir) {
-    QObject::connect(pick, &QToolButton::clicked, owner, [owner, e] {
-      const QString p = QFileDialog::getExistingDirectory(owner, QObject::tr("Choose a checkpoint directory"));
-      if (!p.isEmpty()) e->setText(p);
+  if (dir) {  // models: the committed ones, the Hugging Face cache's (read when the menu opens), a folder
+    pick->setObjectName("model_pick");
+    auto* menu = new QMenu(pick);
+    QObject::connect(menu, &QMenu::aboutToShow, owner, [owner, e, menu] {
+      menu->clear();
+      menu->addSection(QObject::tr("Committed"));
+      for (const char* name : {"embedded", "embedded-mamba1", "retrieval"})
+        menu->addAction(QString::fromLatin1(name), owner, [e, name] { e->setText(QString::fromLatin1(name)); });
+      const HubCache cache = hub_cache();
+      menu->addSection(QObject::tr("Hugging Face cache"));
+      const auto cached = list_cached_models();
+      for (const auto& m : cached) {
+        auto* a = menu->addAction(QString::fromStdString(describe_cached_model(m)), owner,
+                                  [e, id = QString::fromStdString(m.id)] { e->setText(id); });
+        a->setData(QString::fromStdString(m.id));
+        a->setToolTip(QString::fromStdString(m.dir));
+      }
+      if (cached.empty()) {
+        auto* none = menu->addAction(QObject::tr("no Mamba-family model in %1").arg(QString::fromStdString(cache.dir)));
+        none->setEnabled(false);
+        none->setToolTip(QObject::tr("download one with: huggingface-cli download state-spaces/mamba2-130m "
+                                     "(statescope never downloads); %1 chose this folder").arg(QString::fromStdString(cache.source)));
+      }
+      menu->addSeparator();
+      menu->addAction(QObject::tr("Checkpoint directory..."), owner, [owner, e] {
+        const QString p = QFileDialog::getExistingDirectory(owner, QObject::tr("Choose a checkpoint directory"));
+        if (!p.isEmpty()) e->setText(p);
+      });
     });
+    menu->setToolTipsVisible(true);
+    pick->setMenu(menu);
+    pick->setPopupMode(QToolButton::InstantPopup);
   } else {  // data: a text file or a folder of them
     auto* menu = new QMenu(pick);
     menu->addAction(QObject::tr("Text file..."), owner, [owner, e] {
@@ -175,8 +204,9 @@ void ExperimentPanel::set_running(bool running) {
 
 void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& d) {
   form->addRow(tr("Model"), path_row(this, model, QString::fromStdString(d.model),
-                                     tr("'embedded', 'embedded-mamba1' or a checkpoint directory; several, separated "
-                                        "by commas, run side by side in one file"), true));
+                                     tr("'embedded', 'embedded-mamba1', a checkpoint directory or a Hugging Face id "
+                                        "(owner/name[@revision]) in the local cache; several, separated by commas, run "
+                                        "side by side in one file"), true));
   architecture_ = new QLabel(this);
   architecture_->setObjectName("architecture");
   architecture_->setToolTip(tr("the architecture the model's config.json names, and its recurrent state per layer"));
@@ -397,7 +427,7 @@ QStringList ExperimentPanel::problems() const {
     return why.isEmpty();
   };
   const QString m = model->text().trimmed();
-  bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded', 'embedded-mamba1' or a directory)") : architecture_problem_);
+  bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded', 'embedded-mamba1', a directory or a cached Hugging Face id)") : architecture_problem_);
   const QString d = data->text().trimmed();
   bad(data, d.isEmpty() ? tr("Data: empty") : (d != "embedded" && !QFileInfo::exists(d)) ? tr("Data: %1 does not exist").arg(d) : QString());
   bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
@@ -484,15 +514,14 @@ QString ExperimentPanel::spec_json() const {
   ev["length"] = eval_length->value();
   ev["sequences"] = eval_sequences->value();
   j["eval"] = ev;
-  // Analyses: a loaded one keeps its settings; one ticked here gets core's defaults (spec.h), but
-  // EffRem's context lengths follow this form's T.
+  // Analyses: a loaded one keeps its settings; one ticked here gets core's defaults (spec.h; EffRem's
+  // context lengths T..64T follow each run's T there).
   const json had = j.value("analyses", json::object());
   json a = json::object();
-  const int t = T->value();
   auto pick = [&](QCheckBox* c, const char* k, const json& dflt) {
     if (c->isChecked()) a[k] = had.contains(k) ? had[k] : dflt;
   };
-  pick(a_effrem, "effrem", {{"T", {t, 4 * t, 16 * t}}});
+  pick(a_effrem, "effrem", json::object());
   pick(a_states, "states", json::object());
   pick(a_passkey, "passkey", json::object());
   pick(a_babi, "babi", json::object());

@@ -1,5 +1,6 @@
 // main_window.cpp — window, menus, live run wiring, files, export, settings.
 #include "app/gui/main_window.h"
+#include "app/gui/elided_label.h"
 #include "views/view_registry.h"
 
 #include "core/base/output_rule.h"
@@ -82,9 +83,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   bar_ = new QProgressBar(this);
   bar_->setMaximumWidth(260);
   bar_->setVisible(false);
-  status_ = new QLabel(this);
-  status_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long progress text never widens the window
-  status_->setMinimumWidth(240);
+  status_ = new ElidedLabel(this);  // whole when there is room, "…" and a tooltip when not; never widens the window
+  status_->setObjectName("status");
   statusBar()->addPermanentWidget(status_);
   statusBar()->addPermanentWidget(bar_);
 

@@ -20,8 +20,16 @@ struct EvalOptions {
 };
 
 // Effective Remembrance (effrem.h).
+// EffRem's default context lengths for a model trained at T: T, 2T, 4T, ..., 64T (32..2048 at T = 32).
+inline std::vector<int64_t> default_effrem_contexts(int64_t T) {
+  std::vector<int64_t> Ts;
+  for (int k = 0; k <= 6; ++k) Ts.push_back(T << k);
+  return Ts;
+}
+
 struct EffRemOptions {
-  std::vector<int64_t> Ts{32, 64, 128, 256, 512, 1024, 2048};
+  // Context lengths; a spec without "T" leaves them to the run: default_effrem_contexts(run's T).
+  std::vector<int64_t> Ts = default_effrem_contexts(32);
   int64_t points = 16;      // grid size (t = 0 is always included)
   bool log_grid = true;     // log-spaced t (else linear)
   int64_t sequences = 16;

@@ -47,7 +47,9 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
   };
   const int64_t per_doc = examples_per_doc(ctx.policy);
   if (spec.effrem) {
-    auto r = effective_remembrance(model, *ctx.validation, *spec.effrem,
+    EffRemOptions o = *spec.effrem;
+    if (o.Ts.empty()) o.Ts = default_effrem_contexts(ctx.T);
+    auto r = effective_remembrance(model, *ctx.validation, o,
                                    [&](int64_t d, int64_t t) { tick("effrem", d, t, 0); return true; });
     write_effrem(file, run, r);
   }
