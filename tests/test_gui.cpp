@@ -169,6 +169,17 @@ TEST(Gui, ModelPickerListsTheHuggingFaceCacheAndTheFieldTakesAnId) {
   EXPECT_TRUE(field<QLabel>(&p, "architecture")->text().startsWith("Mamba-2")) << field<QLabel>(&p, "architecture")->text().toStdString();
   EXPECT_TRUE(p.problems().isEmpty()) << p.problems().join("; ").toStdString();
   EXPECT_EQ(parse_spec(p.spec_json().toStdString(), "form").model, "statescope-test/tiny-mamba2@v1");
+  // The data menu lists the cache's datasets.
+  QMenu* datasets = p.findChild<QMenu*>("dataset_pick");
+  ASSERT_NE(datasets, nullptr);
+  Q_EMIT datasets->aboutToShow();
+  ASSERT_EQ(datasets->actions().size(), 1);
+  datasets->actions()[0]->trigger();
+  EXPECT_EQ(field<QLineEdit>(&p, "data")->text(), "statescope-test/tiny-corpus");
+  EXPECT_TRUE(p.problems().isEmpty()) << p.problems().join("; ").toStdString();
+  field<QLineEdit>(&p, "data")->setText("statescope-test/no-such-corpus");
+  EXPECT_TRUE(p.problems().join(" ").contains("--repo-type dataset")) << p.problems().join("; ").toStdString();
+  field<QLineEdit>(&p, "data")->setText("embedded");
   // An id the cache lacks is refused at the field with where it looked.
   field<QLineEdit>(&p, "model")->setText("state-spaces/mamba2-130m");
   ASSERT_FALSE(p.problems().isEmpty());

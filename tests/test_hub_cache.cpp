@@ -14,9 +14,11 @@
 #include "core/model/cached_models.h"
 #include "core/model/model_config.h"
 #include "core/model/model_registry.h"
+#include "tests/error_text.h"
 #include "tests/scratch.h"
 
 using namespace statescope;
+using statescope::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -43,15 +45,6 @@ class HubCacheTest : public ::testing::Test {
   static constexpr const char* kVars[] = {"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME", "HOME"};
   std::vector<std::pair<const char*, std::optional<std::string>>> saved_;
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 }  // namespace
 

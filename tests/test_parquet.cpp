@@ -13,9 +13,11 @@
 #include "core/base/error.h"
 #include "core/data/dataset.h"
 #include "core/data/parquet.h"
+#include "tests/error_text.h"
 #include "tests/scratch.h"
 
 using namespace statescope;
+using statescope::test::error_of;
 namespace fs = std::filesystem;
 
 namespace {
@@ -38,15 +40,6 @@ std::vector<std::string> parquet_texts(const std::string& file, const std::strin
   });
   if (summary) *summary = s;
   return out;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 std::pair<std::vector<int32_t>, std::vector<int32_t>> splits(const std::string& data, DataOptions o = {}) {

@@ -134,14 +134,25 @@ QHBoxLayout* path_row(QWidget* owner, QLineEdit*& edit, const QString& text, con
                                                      QObject::tr("Text (*.txt);;All (*)"));
       if (!p.isEmpty()) e->setText(p);
     });
-    menu->addAction(QObject::tr("JSON Lines or token file..."), owner, [owner, e] {
-      const QString p = QFileDialog::getOpenFileName(owner, QObject::tr("Choose a corpus file"), {},
-                                                     QObject::tr("JSON Lines (*.jsonl *.jsonl.gz *.jsonl.xz *.jsonl.zst);;Token ids (*.u16 *.u32);;All (*)"));
+    menu->addAction(QObject::tr("JSON Lines, Parquet or token file..."), owner, [owner, e] {
+      const QString p = QFileDialog::getOpenFileName(
+          owner, QObject::tr("Choose a corpus file"), {},
+          QObject::tr("JSON Lines (*.jsonl *.jsonl.gz *.jsonl.xz *.jsonl.zst);;Parquet (*.parquet);;Token ids (*.u16 *.u32);;All (*)"));
       if (!p.isEmpty()) e->setText(p);
     });
-    menu->addAction(QObject::tr("Folder of .txt / .jsonl files..."), owner, [owner, e] {
-      const QString p = QFileDialog::getExistingDirectory(owner, QObject::tr("Choose a folder of .txt / .jsonl files"));
+    menu->addAction(QObject::tr("Folder of .txt / .jsonl / .parquet files..."), owner, [owner, e] {
+      const QString p = QFileDialog::getExistingDirectory(owner, QObject::tr("Choose a folder of .txt / .jsonl / .parquet files"));
       if (!p.isEmpty()) e->setText(p);
+    });
+    auto* hub = menu->addMenu(QObject::tr("Hugging Face dataset (local cache)"));
+    hub->setObjectName("dataset_pick");
+    QObject::connect(hub, &QMenu::aboutToShow, owner, [owner, e, hub] {
+      hub->clear();
+      for (const auto& [id, dir] : list_hub_repos(HubRepoType::Dataset))
+        hub->addAction(QString::fromStdString(id), owner, [e, id = QString::fromStdString(id)] { e->setText(id); })
+            ->setData(QString::fromStdString(id));
+      if (hub->actions().isEmpty())
+        hub->addAction(QObject::tr("none in %1").arg(QString::fromStdString(hub_cache().dir)))->setEnabled(false);
     });
     menu->addAction(QObject::tr("Embedded corpus (Austen)"), owner, [e] { e->setText("embedded"); });
     pick->setMenu(menu);
@@ -212,8 +223,9 @@ void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& 
   architecture_->setToolTip(tr("the architecture the model's config.json names, and its recurrent state per layer"));
   form->addRow(tr("Architecture"), architecture_);
   form->addRow(tr("Data"), path_row(this, data, QString::fromStdString(d.data),
-                                    tr("'embedded' (Austen), a folder of .txt/.jsonl, a .jsonl, .u16/.u32 token or text "
-                                       "file; tokenized once with the model's tokenizer and cached"), false));
+                                    tr("'embedded' (Austen), a folder of .txt/.jsonl/.parquet, a .jsonl, .parquet, .u16/.u32 "
+                                       "token or text file, or a cached Hugging Face dataset id; tokenized once with the "
+                                       "model's tokenizer and cached"), false));
 }
 
 void ExperimentPanel::build_training_rows(QFormLayout* form, const ExperimentSpec& d) {
@@ -429,7 +441,18 @@ QStringList ExperimentPanel::problems() const {
   const QString m = model->text().trimmed();
   bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded', 'embedded-mamba1', a directory or a cached Hugging Face id)") : architecture_problem_);
   const QString d = data->text().trimmed();
-  bad(data, d.isEmpty() ? tr("Data: empty") : (d != "embedded" && !QFileInfo::exists(d)) ? tr("Data: %1 does not exist").arg(d) : QString());
+  QString data_problem;
+  if (d.isEmpty()) data_problem = tr("Data: empty");
+  else if (d != "embedded" && !QFileInfo::exists(d)) {
+    if (!is_hub_id(d.toStdString())) data_problem = tr("Data: %1 does not exist").arg(d);
+    else
+      try {  // a dataset id: its snapshot in the Hugging Face cache
+        resolve_hub_snapshot(d.toStdString(), HubRepoType::Dataset);
+      } catch (const std::exception& e) {
+        data_problem = tr("Data: ") + QString::fromStdString(e.what());
+      }
+  }
+  bad(data, data_problem);
   bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
   QString why;
   std::vector<double> vals;
