@@ -24,5 +24,6 @@ Runner add_passkey(CLI::App& app, const std::string& command);
 Runner add_copying(CLI::App& app, const std::string& command);
 Runner add_babi(CLI::App& app, const std::string& command);
 Runner add_data(CLI::App& app, const std::string& command);
+Runner add_attention(CLI::App& app, const std::string& command);
 
 }  // namespace statescope::cli

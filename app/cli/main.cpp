@@ -104,6 +104,8 @@ int main(int argc, char** argv) {
        statescope::cli::add_babi);
   addc("data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)",
        statescope::cli::add_data);
+  addc("attention", "a sequence's effective attention per head (Mamba-2: M[t, s] from dt, A, B, C) to HDF5",
+       statescope::cli::add_attention);
   addc("report", "an experiment file as one self-contained HTML page (spec, environment, runs, plots)",
        statescope::cli::add_report);
   addc("inspect", "summarise experiment files (several: one table compares their runs)", statescope::cli::add_inspect);

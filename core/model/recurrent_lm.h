@@ -41,6 +41,7 @@ struct ForwardOptions {
   bool state_norms = false;   // also return per-token SSM state norms
   bool log_decay = false;     // also return the per-token log decay dt_t * A per group (ForwardOutput)
   bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
+  bool mixer_inputs = false;  // also return each layer's mixer input (ForwardOutput::mixer_inputs)
 };
 
 struct ForwardOutput {
@@ -52,6 +53,9 @@ struct ForwardOutput {
   // [n_layer, b, L, groups] log of the factor the state decays by at token t, dt_t * A (<= 0), mean
   // over the group (Mamba-2: the head's own; Mamba-1: over its channels and d_state); if requested.
   torch::Tensor log_decay;
+  // Per layer, the normed residual stream its mixer reads [b, L, d_model] (if requested): what the
+  // analyses that open a layer up (effective attention) start from.
+  std::vector<torch::Tensor> mixer_inputs;
 };
 
 // A module holding a "weight" (and optionally a "bias") parameter, so names match checkpoints.

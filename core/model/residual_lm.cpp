@@ -82,6 +82,7 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
   for (int64_t i = 0; i < NL; ++i) {
     auto u = rms_norm(h, block_norms_[i]->weight, shape_.norm_eps).to(emb.scalar_type());
     const LayerState* li = init ? &(*init)[i] : nullptr;
+    if (opt.mixer_inputs) out.mixer_inputs.push_back(u.detach());
     h = h + mix(i, u, li, opt, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
                 opt.state_norms ? &deltas[i] : nullptr, opt.log_decay ? &decays[i] : nullptr);
   }

@@ -58,7 +58,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const auto& c = cfg;
   const int64_t b = u.size(0), L = u.size(1);
   const int64_t H = c.nheads(), P = c.headdim, G = c.ngroups, N = c.d_state, Di = c.d_inner();
-  const int64_t K = c.d_conv, Cd = c.conv_dim();
+  const int64_t Cd = c.conv_dim();
 
   // 1. In-projection, split [z | xBC | dt].
   auto zxbcdt = F::linear(u, in_proj->weight, in_proj->bias);  // [b, L, in_proj_rows]
@@ -102,26 +102,12 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
               .to(u.scalar_type());
     fin.conv = conv1.to(u.scalar_type());                       // [b, conv_dim, K-1]
   } else {
-    auto conv0 = (init && init->conv.defined()) ? init->conv.to(u.scalar_type())
-                                                : torch::zeros({b, Cd, K - 1}, u.options());
-    auto conv_in = torch::cat({conv0, xBC.transpose(1, 2)}, 2);   // [b, conv_dim, K-1+L]
-    fin.conv = conv_in.narrow(2, L, K - 1);                       // [b, conv_dim, K-1] newest K-1 inputs
-    auto conv_out = L == 0 ? torch::zeros({b, Cd, 0}, u.options())  // conv1d refuses an input shorter than K
-                           : F::conv1d(conv_in, conv1d->weight,
-                                       F::Conv1dFuncOptions().bias(conv1d->bias).groups(Cd));  // [b, conv_dim, L]
-    xbc = F::silu(conv_out).transpose(1, 2);                      // [b, L, conv_dim]
+    xbc = conv_silu(xBC, init, fin.conv, u.scalar_type());
   }
 
-  // 3. Split; the SSM works in >= fp32.
-  auto x = xbc.narrow(-1, 0, Di).reshape({b, L, H, P});         // [b, L, H, P]
-  auto Bm = xbc.narrow(-1, Di, G * N).reshape({b, L, G, N});    // [b, L, G, N]
-  auto Cm = xbc.narrow(-1, Di + G * N, G * N).reshape({b, L, G, N});
-
-  // 4. dt = softplus(dt_raw + dt_bias), clamped to dt_limit after softplus when a limit is set
-  // (clamp has zero gradient where it clamps). A = -exp(A_log).
-  auto dt = F::softplus(dt_raw.to(sdt) + dt_bias.to(sdt));     // [b, L, H]
-  if (c.has_dt_limit()) dt = torch::clamp(dt, c.dt_limit_lo, c.dt_limit_hi);
-  auto A = -torch::exp(A_log.to(sdt));                          // [H]
+  // 3-4. Split into x, B, C; dt and A.
+  const Mamba2ScanInputs in = split_scan_inputs(xbc, dt_raw, sdt);
+  const auto &x = in.x, &Bm = in.B, &Cm = in.C, &dt = in.dt, &A = in.A;
 
   // 5. The scan.
   torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
@@ -148,6 +134,48 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   auto g = y * F::silu(z);                                      // [b, L, d_inner]
   auto gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps).reshape({b, L, Di});
   return F::linear(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
+}
+
+torch::Tensor Mamba2MixerImpl::conv_silu(const torch::Tensor& xBC, const LayerState* init, torch::Tensor& conv_final,
+                                         torch::Dtype dtype) {
+  const int64_t b = xBC.size(0), L = xBC.size(1), K = cfg.d_conv, Cd = cfg.conv_dim();
+  auto conv0 = (init && init->conv.defined()) ? init->conv.to(dtype)
+                                              : torch::zeros({b, Cd, K - 1}, xBC.options().dtype(dtype));
+  auto conv_in = torch::cat({conv0, xBC.transpose(1, 2)}, 2);   // [b, conv_dim, K-1+L]
+  conv_final = conv_in.narrow(2, L, K - 1);                     // [b, conv_dim, K-1] newest K-1 inputs
+  auto conv_out = L == 0 ? torch::zeros({b, Cd, 0}, xBC.options().dtype(dtype))  // conv1d refuses an input shorter than K
+                         : F::conv1d(conv_in, conv1d->weight,
+                                     F::Conv1dFuncOptions().bias(conv1d->bias).groups(Cd));  // [b, conv_dim, L]
+  return F::silu(conv_out).transpose(1, 2);                     // [b, L, conv_dim]
+}
+
+Mamba2ScanInputs Mamba2MixerImpl::split_scan_inputs(const torch::Tensor& xbc, const torch::Tensor& dt_raw,
+                                                     torch::Dtype sdt) {
+  const auto& c = cfg;
+  const int64_t b = xbc.size(0), L = xbc.size(1), H = c.nheads(), P = c.headdim, G = c.ngroups, N = c.d_state,
+                Di = c.d_inner();
+  Mamba2ScanInputs in;
+  // 3. Split; the SSM works in >= fp32.
+  in.x = xbc.narrow(-1, 0, Di).reshape({b, L, H, P});           // [b, L, H, P]
+  in.B = xbc.narrow(-1, Di, G * N).reshape({b, L, G, N});       // [b, L, G, N]
+  in.C = xbc.narrow(-1, Di + G * N, G * N).reshape({b, L, G, N});
+  // 4. dt = softplus(dt_raw + dt_bias), clamped to dt_limit after softplus when a limit is set
+  // (clamp has zero gradient where it clamps). A = -exp(A_log).
+  in.dt = F::softplus(dt_raw.to(sdt) + dt_bias.to(sdt));        // [b, L, H]
+  if (c.has_dt_limit()) in.dt = torch::clamp(in.dt, c.dt_limit_lo, c.dt_limit_hi);
+  in.A = -torch::exp(A_log.to(sdt));                            // [H]
+  return in;
+}
+
+Mamba2ScanInputs Mamba2MixerImpl::scan_inputs(const torch::Tensor& u, const LayerState* init) {
+  const int64_t Di = cfg.d_inner(), Cd = cfg.conv_dim(), H = cfg.nheads();
+  auto zxbcdt = F::linear(u, in_proj->weight, in_proj->bias);   // [b, L, in_proj_rows]
+  torch::Tensor conv_final;
+  auto xbc = conv_silu(zxbcdt.narrow(-1, Di, Cd), init, conv_final, u.scalar_type());
+  Mamba2ScanInputs in = split_scan_inputs(xbc, zxbcdt.narrow(-1, Di + Cd, H), at_least_f32(u.scalar_type()));
+  const auto sdt = in.dt.scalar_type();
+  in.x = in.x.to(sdt), in.B = in.B.to(sdt), in.C = in.C.to(sdt);
+  return in;
 }
 
 Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c) : ResidualLMImpl(c, "Mamba2LM config") {

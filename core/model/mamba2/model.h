@@ -12,9 +12,18 @@
 
 namespace statescope {
 
+// What the SSD scan of one layer reads, in >= fp32: x [b, L, H, P], dt [b, L, H] (after softplus and
+// the clamp), A [H] (= -exp(A_log)), B and C [b, L, G, N] (head h reads group h / (H / G)).
+struct Mamba2ScanInputs {
+  torch::Tensor x, dt, A, B, C;
+};
+
 class Mamba2MixerImpl : public torch::nn::Module {
  public:
   explicit Mamba2MixerImpl(const Mamba2Config& cfg);
+  // The scan's inputs for mixer input u [b, L, d_model] from `init`'s conv state (ATen, as the
+  // forward computes them), for the analyses that open the scan up (effective attention).
+  Mamba2ScanInputs scan_inputs(const torch::Tensor& u, const LayerState* init);
   // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state.
   torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
                         LayerState& final_state, torch::Tensor* norm_per_head, torch::Tensor* delta_norm = nullptr,
@@ -22,6 +31,12 @@ class Mamba2MixerImpl : public torch::nn::Module {
   Mamba2Config cfg;
   ParamHolder in_proj{nullptr}, conv1d{nullptr}, norm{nullptr}, out_proj{nullptr};
   torch::Tensor dt_bias, A_log, D;  // [nheads] each
+
+ private:
+  // Causal depthwise conv of xBC [b, L, conv_dim] from the initial conv state, then SiLU; the newest
+  // K-1 inputs go to conv_final; the initial state and zeros in `dtype` (the mixer input's).
+  torch::Tensor conv_silu(const torch::Tensor& xBC, const LayerState* init, torch::Tensor& conv_final, torch::Dtype dtype);
+  Mamba2ScanInputs split_scan_inputs(const torch::Tensor& xbc, const torch::Tensor& dt_raw, torch::Dtype sdt);
 };
 TORCH_MODULE(Mamba2Mixer);
 
