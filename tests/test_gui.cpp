@@ -28,6 +28,8 @@
 #include <QMenu>
 #include <QThread>
 #include <QTimer>
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -44,6 +46,7 @@
 #include "tests/scratch.h"
 #include "views/sweep_view.h"
 #include "views/unexplored_view.h"
+#include "views/attention_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
@@ -550,7 +553,8 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
                  "passkey": {"lengths": [130, 160], "depths": [0, 0.5, 1], "samples": 2},
                  "babi": {"lengths": [200, 300], "samples": 3, "facts": 2},
                  "copying": {"L": 3, "alphabet": 3, "steps": 2, "batch": 4, "samples": 3, "train_docs": 16},
-                 "unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 20}}})";
+                 "unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 20},
+                 "attention": {"layer": 1, "length": 40}}})";
   run_experiment(spec, "gui-test", out);
   gui::MainWindow w;
   w.set_quiet(true);
@@ -631,6 +635,19 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_EQ(tb->copying_table()->columnCount(), 2);
   EXPECT_EQ(tb->copying_table()->rowCount(), 6);
   EXPECT_EQ(tb->babi_table()->rowCount(), 2);
+  auto* attn = qobject_cast<views::AttentionView*>(w.tabs()->widget(10));
+  ASSERT_NE(attn, nullptr);
+  EXPECT_EQ(attn->curves()->series_count(), 2);   // how far back, per run
+  EXPECT_EQ(attn->head_box()->count(), 9);         // mean + the embedded model's 8 heads
+  ASSERT_NE(attn->matrix()->color_map(), nullptr);
+  EXPECT_EQ(attn->matrix()->color_map()->data()->keySize(), 40);  // positions s
+  EXPECT_EQ(attn->matrix()->color_map()->data()->valueSize(), 40);
+  EXPECT_TRUE(std::isnan(attn->matrix()->color_map()->data()->cell(5, 2)));  // above the diagonal: nothing read
+  EXPECT_NEAR(attn->matrix()->color_map()->data()->cell(2, 5),
+              std::abs(w.runs()[0].attention->M[5 * 40 + 2]) /
+                  std::abs(*std::max_element(w.runs()[0].attention->M.begin(), w.runs()[0].attention->M.begin() + 1600,
+                                             [](double a, double b) { return std::abs(a) < std::abs(b); })),
+              1e-12);
 
   // Export of every format, with data.
   auto* ppl = plots(1)[0];

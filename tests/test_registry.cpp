@@ -12,6 +12,7 @@
 
 #include "core/analyses/babi/record.h"
 #include "core/analyses/copying/record.h"
+#include "core/analyses/attention/record.h"
 #include "core/analyses/decay/record.h"
 #include "core/analyses/effrem/record.h"
 #include "core/analyses/eval/record.h"
@@ -74,6 +75,14 @@ DecayResult decay_result() {
   return r;
 }
 
+AttentionResult attention_result() {
+  AttentionResult r;
+  r.layer = 1, r.length = 2, r.heads = {0, 3}, r.tokens = {65, 66};
+  r.M = {0.5, 0, 0.25, 0.75, 1, 0, 0.1, 0.2};
+  r.init = {0.9, 0.8, 0.7, 0.6}, r.by_distance = {0.625, 0.25, 0.6, 0.1};
+  return r;
+}
+
 // One writer per registered key; the test fails for a registered analysis missing here.
 const std::map<std::string, std::function<void(ExperimentFile&, const std::string&)>>& writers() {
   static const std::map<std::string, std::function<void(ExperimentFile&, const std::string&)>> w{
@@ -93,6 +102,7 @@ const std::map<std::string, std::function<void(ExperimentFile&, const std::strin
          write_copying(f, run, CopyResult{{2, 4}, {1, 0.5}, {1, 0.75}, {1, 0.25}, {1, 0.5}, 4, 8, 10, 32, true});
        }},
       {"decay", [](ExperimentFile& f, const std::string& run) { write_decay(f, run, decay_result()); }},
+      {"attention", [](ExperimentFile& f, const std::string& run) { write_attention(f, run, attention_result()); }},
       {"babi",
        [](ExperimentFile& f, const std::string& run) {
          write_babi(f, run, BabiResult{{64, 128}, {0.5, 0.25}, {0.75, 0.5}, {0.25, 0.25}, {30, 90}, 4, 4});
@@ -177,6 +187,11 @@ TEST(RegistryTest, EveryAnalysisRoundTrips) {
   EXPECT_EQ(all.decay->far, decay_result().far);
   EXPECT_EQ(all.decay->median_far, decay_result().median_far);
   EXPECT_EQ(all.decay->group_name, "channel group");
+  EXPECT_EQ(all.attention->M, attention_result().M);
+  EXPECT_EQ(all.attention->tokens, attention_result().tokens);
+  EXPECT_EQ(all.attention->heads, attention_result().heads);
+  EXPECT_EQ(all.attention->by_distance, attention_result().by_distance);
+  EXPECT_EQ(all.attention->layer, 1);
   // The run's NeXus default plot is the first default-capable result in the registry's order.
   EXPECT_EQ(f.attr("all", "default"), "ppl");
   EXPECT_EQ(f.attr("only_states", "default"), "train");  // state histograms are 3-D: never the default

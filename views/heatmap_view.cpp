@@ -165,6 +165,8 @@ void HeatmapWidget::set_range(double lo, double hi) {
   apply_range();
 }
 
+void HeatmapWidget::set_log_colour(bool on) { logz_->setChecked(on); }
+
 void HeatmapWidget::apply_range() {
   if (!map_) return;
   double lo = lo_->value(), hi = hi_->value();

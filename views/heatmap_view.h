@@ -28,6 +28,7 @@ class HeatmapWidget : public PlotWidget {
   QComboBox* run_box() const { return run_; }
   QCPColorMap* color_map() const { return map_; }
   void set_range(double lo, double hi);
+  void set_log_colour(bool on);  // the "log colour" box
   // Whether the cells' values are drawn (small grids whose cells are wide enough for them).
   bool cell_values_shown() const;
   // The run selector lists the runs that have what the map shows; the selection survives a refill

@@ -1,6 +1,7 @@
 // view_registry.cpp — the list of views (view_registry.h).
 #include "views/view_registry.h"
 
+#include "views/attention_view.h"
 #include "views/decay_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
@@ -30,6 +31,7 @@ const std::vector<ViewEntry>& view_registry() {
       {QT_TRANSLATE_NOOP("views", "Sweep"), {"sweep"}, make<SweepView>},
       {QT_TRANSLATE_NOOP("views", "Copying && bAbI"), {"copying", "babi"}, make<TablesView>},
       {QT_TRANSLATE_NOOP("views", "Decay timescales"), {"decay"}, make<DecayView>},
+      {QT_TRANSLATE_NOOP("views", "Effective attention"), {"attention"}, make<AttentionView>},
   };
   return all;
 }

@@ -139,7 +139,8 @@ struct PasskeyResult {
 #include <optional>
 #include <utility>
 
-#include "core/analyses/decay/result.h"  // each registered analysis's result type
+#include "core/analyses/attention/result.h"  // each registered analysis's result type
+#include "core/analyses/decay/result.h"
 
 namespace statescope {
 
@@ -163,6 +164,7 @@ struct RunResults {
   std::optional<CopyResult> copying;          // copying/
   std::optional<BabiResult> babi;             // babi/
   std::optional<DecayResult> decay;           // decay/
+  std::optional<AttentionResult> attention;   // attention/
   SweepCell sweep;
 };
 

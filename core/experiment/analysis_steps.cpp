@@ -1,6 +1,7 @@
 // analysis_steps.cpp — the experiment steps of registered analyses (analysis_steps.h): a line each.
 #include "core/experiment/analysis_steps.h"
 
+#include "core/analyses/attention/step.h"
 #include "core/analyses/decay/step.h"
 
 namespace statescope {
@@ -8,6 +9,7 @@ namespace statescope {
 const std::vector<AnalysisStep>& analysis_steps() {
   static const std::vector<AnalysisStep> all{
       {"decay", run_decay},
+      {"attention", run_attention},
   };
   return all;
 }

@@ -1,6 +1,7 @@
 // registry.cpp — the list of analyses (analysis_record.h). Registering an analysis is its line here.
 #include <algorithm>
 
+#include "core/analyses/attention/record.h"
 #include "core/analyses/babi/record.h"
 #include "core/analyses/copying/record.h"
 #include "core/analyses/decay/record.h"
@@ -22,6 +23,7 @@ const std::vector<AnalysisRecord>& analysis_records() {
       make_record<&RunResults::babi, read_babi>("babi", "babi", "babi/accuracy", "bAbI questions", true, inspect_babi, report_babi),
       make_record<&RunResults::unexplored, read_unexplored>("unexplored", "unexplored", "unexplored/outside", "Unexplored states", true, inspect_unexplored, report_unexplored),
       make_record<&RunResults::decay, read_decay>("decay", "decay", "decay/far", "Decay timescales", true, inspect_decay, report_decay, options_decay),
+      make_record<&RunResults::attention, read_attention>("attention", "attention", "attention/M", "Effective attention", true, inspect_attention, report_attention, options_attention),
       make_record<&RunResults::states, read_state_stats>("states", "state_stats", "state_stats/histogram", "State distributions", false, inspect_state_stats, report_state_stats),
   };
   return all;

@@ -1,0 +1,69 @@
+// record.cpp — effective attention written and read back, its `inspect` lines and spec section.
+#include "core/analyses/attention/record.h"
+
+#include <cstdio>
+
+#include "core/base/json_fields.h"
+#include "core/store/group_io.h"
+
+namespace statescope {
+
+void write_attention(ExperimentFile& file, const std::string& run, const AttentionResult& r) {
+  file.write_group([&](H5File& f) {
+    const std::string g = run + "/attention";
+    const int64_t h = static_cast<int64_t>(r.heads.size()), L = r.length;
+    std::vector<int64_t> tokens(r.tokens.begin(), r.tokens.end());
+    f.write(g + "/tokens", tokens.data(), {L});
+    f.write(g + "/heads", r.heads.data(), {h});
+    f.write(g + "/M", r.M.data(), {h, L, L});
+    write_columns(f, g, {{"init", &r.init}, {"by_distance", &r.by_distance}}, {h, L});
+    describe_group(f, run, "attention", "by_distance", {"head", "distance"},
+                   "effective attention of one layer's heads on one sequence: M[t, s] = (C_t . B_s) dt_s "
+                   "exp(sum of dt A over s < r <= t), how much position t reads position s (zero above the "
+                   "diagonal); init: what is left of the initial state at t; by_distance: mean |M[t, t-d]| over t",
+                   {{"layer", r.layer}, {"length", L}});
+  });
+}
+
+AttentionResult read_attention(const H5File& f, const std::string& run) {
+  const GroupReader g{f, run, "attention"};
+  g.require("M");
+  AttentionResult r;
+  r.heads = g.i64("heads");
+  const auto tokens = g.i64("tokens");
+  r.tokens.assign(tokens.begin(), tokens.end());
+  r.length = static_cast<int64_t>(r.tokens.size());
+  const int64_t h = g.count(r.heads.size()), L = g.count(r.tokens.size());
+  std::vector<int64_t> d;
+  r.M = g.f64("M", &d);
+  if (d != std::vector<int64_t>{h, L, L}) g.fail("dataset attention/M is not [heads, L, L]");
+  g.columns({{"init", &r.init}, {"by_distance", &r.by_distance}}, g.product({h, L}), "[heads, L]");
+  r.layer = g.attr_int("layer");
+  return r;
+}
+
+void inspect_attention(const RunRecord& rec, std::ostream& out) {
+  const AttentionResult& a = *rec.attention;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "  attention: layer %lld, %lld tokens; mean distance read per head:",
+                (long long)a.layer, (long long)a.length);
+  out << buf;
+  for (size_t i = 0; i < a.heads.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " H%lld %.1f", (long long)a.heads[i], mean_distance(a, i));
+    out << buf;
+  }
+  out << "\n";
+}
+
+nlohmann::json options_attention(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.attention.");
+  f.only({"layer", "length", "head"});
+  auto in = [&](const char* k, int64_t dflt, int64_t lo, int64_t hi) {
+    const int64_t v = f.get<int64_t>(k, dflt);
+    if (v < lo || v > hi) f.fail(k, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+  };
+  return {{"layer", in("layer", 0, 0, 1 << 20)}, {"length", in("length", 256, 1, 4096)}, {"head", in("head", -1, -1, 1 << 20)}};
+}
+
+}  // namespace statescope

@@ -1,0 +1,103 @@
+// attention_view.cpp — see attention_view.h.
+#include "views/attention_view.h"
+
+#include <QComboBox>
+#include <QLabel>
+#include <QSplitter>
+#include <QVBoxLayout>
+#include <algorithm>
+#include <cmath>
+
+namespace statescope::views {
+
+AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
+  auto* v = new QVBoxLayout(this);
+  v->setContentsMargins(0, 0, 0, 0);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  curves_ = new PlotWidget(tr("How far back heads read: mean |M[t, t-d]|"), split);
+  head_ = new QComboBox(curves_);
+  head_->setObjectName("attention_head");
+  curves_->toolbar()->insertWidget(0, new QLabel(tr("head"), curves_));
+  curves_->toolbar()->insertWidget(1, head_);
+  curves_->set_labels(tr("distance d (tokens)"), tr("mean |M|"));
+  curves_->set_log_x(true);
+  curves_->set_log_y(true);
+  map_ = new HeatmapWidget(tr("Effective attention M[t, s]"), split);
+  map_->set_log_colour(true);  // |M| spans decades between the diagonal and far back
+  split->addWidget(curves_);
+  split->addWidget(map_);
+  v->addWidget(split);
+  connect(head_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) {
+    draw_curves();
+    draw_map();
+  });
+  connect(map_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
+}
+
+void AttentionView::set_runs(const Runs& runs) {
+  runs_ = runs;
+  const QSignalBlocker b1(head_), b2(map_->run_box());
+  map_->fill_run_box(runs, [](const RunData& r) { return r.attention.has_value(); });
+  std::vector<int64_t> heads;
+  for (auto& r : runs)
+    if (r.attention)
+      for (auto h : r.attention->heads)
+        if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);
+  std::sort(heads.begin(), heads.end());
+  const QString keep = head_->currentText();
+  head_->clear();
+  head_->addItem(tr("mean over heads"), -1);
+  for (auto h : heads) head_->addItem(tr("head %1").arg(h), static_cast<qlonglong>(h));
+  if (head_->findText(keep) >= 0) head_->setCurrentText(keep);
+  draw_curves();
+  draw_map();
+}
+
+void AttentionView::draw_curves() {
+  curves_->clear_series();
+  const int64_t want = head_->currentData().toLongLong();
+  for (auto& r : runs_) {
+    if (!r.checked || !r.attention) continue;
+    const auto& a = *r.attention;
+    const size_t L = static_cast<size_t>(a.length);
+    std::vector<size_t> rows;
+    for (size_t i = 0; i < a.heads.size(); ++i)
+      if (want < 0 || a.heads[i] == want) rows.push_back(i);
+    if (rows.empty()) continue;
+    std::vector<double> x, y;
+    for (size_t d = 1; d < L; ++d) {
+      double v = 0;
+      for (size_t i : rows) v += a.by_distance[i * L + d] / double(rows.size());
+      if (v > 0) x.push_back(double(d)), y.push_back(v);
+    }
+    curves_->add_series(r.name + tr(" (layer %1)").arg(a.layer), r.color, x, y);
+  }
+  curves_->reset_view();
+}
+
+void AttentionView::draw_map() {
+  const QString name = map_->run_box()->currentText();
+  const int64_t want = std::max<int64_t>(head_->currentData().toLongLong(), -1);
+  for (auto& r : runs_) {
+    if (r.name != name || !r.attention) continue;
+    const auto& a = *r.attention;
+    size_t row = 0;  // "mean over heads" shows the first head's matrix
+    for (size_t i = 0; i < a.heads.size(); ++i)
+      if (a.heads[i] == want) row = i;
+    const size_t L = static_cast<size_t>(a.length);
+    std::vector<double> pos(L), values(L * L);
+    for (size_t t = 0; t < L; ++t) pos[t] = double(t);
+    double top = 0;
+    for (size_t k = 0; k < L * L; ++k) top = std::max(top, std::abs(a.M[row * L * L + k]));
+    for (size_t t = 0; t < L; ++t)  // |M| relative to the largest (above the diagonal: nothing)
+      for (size_t s = 0; s < L; ++s)
+        values[t * L + s] = s > t || top <= 0 ? NAN : std::abs(a.M[row * L * L + t * L + s]) / top;
+    map_->set_map(pos, pos, values, false, false, tr("s (position read)"), tr("t (position reading)"),
+                  tr("|M| / max |M|, head %1, layer %2").arg(a.heads[row]).arg(a.layer));
+    map_->set_range(1e-4, 1.0);
+    return;
+  }
+  map_->clear_map();
+}
+
+}  // namespace statescope::views
