@@ -1,7 +1,8 @@
 // test_attention.cpp — effective attention (core/analyses/attention/): M applied to a head's x, plus
 // the initial state's own column, reproduces the scan's output without D, on random inputs, odd
 // lengths, several groups and non-zero initial states (SSM and conv); oracle heads: one that forgets
-// at once attends only to the diagonal, one that never forgets weighs s by C_t . B_s dt_s alone.
+// at once attends only to the diagonal, one that never forgets weighs s by C_t . B_s dt_s alone;
+// Mamba-1 per channel against its selective scan, and a channel group as the mean of its channels.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -9,6 +10,7 @@
 #include "core/base/error.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
+#include "core/model/mamba1/selective_scan.h"
 #include "core/model/mamba2/ssd_scan.h"
 
 using namespace statescope;
@@ -123,5 +125,46 @@ TEST(Attention, RefusesWhatItCannotShow) {
   Mamba1Config c1;
   c1.d_model = 16, c1.n_layer = 1, c1.d_state = 4, c1.vocab_size = 64;
   RecurrentLM m1 = Mamba1LM(c1);
-  EXPECT_NE(msg([&] { effective_attention(m1, tokens, 0, 0); }).find("this model is Mamba-1"), std::string::npos);
+  EXPECT_NE(msg([&] { effective_attention(m1, tokens, 0, 9); }).find("channel group 9 is outside 0..0"), std::string::npos);
+}
+
+TEST(Attention, Mamba1ChannelsReproduceTheSelectiveScanAndGroupsAverageThem) {
+  // Per channel c: M_c x_c plus sum_n C_t[n] exp(A_cn sum dt) h_{-1}[c, n] is the scan without D.
+  Mamba1Config c1;
+  c1.d_model = 16, c1.n_layer = 2, c1.d_state = 4, c1.vocab_size = 64;
+  RecurrentLM m = Mamba1LM(c1);
+  m->reset_parameters(6);
+  auto* m1 = dynamic_cast<Mamba1LMImpl*>(m.get());
+  const int64_t L = 29;
+  torch::manual_seed(3);
+  const auto tokens = torch::randint(0, 64, {1, L}, torch::kInt64);
+  const ModelState init = random_state(m, 12);
+  torch::NoGradGuard ng;
+  ForwardOptions o;
+  o.mixer_inputs = true;
+  const auto out = m->forward(tokens, &init, o);
+  const int64_t layer = 1, Di = c1.d_inner();
+  const auto in = m1->mixer(layer)->scan_inputs(out.mixer_inputs[layer], &init[layer]);
+  auto f64 = [](const torch::Tensor& t) { return t.to(torch::kFloat64); };
+  auto h0 = f64(init[layer].ssm);                                                  // [1, d_inner, N]
+  const auto ref = selective_scan_sequential(f64(in.x), f64(in.dt), f64(in.A), f64(in.B), f64(in.C),
+                                             torch::zeros({Di}, torch::kFloat64), h0, 1, false);
+  auto B = f64(in.B).squeeze(0), C = f64(in.C).squeeze(0);
+  for (int64_t ch = 0; ch < Di; ch += 5) {
+    torch::Tensor decay;
+    auto M = mamba1_channel_attention(f64(in.dt).squeeze(0).select(1, ch), f64(in.A)[ch], B, C, &decay);
+    auto y = M.matmul(f64(in.x).squeeze(0).select(1, ch)) + (C * decay * h0[0][ch].unsqueeze(0)).sum(1);  // [L]
+    auto want = ref.y.squeeze(0).select(1, ch);
+    const double scale = want.abs().max().item<double>();
+    EXPECT_LT((y - want).abs().max().item<double>(), 1e-9 * scale) << "channel " << ch;
+    EXPECT_GT(scale, 1e-5);
+  }
+  // A channel group's matrix is the mean of its channels'.
+  const int64_t groups = m->state_layout().groups, per = Di / groups;
+  const auto a = effective_attention(m, tokens, layer, groups - 1, &init);
+  auto mean = torch::zeros({L, L}, torch::kFloat64);
+  for (int64_t ch = (groups - 1) * per; ch < groups * per; ++ch)
+    mean += mamba1_channel_attention(f64(in.dt).squeeze(0).select(1, ch), f64(in.A)[ch], B, C) / double(per);
+  EXPECT_LT((a.M - mean).abs().max().item<double>(), 1e-12);
+  EXPECT_EQ(a.M.triu(1).abs().max().item<double>(), 0.0);
 }

@@ -124,7 +124,7 @@ TEST(Cli, AHuggingFaceIdRunsTheCachedSnapshotAndModelsListsThem) {
   old ? (void)::setenv("HF_HUB_CACHE", saved.c_str(), 1) : (void)::unsetenv("HF_HUB_CACHE");
 }
 
-TEST(Cli, AttentionWritesEveryHeadsMatrixAndRefusesMamba1) {
+TEST(Cli, AttentionWritesEveryHeadsMatrixAndMamba1sChannelGroups) {
   const auto out = tmp("attention.h5");
   auto r = cli("attention --model embedded --text \"It is a truth universally acknowledged\" --layer 1 -o " + out);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -134,9 +134,9 @@ TEST(Cli, AttentionWritesEveryHeadsMatrixAndRefusesMamba1) {
   EXPECT_EQ(f.dims("init"), (std::vector<int64_t>{8, 38}));
   EXPECT_EQ(f.attr("/", "heads"), "0,1,2,3,4,5,6,7");
   EXPECT_NE(f.attr("/", "command").find("attention --model embedded"), std::string::npos);
-  r = cli("attention --model embedded-mamba1 --text abc -o " + tmp("attention_m1.h5"));
-  EXPECT_NE(r.code, 0);
-  EXPECT_NE(r.output.find("this model is Mamba-1"), std::string::npos) << r.output;
+  r = cli("attention --model embedded-mamba1 --text abcdef --head 0 -o " + tmp("attention_m1.h5"));  // a channel group
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_EQ(H5File(tmp("attention_m1.h5"), H5File::Mode::Read).dims("M"), (std::vector<int64_t>{1, 6, 6}));
   r = cli("attention --model embedded --text abc --layer 7 -o " + tmp("attention_bad.h5"));
   EXPECT_NE(r.code, 0);
   EXPECT_NE(r.output.find("layer 7 is outside 0..1"), std::string::npos) << r.output;

@@ -4,21 +4,55 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
 
 namespace statescope {
 
+namespace {
+
+torch::Tensor causal_mask(int64_t L) { return torch::ones({L, L}, torch::kBool).tril(); }
+
+// Mean |M[t, t-d]| over the t that have such an s, per distance d.  M [L, L] -> [L]
+torch::Tensor by_distance(const torch::Tensor& M) {
+  const int64_t L = M.size(0);
+  auto by = torch::zeros({L}, torch::kFloat64);
+  auto absM = M.abs();
+  for (int64_t d = 0; d < L; ++d) by[d] = absM.diagonal(-d).mean();
+  return by;
+}
+
+}  // namespace
+
+torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::Tensor& A_c, const torch::Tensor& B,
+                                       const torch::Tensor& C, torch::Tensor* decay_c) {
+  const int64_t L = dt_c.size(0), N = A_c.size(0);
+  auto cum = torch::cumsum(dt_c, 0);                                               // [L] sum_{r<=t} dt_r
+  auto seg = cum.unsqueeze(1) - cum.unsqueeze(0);                                  // [t, s] sum_{s<r<=t}
+  const auto causal = causal_mask(L);
+  auto M = torch::zeros({L, L}, torch::kFloat64);
+  for (int64_t n = 0; n < N; ++n) {  // one state dimension at a time: memory L x L, not L x L x N
+    auto decay = torch::exp(seg * A_c[n]).masked_fill(~causal, 0.0);               // above the diagonal: overflow, then 0
+    M += C.select(1, n).unsqueeze(1) * B.select(1, n).unsqueeze(0) * decay;
+  }
+  if (decay_c) *decay_c = torch::exp(cum.unsqueeze(1) * A_c.unsqueeze(0));        // [L, N]
+  return M * dt_c.unsqueeze(0);                                                    // column s scaled by dt_s
+}
+
 EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,
                                        const ModelState* init) {
   auto* m2 = dynamic_cast<Mamba2LMImpl*>(model.get());
-  if (!m2)
-    throw Error("effective attention: written for Mamba-2's heads; this model is " +
+  auto* m1 = dynamic_cast<Mamba1LMImpl*>(model.get());
+  if (!m2 && !m1)
+    throw Error("effective attention: written for Mamba-2's heads and Mamba-1's channel groups; this model is " +
                 architecture_title(model->model_config()));
-  const auto& c = m2->config();
-  if (layer < 0 || layer >= c.n_layer)
-    throw Error("effective attention: layer " + std::to_string(layer) + " is outside 0.." + std::to_string(c.n_layer - 1));
-  if (head < 0 || head >= c.nheads())
-    throw Error("effective attention: head " + std::to_string(head) + " is outside 0.." + std::to_string(c.nheads() - 1));
+  const auto& layout = model->state_layout();
+  if (layer < 0 || layer >= layout.n_layer)
+    throw Error("effective attention: layer " + std::to_string(layer) + " is outside 0.." +
+                std::to_string(layout.n_layer - 1));
+  if (head < 0 || head >= layout.groups)
+    throw Error("effective attention: " + layout.group_name + " " + std::to_string(head) + " is outside 0.." +
+                std::to_string(layout.groups - 1));
   if (tokens.dim() != 2 || tokens.size(0) != 1 || tokens.size(1) < 1)
     throw Error("effective attention: needs one sequence of at least one token ([1, L])");
   const int64_t L = tokens.size(1);
@@ -30,6 +64,25 @@ EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& 
   o.mixer_inputs = true;
   const auto out = model->forward(tokens, init, o);
   const LayerState* li = init ? &(*init)[layer] : nullptr;
+  EffectiveAttention r;
+  r.layer = layer, r.head = head, r.length = L;
+  if (m1) {  // the mean over the channel group's channels
+    const Mamba1ScanInputs in = m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li);
+    const int64_t per = in.x.size(2) / layout.groups;
+    auto dt = in.dt.squeeze(0).to(torch::kFloat64);                                // [L, d_inner]
+    auto A = in.A.to(torch::kFloat64);                                             // [d_inner, N]
+    auto B = in.B.squeeze(0).to(torch::kFloat64), C = in.C.squeeze(0).to(torch::kFloat64);  // [L, N]
+    r.M = torch::zeros({L, L}, torch::kFloat64);
+    r.init = torch::zeros({L}, torch::kFloat64);
+    for (int64_t ch = head * per; ch < (head + 1) * per; ++ch) {
+      torch::Tensor decay;
+      r.M += mamba1_channel_attention(dt.select(1, ch), A[ch], B, C, &decay) / double(per);
+      r.init += decay.mean(1) / double(per);
+    }
+    r.by_distance = by_distance(r.M);
+    return r;
+  }
+  const auto& c = m2->config();
   const Mamba2ScanInputs in = m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li);
   const int64_t g = head / (c.nheads() / c.ngroups);
   auto dt = in.dt.select(2, head).squeeze(0).to(torch::kFloat64);                  // [L]
@@ -38,17 +91,10 @@ EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& 
   const double A = in.A[head].item<double>();
   auto cum = torch::cumsum(dt * A, 0);                                             // [L] sum_{r<=t} dt_r A
   auto seg = cum.unsqueeze(1) - cum.unsqueeze(0);                                  // [t, s] sum_{s<r<=t}
-  auto causal = torch::ones({L, L}, torch::kBool).tril();
-  auto decay = torch::exp(seg.masked_fill(~causal, -std::numeric_limits<double>::infinity()));
-  EffectiveAttention r;
-  r.layer = layer, r.head = head, r.length = L;
+  auto decay = torch::exp(seg.masked_fill(~causal_mask(L), -std::numeric_limits<double>::infinity()));
   r.M = C.matmul(B.t()) * dt.unsqueeze(0) * decay;                                // [L, L]
   r.init = torch::exp(cum);                                                        // [L]
-  // Mean |M[t, t-d]| over the t that have such an s, per distance d.
-  auto by = torch::zeros({L}, torch::kFloat64);
-  auto absM = r.M.abs();
-  for (int64_t d = 0; d < L; ++d) by[d] = absM.diagonal(-d).mean();
-  r.by_distance = by;
+  r.by_distance = by_distance(r.M);
   return r;
 }
 

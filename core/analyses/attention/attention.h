@@ -23,8 +23,18 @@ struct EffectiveAttention {
 // The largest sequence effective_attention takes (M is L x L doubles: 128 MiB at 4096).
 inline constexpr int64_t kMaxAttentionLength = 4096;
 
-// tokens [1, L] (L <= kMaxAttentionLength), `init` the initial state (nullptr: zeros). Throws Error
-// for another architecture (names it), a layer or head out of range, or a longer sequence.
+// Mamba-1 has no heads: its state is per channel c, and each of its d_state dimensions n decays at
+// its own rate, so M_c[t, s] = dt_{s,c} sum_n C_t[n] B_s[n] exp(A_{c,n} sum_{s<r<=t} dt_{r,c}). A
+// "head" is then a channel group of the state layout (state_layout.h): M is the mean of M_c over its
+// channels and `init` the mean of exp(A_{c,n} sum_{r<=t} dt_{r,c}) over its channels and n.
+//   dt_c [L], A_c [N], B, C [L, N] (float64) -> M_c [L, L]; decay_c, when given, gets
+//   exp(A_{c,n} sum_{r<=t} dt_{r,c}) [L, N] (what multiplies C_t[n] h_{-1}[c, n]).
+torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::Tensor& A_c, const torch::Tensor& B,
+                                       const torch::Tensor& C, torch::Tensor* decay_c = nullptr);
+
+// tokens [1, L] (L <= kMaxAttentionLength), `init` the initial state (nullptr: zeros); `head` is a
+// Mamba-2 head or a Mamba-1 channel group. Throws Error for another architecture (names it), a layer
+// or head out of range, or a longer sequence.
 EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,
                                        const ModelState* init = nullptr);
 

@@ -28,18 +28,45 @@ Mamba1MixerImpl::Mamba1MixerImpl(const Mamba1Config& c) : cfg(c) {
 torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
                                        int64_t groups, LayerState& fin, torch::Tensor* norm_per_group,
                                        torch::Tensor* delta_norm, torch::Tensor* log_decay) {
+  const int64_t b = u.size(0), L = u.size(1), Di = cfg.d_inner();
+
+  // 1-3. In-projection, conv, dt, B, C, A (scan_inputs).
+  torch::Tensor z;
+  const Mamba1ScanInputs in = scan_inputs(u, init, &z, &fin.conv);
+  const auto &xc = in.x, &Bm = in.B, &Cm = in.C, &dt = in.dt, &A = in.A;
+  const auto sdt = dt.scalar_type();
+  if (log_decay)  // dt_t * A averaged over d_state, then over the group's channels: [b, L, groups]
+    *log_decay = (dt.detach() * A.detach().mean(1)).view({b, L, groups, Di / groups}).mean(-1);
+
+  // 4. The scan: the CPU loops for the fast path in float32 on the CPU, else the recurrence in ATen.
+  torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
+  const bool norms = norm_per_group != nullptr;
+  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && sdt == torch::kFloat32;
+  auto s = loops ? selective_scan_cpu(xc, dt, A, Bm, Cm, D.to(sdt), h0, groups, norms)
+                 : selective_scan_sequential(xc, dt, A, Bm, Cm, D.to(sdt), h0, groups, norms);
+  fin.ssm = s.final_state;                                        // [b, d_inner, N]
+  if (norms) *norm_per_group = s.state_norm;                      // [b, L, groups]
+  if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
+
+  // 5. Gate, out-projection.
+  auto y = s.y.to(u.scalar_type()) * F::silu(z);                  // [b, L, d_inner]
+  return F::linear(y, out_proj->weight, out_proj->bias);         // [b, L, d_model]
+}
+
+Mamba1ScanInputs Mamba1MixerImpl::scan_inputs(const torch::Tensor& u, const LayerState* init, torch::Tensor* z,
+                                               torch::Tensor* conv_final) {
   const auto& c = cfg;
   const int64_t b = u.size(0), L = u.size(1), Di = c.d_inner(), N = c.d_state, R = c.rank(), K = c.d_conv;
 
   // 1. In-projection, split [x | z].
   auto xz = F::linear(u, in_proj->weight, in_proj->bias);        // [b, L, 2 d_inner]
   auto x = xz.narrow(-1, 0, Di);                                  // [b, L, d_inner]
-  auto z = xz.narrow(-1, Di, Di);                                 // [b, L, d_inner]
+  if (z) *z = xz.narrow(-1, Di, Di);                              // [b, L, d_inner]
 
   // 2. Causal depthwise conv from the initial conv state (zeros when none), then SiLU.
   auto conv0 = (init && init->conv.defined()) ? init->conv.to(u.scalar_type()) : torch::zeros({b, Di, K - 1}, u.options());
   auto conv_in = torch::cat({conv0, x.transpose(1, 2)}, 2);      // [b, d_inner, K-1+L]
-  fin.conv = conv_in.narrow(2, L, K - 1);                         // [b, d_inner, K-1] newest K-1 inputs
+  if (conv_final) *conv_final = conv_in.narrow(2, L, K - 1);      // [b, d_inner, K-1] newest K-1 inputs
   auto conv_out = L == 0 ? torch::zeros({b, Di, 0}, u.options())
                          : F::conv1d(conv_in, conv1d->weight, F::Conv1dFuncOptions().bias(conv1d->bias).groups(Di));
   auto xc = F::silu(conv_out).transpose(1, 2);                    // [b, L, d_inner]
@@ -49,26 +76,13 @@ torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const auto sdt = at_least_f32(u.scalar_type());
   auto xdbl = F::linear(xc, x_proj->weight);                      // [b, L, R + 2N]
   auto dt_r = xdbl.narrow(-1, 0, R);                              // [b, L, R]
-  auto Bm = xdbl.narrow(-1, R, N).to(sdt);                        // [b, L, N]
-  auto Cm = xdbl.narrow(-1, R + N, N).to(sdt);                    // [b, L, N]
-  auto dt = F::softplus(F::linear(dt_r, dt_proj->weight).to(sdt) + dt_proj->bias.to(sdt));  // [b, L, d_inner]
-  auto A = -torch::exp(A_log.to(sdt));                            // [d_inner, N]
-  if (log_decay)  // dt_t * A averaged over d_state, then over the group's channels: [b, L, groups]
-    *log_decay = (dt.detach() * A.detach().mean(1)).view({b, L, groups, Di / groups}).mean(-1);
-
-  // 4. The scan: the CPU loops for the fast path in float32 on the CPU, else the recurrence in ATen.
-  torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
-  const bool norms = norm_per_group != nullptr;
-  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && sdt == torch::kFloat32;
-  auto s = loops ? selective_scan_cpu(xc.to(sdt), dt, A, Bm, Cm, D.to(sdt), h0, groups, norms)
-                 : selective_scan_sequential(xc.to(sdt), dt, A, Bm, Cm, D.to(sdt), h0, groups, norms);
-  fin.ssm = s.final_state;                                        // [b, d_inner, N]
-  if (norms) *norm_per_group = s.state_norm;                      // [b, L, groups]
-  if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]
-
-  // 5. Gate, out-projection.
-  auto y = s.y.to(u.scalar_type()) * F::silu(z);                  // [b, L, d_inner]
-  return F::linear(y, out_proj->weight, out_proj->bias);         // [b, L, d_model]
+  Mamba1ScanInputs in;
+  in.x = xc.to(sdt);
+  in.B = xdbl.narrow(-1, R, N).to(sdt);                           // [b, L, N]
+  in.C = xdbl.narrow(-1, R + N, N).to(sdt);                       // [b, L, N]
+  in.dt = F::softplus(F::linear(dt_r, dt_proj->weight).to(sdt) + dt_proj->bias.to(sdt));  // [b, L, d_inner]
+  in.A = -torch::exp(A_log.to(sdt));                              // [d_inner, N]
+  return in;
 }
 
 Mamba1LMImpl::Mamba1LMImpl(const Mamba1Config& c) : ResidualLMImpl(c, "Mamba1LM config") {

@@ -9,9 +9,19 @@
 
 namespace statescope {
 
+// What the selective scan of one layer reads, in >= fp32: x [b, L, d_inner] (after the conv and
+// SiLU), dt [b, L, d_inner] (after softplus), A [d_inner, N] (= -exp(A_log)), B and C [b, L, N].
+struct Mamba1ScanInputs {
+  torch::Tensor x, dt, A, B, C;
+};
+
 class Mamba1MixerImpl : public torch::nn::Module {
  public:
   explicit Mamba1MixerImpl(const Mamba1Config& cfg);
+  // The scan's inputs for mixer input u [b, L, d_model] from `init`'s conv state; the forward's own
+  // steps 1-3 (also giving it the gate z and the final conv state when asked).
+  Mamba1ScanInputs scan_inputs(const torch::Tensor& u, const LayerState* init, torch::Tensor* z = nullptr,
+                               torch::Tensor* conv_final = nullptr);
   // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state. norms: per channel
   // group ||h_t|| and ||h_t - h_{t-1}|| [b, L, groups] when not null.
   torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt, int64_t groups,
@@ -36,6 +46,7 @@ class Mamba1LMImpl : public ResidualLMImpl {
   // 1/sqrt(2 n_layer); conv uniform like PyTorch's default. a_min/a_max must stay at their defaults.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
   std::shared_ptr<RecurrentLMImpl> make_empty() const override;
+  Mamba1Mixer mixer(int64_t i) const { return mixers_.at(i); }
 
  protected:
   torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
