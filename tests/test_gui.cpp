@@ -648,6 +648,14 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
                   std::abs(*std::max_element(w.runs()[0].attention->M.begin(), w.runs()[0].attention->M.begin() + 1600,
                                              [](double a, double b) { return std::abs(a) < std::abs(b); })),
               1e-12);
+  // Hovering a cell names both positions with the bytes around them, the one pointed at in brackets.
+  const auto& toks = w.runs()[0].attention->tokens;
+  const QString cell = attn->describe_cell(5, 2);
+  EXPECT_TRUE(cell.startsWith("t = 5 ")) << cell.toStdString();
+  if (toks[5] > 32 && toks[5] < 127) EXPECT_TRUE(cell.contains(QString("[%1]").arg(QChar(toks[5])))) << cell.toStdString();
+  EXPECT_TRUE(cell.contains("[")) << cell.toStdString();
+  EXPECT_TRUE(cell.contains(QString("s = 2 "))) << cell.toStdString();
+  EXPECT_EQ(attn->matrix()->hover_text(), cell);
 
   // Export of every format, with data.
   auto* ppl = plots(1)[0];

@@ -2,6 +2,8 @@
 #include "views/attention_view.h"
 
 #include <QComboBox>
+#include <QMouseEvent>
+#include <qcustomplot.h>
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
@@ -32,6 +34,53 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
     draw_map();
   });
   connect(map_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
+  connect(map_->plot(), &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
+    const double s = map_->plot()->xAxis->pixelToCoord(e->position().x());
+    const double t = map_->plot()->yAxis->pixelToCoord(e->position().y());
+    describe_cell(std::llround(t), std::llround(s));
+  });
+}
+
+namespace {
+
+// The tokens around position i: bytes as text (controls shown as escapes), else ids.
+QString around(const std::vector<int32_t>& tokens, int64_t i, int64_t reach = 8) {
+  const bool bytes = std::all_of(tokens.begin(), tokens.end(), [](int32_t v) { return v >= 0 && v < 256; });
+  const int64_t lo = std::max<int64_t>(0, i - reach), hi = std::min<int64_t>(static_cast<int64_t>(tokens.size()), i + reach + 1);
+  QString out;
+  for (int64_t k = lo; k < hi; ++k) {
+    QString piece;
+    const int32_t v = tokens[static_cast<size_t>(k)];
+    if (!bytes) piece = QString::number(v) + " ";
+    else if (v == '\n') piece = "\\n";
+    else if (v < 32 || v == 127) piece = QString("\\x%1").arg(v, 2, 16, QChar('0'));
+    else piece = QString(QChar(v < 128 ? v : 0xFFFD));  // a byte of a multi-byte character: shown as one mark
+    out += k == i ? "[" + piece.trimmed() + "]" : piece;
+  }
+  return out;
+}
+
+}  // namespace
+
+QString AttentionView::describe_cell(int64_t t, int64_t s) {
+  const QString name = map_->run_box()->currentText();
+  for (auto& r : runs_) {
+    if (r.name != name || !r.attention) continue;
+    const auto& a = *r.attention;
+    const int64_t L = a.length;
+    if (t < 0 || s < 0 || t >= L || s >= L) return {};
+    const int64_t want = head_->currentData().toLongLong();
+    size_t row = 0;
+    for (size_t i = 0; i < a.heads.size(); ++i)
+      if (a.heads[i] == want) row = i;
+    const double m = s > t ? 0.0 : a.M[row * L * L + t * L + s];
+    const QString text = tr("t = %1 \"%2\" reads s = %3 \"%4\": M = %5 (head %6)")
+                             .arg(t).arg(around(a.tokens, t)).arg(s).arg(around(a.tokens, s)).arg(m, 0, 'g', 4)
+                             .arg(a.heads[row]);
+    map_->set_readout(text);
+    return text;
+  }
+  return {};
 }
 
 void AttentionView::set_runs(const Runs& runs) {

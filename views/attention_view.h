@@ -20,6 +20,9 @@ class AttentionView : public QWidget, public RunsView {
   PlotWidget* curves() const { return curves_; }
   HeatmapWidget* matrix() const { return map_; }
   QComboBox* head_box() const { return head_; }
+  // What the map's cell (t, s) says, in the map's read-out and the status bar: both positions with
+  // the bytes around them (ids for a tokenizer beyond bytes) and |M| there. Called on mouse moves.
+  QString describe_cell(int64_t t, int64_t s);
 
  private:
   void draw_curves();

@@ -394,6 +394,11 @@ void PlotWidget::hide_line_controls() {
 
 QString PlotWidget::hover_text() const { return readout_->text(); }
 
+void PlotWidget::set_readout(const QString& text) {
+  readout_->setText(text);
+  emit status(text);
+}
+
 void PlotWidget::apply_theme(bool dark) {
   dark_ = dark;
   const Theme& t = theme(dark);

@@ -51,6 +51,7 @@ class PlotWidget : public QWidget {
   bool export_image(const QString& path, int width = 0, int height = 0);  // .png .svg .pdf by suffix
   bool export_csv(const QString& path) const;
   QString hover_text() const;  // the current read-out (tests)
+  void set_readout(const QString& text);  // a view's own read-out (e.g. a colour map's cell), also to the status bar
   void hover_at(const QPointF& pixel);  // what a mouse move there does
 
   void apply_theme(bool dark);  // colours of axes, grid, legend, background
