@@ -12,6 +12,34 @@
 
 namespace statescope::views {
 
+namespace {
+
+// The row of `want` among the file's heads; the first ("mean over heads" shows the first head's matrix).
+size_t head_row(const AttentionResult& a, int64_t want) {
+  for (size_t i = 0; i < a.heads.size(); ++i)
+    if (a.heads[i] == want) return i;
+  return 0;
+}
+
+// The tokens around position i: bytes as text (controls shown as escapes), else ids.
+QString around(const std::vector<int32_t>& tokens, int64_t i, int64_t reach = 8) {
+  const bool bytes = std::all_of(tokens.begin(), tokens.end(), [](int32_t v) { return v >= 0 && v < 256; });
+  const int64_t lo = std::max<int64_t>(0, i - reach), hi = std::min<int64_t>(static_cast<int64_t>(tokens.size()), i + reach + 1);
+  QString out;
+  for (int64_t k = lo; k < hi; ++k) {
+    QString piece;
+    const int32_t v = tokens[static_cast<size_t>(k)];
+    if (!bytes) piece = QString::number(v) + " ";
+    else if (v == '\n') piece = "\\n";
+    else if (v < 32 || v == 127) piece = QString("\\x%1").arg(v, 2, 16, QChar('0'));
+    else piece = QString(QChar(v < 128 ? v : 0xFFFD));  // a byte of a multi-byte character: shown as one mark
+    out += k == i ? "[" + piece.trimmed() + "]" : piece;
+  }
+  return out;
+}
+
+}  // namespace
+
 AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   auto* v = new QVBoxLayout(this);
   v->setContentsMargins(0, 0, 0, 0);
@@ -41,26 +69,6 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   });
 }
 
-namespace {
-
-// The tokens around position i: bytes as text (controls shown as escapes), else ids.
-QString around(const std::vector<int32_t>& tokens, int64_t i, int64_t reach = 8) {
-  const bool bytes = std::all_of(tokens.begin(), tokens.end(), [](int32_t v) { return v >= 0 && v < 256; });
-  const int64_t lo = std::max<int64_t>(0, i - reach), hi = std::min<int64_t>(static_cast<int64_t>(tokens.size()), i + reach + 1);
-  QString out;
-  for (int64_t k = lo; k < hi; ++k) {
-    QString piece;
-    const int32_t v = tokens[static_cast<size_t>(k)];
-    if (!bytes) piece = QString::number(v) + " ";
-    else if (v == '\n') piece = "\\n";
-    else if (v < 32 || v == 127) piece = QString("\\x%1").arg(v, 2, 16, QChar('0'));
-    else piece = QString(QChar(v < 128 ? v : 0xFFFD));  // a byte of a multi-byte character: shown as one mark
-    out += k == i ? "[" + piece.trimmed() + "]" : piece;
-  }
-  return out;
-}
-
-}  // namespace
 
 QString AttentionView::describe_cell(int64_t t, int64_t s) {
   const QString name = map_->run_box()->currentText();
@@ -70,9 +78,7 @@ QString AttentionView::describe_cell(int64_t t, int64_t s) {
     const int64_t L = a.length;
     if (t < 0 || s < 0 || t >= L || s >= L) return {};
     const int64_t want = head_->currentData().toLongLong();
-    size_t row = 0;
-    for (size_t i = 0; i < a.heads.size(); ++i)
-      if (a.heads[i] == want) row = i;
+    const size_t row = head_row(a, want);
     const double m = s > t ? 0.0 : a.M[row * L * L + t * L + s];
     const QString text = tr("t = %1 \"%2\" reads s = %3 \"%4\": M = %5 (head %6)")
                              .arg(t).arg(around(a.tokens, t)).arg(s).arg(around(a.tokens, s)).arg(m, 0, 'g', 4)
@@ -130,9 +136,7 @@ void AttentionView::draw_map() {
   for (auto& r : runs_) {
     if (r.name != name || !r.attention) continue;
     const auto& a = *r.attention;
-    size_t row = 0;  // "mean over heads" shows the first head's matrix
-    for (size_t i = 0; i < a.heads.size(); ++i)
-      if (a.heads[i] == want) row = i;
+    const size_t row = head_row(a, want);
     const size_t L = static_cast<size_t>(a.length);
     std::vector<double> pos(L), values(L * L);
     for (size_t t = 0; t < L; ++t) pos[t] = double(t);

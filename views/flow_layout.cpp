@@ -7,6 +7,16 @@
 
 namespace statescope::views {
 
+namespace {
+
+// A selector filled after the window first showed (a file opened later) keeps the width of its
+// first, empty, contents unless it follows them: "all (mear".
+void follow_contents(QWidget* w) {
+  if (auto* combo = qobject_cast<QComboBox*>(w)) combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+}
+
+}  // namespace
+
 FlowLayout::FlowLayout(QWidget* parent, int hspacing, int vspacing)
     : QLayout(parent), hspacing_(hspacing), vspacing_(vspacing) {
   setContentsMargins(0, 0, 0, 0);
@@ -17,14 +27,12 @@ FlowLayout::~FlowLayout() {
 }
 
 void FlowLayout::addItem(QLayoutItem* item) {
-  if (auto* combo = qobject_cast<QComboBox*>(item->widget())) combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  follow_contents(item->widget());
   items_.append(item);
 }
 
 void FlowLayout::insertWidget(int index, QWidget* w) {
-  // A selector filled after the window first showed (a file opened later) keeps the width of its
-  // first, empty, contents unless it follows them: "all (mear".
-  if (auto* combo = qobject_cast<QComboBox*>(w)) combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  follow_contents(w);
   addChildWidget(w);
   auto* item = new QWidgetItem(w);
   if (index < 0 || index > items_.size()) items_.append(item);

@@ -48,58 +48,36 @@ Runner add_attention(CLI::App& app, const std::string& command) {
     std::string source;
     if (!o->text.empty()) {
       ids = load_tokenizer(dir)->encode(o->text);
+      if (static_cast<int64_t>(ids.size()) > o->length) ids.resize(static_cast<size_t>(o->length));
       source = "text";
     } else {
-      const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
-      for (const auto& d : corpus.validation) {
-        for (int32_t t : d.tokens) {
-          if (static_cast<int64_t>(ids.size()) >= o->length) break;
-          ids.push_back(t);
-        }
-        if (static_cast<int64_t>(ids.size()) >= o->length) break;
-      }
+      ids = leading_tokens(load_corpus(o->data, dir, model->vocab_size()).validation, o->length);
       source = o->data + " (validation, from its first document)";
     }
-    if (static_cast<int64_t>(ids.size()) > o->length) ids.resize(static_cast<size_t>(o->length));
-    if (ids.empty()) throw Error("attention: the sequence is empty");
-    const int64_t L = static_cast<int64_t>(ids.size());
-    auto tokens = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kInt64).view({1, L});
-    const auto& layout = model->state_layout();
-    std::vector<int64_t> heads;
-    if (o->head >= 0) heads.push_back(o->head);
-    else
-      for (int64_t h = 0; h < layout.groups; ++h) heads.push_back(h);
-    std::vector<torch::Tensor> M, init, by;
-    for (int64_t h : heads) {
-      const auto a = effective_attention(model, tokens, o->layer, h);
-      M.push_back(a.M), init.push_back(a.init), by.push_back(a.by_distance);
-    }
+    const AttentionResult a = attention_result(model, ids, o->layer, o->head);
+    const int64_t L = a.length, nh = static_cast<int64_t>(a.heads.size());
     H5File f(staged.staging(), H5File::Mode::Create);
-    auto put = [&](const std::string& name, const torch::Tensor& t) {
-      auto c = t.contiguous();
-      f.write(name, c.data_ptr<double>(), c.sizes().vec());
-    };
-    std::vector<int64_t> tok(ids.begin(), ids.end());
+    std::vector<int64_t> tok(a.tokens.begin(), a.tokens.end());
     f.write("tokens", tok.data(), {L});
-    put("M", torch::stack(M));
-    put("init", torch::stack(init));
-    put("by_distance", torch::stack(by));
+    f.write("M", a.M.data(), {nh, L, L});
+    f.write("init", a.init.data(), {nh, L});
+    f.write("by_distance", a.by_distance.data(), {nh, L});
     f.set_attr("/", "creator", "statescope-cli attention");
     f.set_attr("/", "command", command);
     f.set_attr("/", "model", o->model);
     f.set_attr("/", "source", source);
     f.set_attr_i64("/", "layer", o->layer);
     std::string hs;
-    for (int64_t h : heads) hs += (hs.empty() ? "" : ",") + std::to_string(h);
+    for (int64_t h : a.heads) hs += (hs.empty() ? "" : ",") + std::to_string(h);
     f.set_attr("/", "heads", hs);
     f.close();
     staged.finish(StagedOutput::Outcome::Replace);
-    std::cout << "attention: layer " << o->layer << ", " << heads.size() << " head" << (heads.size() == 1 ? "" : "s")
-              << ", " << L << " tokens -> " << o->output << "\n  mean |M| at distance 1, 8, 64:";
-    for (size_t i = 0; i < heads.size(); ++i) {
-      std::cout << "\n    head " << heads[i];
+    std::cout << "attention: layer " << o->layer << ", " << nh << (nh == 1 ? " head, " : " heads, ") << L
+              << " tokens -> " << o->output << "\n  mean |M| at distance 1, 8, 64:";
+    for (int64_t i = 0; i < nh; ++i) {
+      std::cout << "\n    head " << a.heads[static_cast<size_t>(i)];
       for (int64_t d : {1, 8, 64})
-        if (d < L) std::cout << "  " << by[i][d].item<double>();
+        if (d < L) std::cout << "  " << a.by_distance[static_cast<size_t>(i * L + d)];
     }
     std::cout << "\n";
     return 0;

@@ -39,8 +39,9 @@ torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::T
   return M * dt_c.unsqueeze(0);                                                    // column s scaled by dt_s
 }
 
-EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,
-                                       const ModelState* init) {
+std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer,
+                                                    const std::vector<int64_t>& heads, const ModelState* init,
+                                                    const std::function<bool(int64_t, int64_t)>& progress) {
   auto* m2 = dynamic_cast<Mamba2LMImpl*>(model.get());
   auto* m1 = dynamic_cast<Mamba1LMImpl*>(model.get());
   if (!m2 && !m1)
@@ -50,9 +51,10 @@ EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& 
   if (layer < 0 || layer >= layout.n_layer)
     throw Error("effective attention: layer " + std::to_string(layer) + " is outside 0.." +
                 std::to_string(layout.n_layer - 1));
-  if (head < 0 || head >= layout.groups)
-    throw Error("effective attention: " + layout.group_name + " " + std::to_string(head) + " is outside 0.." +
-                std::to_string(layout.groups - 1));
+  for (int64_t head : heads)
+    if (head < 0 || head >= layout.groups)
+      throw Error("effective attention: " + layout.group_name + " " + std::to_string(head) + " is outside 0.." +
+                  std::to_string(layout.groups - 1));
   if (tokens.dim() != 2 || tokens.size(0) != 1 || tokens.size(1) < 1)
     throw Error("effective attention: needs one sequence of at least one token ([1, L])");
   const int64_t L = tokens.size(1);
@@ -62,39 +64,84 @@ EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& 
   torch::NoGradGuard no_grad;
   ForwardOptions o = model->forward_options();
   o.mixer_inputs = true;
-  const auto out = model->forward(tokens, init, o);
+  const auto out = model->forward(tokens, init, o);  // once for every head
   const LayerState* li = init ? &(*init)[layer] : nullptr;
-  EffectiveAttention r;
-  r.layer = layer, r.head = head, r.length = L;
-  if (m1) {  // the mean over the channel group's channels
+  std::vector<EffectiveAttention> all;
+  auto tick = [&](size_t done) {
+    if (progress && !progress(static_cast<int64_t>(done), static_cast<int64_t>(heads.size())))
+      throw Error("attention cancelled");
+  };
+  if (m1) {  // a channel group: the mean over its channels
     const Mamba1ScanInputs in = m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li);
     const int64_t per = in.x.size(2) / layout.groups;
     auto dt = in.dt.squeeze(0).to(torch::kFloat64);                                // [L, d_inner]
     auto A = in.A.to(torch::kFloat64);                                             // [d_inner, N]
     auto B = in.B.squeeze(0).to(torch::kFloat64), C = in.C.squeeze(0).to(torch::kFloat64);  // [L, N]
-    r.M = torch::zeros({L, L}, torch::kFloat64);
-    r.init = torch::zeros({L}, torch::kFloat64);
-    for (int64_t ch = head * per; ch < (head + 1) * per; ++ch) {
-      torch::Tensor decay;
-      r.M += mamba1_channel_attention(dt.select(1, ch), A[ch], B, C, &decay) / double(per);
-      r.init += decay.mean(1) / double(per);
+    for (int64_t head : heads) {
+      tick(all.size());
+      EffectiveAttention r{layer, head, L, torch::zeros({L, L}, torch::kFloat64), torch::zeros({L}, torch::kFloat64), {}};
+      for (int64_t ch = head * per; ch < (head + 1) * per; ++ch) {
+        torch::Tensor decay;
+        r.M += mamba1_channel_attention(dt.select(1, ch), A[ch], B, C, &decay) / double(per);
+        r.init += decay.mean(1) / double(per);
+      }
+      r.by_distance = by_distance(r.M);
+      all.push_back(std::move(r));
     }
-    r.by_distance = by_distance(r.M);
-    return r;
+    return all;
   }
   const auto& c = m2->config();
   const Mamba2ScanInputs in = m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li);
-  const int64_t g = head / (c.nheads() / c.ngroups);
-  auto dt = in.dt.select(2, head).squeeze(0).to(torch::kFloat64);                  // [L]
-  auto B = in.B.select(2, g).squeeze(0).to(torch::kFloat64);                       // [L, N]
-  auto C = in.C.select(2, g).squeeze(0).to(torch::kFloat64);                       // [L, N]
-  const double A = in.A[head].item<double>();
-  auto cum = torch::cumsum(dt * A, 0);                                             // [L] sum_{r<=t} dt_r A
-  auto seg = cum.unsqueeze(1) - cum.unsqueeze(0);                                  // [t, s] sum_{s<r<=t}
-  auto decay = torch::exp(seg.masked_fill(~causal_mask(L), -std::numeric_limits<double>::infinity()));
-  r.M = C.matmul(B.t()) * dt.unsqueeze(0) * decay;                                // [L, L]
-  r.init = torch::exp(cum);                                                        // [L]
-  r.by_distance = by_distance(r.M);
+  const auto causal = causal_mask(L);
+  for (int64_t head : heads) {
+    tick(all.size());
+    const int64_t g = head / (c.nheads() / c.ngroups);
+    auto dt = in.dt.select(2, head).squeeze(0).to(torch::kFloat64);                // [L]
+    auto B = in.B.select(2, g).squeeze(0).to(torch::kFloat64);                     // [L, N]
+    auto C = in.C.select(2, g).squeeze(0).to(torch::kFloat64);                     // [L, N]
+    const double A = in.A[head].item<double>();
+    auto cum = torch::cumsum(dt * A, 0);                                           // [L] sum_{r<=t} dt_r A
+    auto seg = cum.unsqueeze(1) - cum.unsqueeze(0);                                // [t, s] sum_{s<r<=t}
+    auto decay = torch::exp(seg.masked_fill(~causal, -std::numeric_limits<double>::infinity()));
+    auto M = C.matmul(B.t()) * dt.unsqueeze(0) * decay;                            // [L, L]
+    all.push_back({layer, head, L, M, torch::exp(cum), by_distance(M)});
+  }
+  return all;
+}
+
+EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,
+                                       const ModelState* init) {
+  return effective_attention(model, tokens, layer, std::vector<int64_t>{head}, init).front();
+}
+
+std::vector<int32_t> leading_tokens(const std::vector<Document>& docs, int64_t length) {
+  std::vector<int32_t> ids;
+  for (const auto& d : docs)
+    for (int32_t t : d.tokens) {
+      if (static_cast<int64_t>(ids.size()) >= length) return ids;
+      ids.push_back(t);
+    }
+  return ids;
+}
+
+AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>& tokens, int64_t layer, int64_t head,
+                                 const std::function<bool(int64_t, int64_t)>& progress) {
+  if (tokens.empty()) throw Error("attention: the sequence is empty");
+  AttentionResult r;
+  r.layer = layer;
+  r.tokens = tokens;
+  r.length = static_cast<int64_t>(tokens.size());
+  if (head >= 0) r.heads.push_back(head);
+  else
+    for (int64_t h = 0; h < model->state_layout().groups; ++h) r.heads.push_back(h);
+  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).view({1, r.length});
+  for (const auto& a : effective_attention(model, ids, layer, r.heads, nullptr, progress)) {
+    using Copy = std::pair<std::vector<double>*, const torch::Tensor*>;
+    for (auto [dst, src] : {Copy{&r.M, &a.M}, Copy{&r.init, &a.init}, Copy{&r.by_distance, &a.by_distance}}) {
+      auto c = src->contiguous();
+      dst->insert(dst->end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+    }
+  }
   return r;
 }
 

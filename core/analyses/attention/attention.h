@@ -6,8 +6,11 @@
 // inputs as the forward computes them, mamba2/model.h). LibTorch.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <vector>
 
+#include "core/analyses/attention/result.h"
+#include "core/data/corpus.h"
 #include "core/model/recurrent_lm.h"
 
 namespace statescope {
@@ -37,5 +40,17 @@ torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::T
 // or head out of range, or a longer sequence.
 EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,
                                        const ModelState* init = nullptr);
+// Several heads of one layer from one forward; progress(done, heads) before each, false cancels.
+std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer,
+                                                    const std::vector<int64_t>& heads, const ModelState* init = nullptr,
+                                                    const std::function<bool(int64_t, int64_t)>& progress = {});
+
+// The first `length` tokens of `docs`, in order (the sequence the analysis and `attention` read).
+std::vector<int32_t> leading_tokens(const std::vector<Document>& docs, int64_t length);
+
+// The record form (result.h) of `tokens` from the zero state: one head, or every head of the layer
+// when `head` < 0.
+AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>& tokens, int64_t layer, int64_t head,
+                                 const std::function<bool(int64_t, int64_t)>& progress = {});
 
 }  // namespace statescope
