@@ -22,6 +22,7 @@
 #include "core/compute/runtime.h"
 #include "tests/scratch.h"
 #include "tests/test_util.h"
+#include "tests/error_text.h"
 #include "core/analyses/babi/record.h"
 #include "core/analyses/copying/record.h"
 #include "core/analyses/passkey/record.h"
@@ -721,4 +722,47 @@ TEST(Experiment, PretrainSweepPlansOneModelPerCell) {
   // Without a pretrain section nothing changes: no pretraining runs, no model keys.
   for (const auto& r : plan_runs(check_spec(R"({"model": "embedded", "policies": [{"kind": "zero"}]})", "q.json")))
     EXPECT_TRUE(r.model_key.empty() && r.kind != RunKind::Pretrain) << r.name;
+}
+
+TEST(Experiment, TrainingFreeRunsStandBesideThePoliciesOnTheOneYardstick) {
+  const auto out = statescope::test::scratch("statescope_exp_free.h5");
+  const std::string text = R"({"model": ")" + tiny_model_dir() + R"(", "seed": 3,
+    "posttrain": {"steps": 2, "batch": 4, "lr": 1e-3},
+    "policies": [{"kind": "passing"}],
+    "interventions": [{"kind": "reset", "period": 1000, "name": "never_reset"},
+                      {"kind": "reset", "period": 16},
+                      {"kind": "dt_scale", "factor": 0.5, "from": "T"},
+                      {"kind": "clip", "windows": 4}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2},
+    "analyses": {"attention": {"layer": 0, "length": 32}}})";
+  auto runs = run_experiment(text, "spec.json", out);
+  ASSERT_EQ(runs.size(), 6u);
+  H5File f(out, H5File::Mode::Read);
+  for (const char* r : {"never_reset", "reset", "dt_scale", "clip"}) {
+    EXPECT_EQ(f.attr(r, "status"), "finished") << r;
+    EXPECT_NE(f.attr(r, "intervention").find("(training-free)"), std::string::npos) << r;
+    EXPECT_EQ(f.dims(std::string(r) + "/train/loss")[0], 0) << r << ": no training";
+    // Every run is measured against the loaded model's one reference.
+    EXPECT_EQ(f.read_f32(std::string(r) + "/ppl/fixed_reference_per_sequence"),
+              f.read_f32("baseline/ppl/fixed_reference_per_sequence")) << r;
+  }
+  // A reset period longer than the sequence changes no loss, bit for bit; one of T/... changes them.
+  EXPECT_EQ(f.read_f32("never_reset/ppl/nll_per_sequence"), f.read_f32("baseline/ppl/nll_per_sequence"));
+  EXPECT_NE(f.read_f32("reset/ppl/nll_per_sequence"), f.read_f32("baseline/ppl/nll_per_sequence"));
+  // What was applied is in the file.
+  EXPECT_EQ(f.attr("reset/intervention", "kind"), "reset");
+  EXPECT_EQ(f.attr("dt_scale/intervention", "dt_from"), "16");
+  EXPECT_EQ(f.dims("dt_scale/intervention/dt_factor"), (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(f.dims("clip/intervention/max_norm"), (std::vector<int64_t>{1, 8}));
+  // Effective attention for the runs it has a matrix form for; a clipped run has none.
+  EXPECT_EQ(f.dims("reset/attention/M")[0], 8);
+  EXPECT_FALSE(f.has("clip/attention"));
+  // A factor shape that does not fit the model fails the run, naming it.
+  const std::string bad = R"({"model": ")" + tiny_model_dir() + R"(", "baseline": false,
+    "interventions": [{"kind": "dt_scale", "factor": [1, 2, 3]}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}})";
+  const std::string e = statescope::test::error_of([&] {
+    run_experiment(bad, "bad.json", statescope::test::scratch("statescope_exp_free_bad.h5"));
+  });
+  EXPECT_NE(e.find("factor has 3 values per layer, the model has 1 layer"), std::string::npos) << e;
 }

@@ -129,8 +129,15 @@ recipe_effrem_models() {
   done
 }
 
+# Training-free interventions beside the zero control and state passing, 3 seeds; how far back heads look.
+recipe_interventions() {
+  step run data/experiments/interventions.json -o interventions.h5 --jobs "$jobs" --overwrite
+  table inspect interventions.h5 --table sweep
+  pytable tools/attention_table.py interventions.h5
+}
+
 recipes=(failure_sweep failure_long demo sweep unexplored effrem copying babi passkey sigma fitted_length
-         architectures copying_posttrain effrem_models heads)
+         architectures copying_posttrain effrem_models heads interventions)
 
 # --- machinery -------------------------------------------------------------------------------------
 shown() {  # a command as the page shows it: statescope-cli and paths inside the repository

@@ -180,6 +180,7 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   build_device_row(form);
   fv->addLayout(form);
   fv->addWidget(build_policies(d));
+  fv->addWidget(build_interventions());
   fv->addWidget(build_evaluation(d));
   save_models = new QLineEdit(form_);
   save_models->setPlaceholderText(tr("(optional) directory to save post-trained models"));
@@ -201,7 +202,9 @@ void ExperimentPanel::name_fields() {
       {p_random, "p_random"}, {p_fitted, "p_fitted"}, {p_passing, "p_passing"}, {p_tbtt, "p_tbtt"},
       {a_effrem, "a_effrem"}, {a_states, "a_states"}, {a_passkey, "a_passkey"}, {a_babi, "a_babi"},
       {a_copying, "a_copying"}, {a_unexplored, "a_unexplored"}, {device, "device"}, {precision, "precision"}, {scan, "scan"}, {jobs_, "jobs"},
-      {edit_button, "edit_button"}, {policy_note, "policy_note"}};
+      {edit_button, "edit_button"}, {policy_note, "policy_note"}, {i_dt, "i_dt"}, {i_dt_past_T, "i_dt_past_T"},
+      {i_a, "i_a"}, {i_clip, "i_clip"}, {i_reset, "i_reset"}, {i_longmamba, "i_longmamba"}, {dt_factor, "dt_factor"},
+      {a_factor, "a_factor"}, {reset_period, "reset_period"}, {intervention_note, "intervention_note"}};
   for (auto& [w, name] : fields) w->setObjectName(name);
 }
 
@@ -319,6 +322,65 @@ QWidget* ExperimentPanel::build_policies(const ExperimentSpec& d) {
   return pol;
 }
 
+QWidget* ExperimentPanel::build_interventions() {
+  auto* box = new QGroupBox(tr("Training-free interventions (one run each, no training)"), this);
+  box->setToolTip(tr("The model as loaded, run differently: beside the post-trained runs in every table and plot, "
+                     "marked (training-free)"));
+  auto* f = new QFormLayout(box);
+  i_dt = new QCheckBox(tr("dt scaled by"), box);
+  dt_factor = new QLineEdit("0.5", box);
+  dt_factor->setToolTip(tr("every dt (the step that sets both the decay and the input) times this factor; > 0"));
+  i_dt_past_T = new QCheckBox(tr("only past T (like position interpolation)"), box);
+  i_dt_past_T->setChecked(true);
+  i_a = new QCheckBox(tr("A scaled by"), box);
+  a_factor = new QLineEdit("0.5", box);
+  a_factor->setToolTip(tr("the decay rate A times this factor in every layer (Mamba Modulation's rescaling); > 0"));
+  i_clip = new QCheckBox(tr("state clipped at its largest norm within T"), box);
+  i_clip->setToolTip(tr("per layer and head, the largest norm over 64 zero-state training windows of T tokens"));
+  i_reset = new QCheckBox(tr("state reset every"), box);
+  reset_period = new QSpinBox(box);
+  reset_period->setRange(1, 1 << 24);
+  reset_period->setValue(2 * kShownT);
+  reset_period->setSuffix(tr(" tokens"));
+  i_longmamba = new QCheckBox(tr("LongMamba token filtering (Ye et al., ICLR 2025)"), box);
+  i_longmamba->setToolTip(tr("in channels that remember across T, only tokens with a large dt enter the state, so that "
+                             "past T the channel keeps the memory it had at T"));
+  f->addRow(i_dt, dt_factor);
+  f->addRow(QString(), i_dt_past_T);
+  f->addRow(i_a, a_factor);
+  f->addRow(i_clip);
+  f->addRow(i_reset, reset_period);
+  f->addRow(i_longmamba);
+  intervention_note = new QLabel(box);
+  intervention_note->setWordWrap(true);
+  intervention_note->setStyleSheet(QString("color: %1;").arg(views::theme(true).note.name()));
+  intervention_note->setVisible(false);
+  f->addRow(intervention_note);
+  return box;
+}
+
+json ExperimentPanel::form_interventions() const {
+  json ivs = json::array();
+  bool ok = false;
+  if (i_dt->isChecked()) {
+    const double v = dt_factor->text().toDouble(&ok);
+    json j{{"kind", "dt_scale"}, {"factor", ok ? v : 0.0}};
+    if (i_dt_past_T->isChecked()) j["from"] = "T";
+    ivs.push_back(j);
+  }
+  if (i_a->isChecked()) ivs.push_back({{"kind", "a_scale"}, {"factor", a_factor->text().toDouble(&ok)}});
+  if (i_clip->isChecked()) ivs.push_back({{"kind", "clip"}});
+  if (i_reset->isChecked()) ivs.push_back({{"kind", "reset"}, {"period", reset_period->value()}});
+  if (i_longmamba->isChecked()) ivs.push_back({{"kind", "longmamba"}});
+  return ivs;
+}
+
+void ExperimentPanel::interventions_edited() {  // the user takes over: the form's interventions from now on
+  if (loading_ || !keep_interventions_) return;
+  keep_interventions_ = false;
+  intervention_note->setVisible(false);
+}
+
 QWidget* ExperimentPanel::build_evaluation(const ExperimentSpec& d) {
   auto* ev = new QGroupBox(tr("Evaluation and analyses"), this);
   auto* ef = new QFormLayout(ev);
@@ -390,6 +452,15 @@ void ExperimentPanel::connect_fields() {
   for (auto* c : {p_zero, p_random, p_fitted, p_passing, p_tbtt})
     connect(c, &QCheckBox::toggled, this, &ExperimentPanel::policies_edited);
   for (auto* e : {sigmas, fit_lengths}) connect(e, &QLineEdit::textChanged, this, &ExperimentPanel::policies_edited);
+  for (auto* c : {i_dt, i_dt_past_T, i_a, i_clip, i_reset, i_longmamba}) {
+    connect(c, &QCheckBox::toggled, this, [this] { validate(); });
+    connect(c, &QCheckBox::toggled, this, &ExperimentPanel::interventions_edited);
+  }
+  for (auto* e : {dt_factor, a_factor}) {
+    connect(e, &QLineEdit::textChanged, this, [this] { validate(); });
+    connect(e, &QLineEdit::textChanged, this, &ExperimentPanel::interventions_edited);
+  }
+  connect(reset_period, qOverload<int>(&QSpinBox::valueChanged), this, &ExperimentPanel::interventions_edited);
 }
 
 json ExperimentPanel::form_policies() const {
@@ -459,10 +530,19 @@ QStringList ExperimentPanel::problems() const {
   bad(sigmas, !p_random->isChecked() || number_list(sigmas->text(), false, vals, why) ? QString() : tr("sigma: ") + why);
   bad(fit_lengths, !p_fitted->isChecked() || number_list(fit_lengths->text(), true, vals, why) ? QString()
                                                                                               : tr("fit length: ") + why);
+  auto factor_problem = [&](QCheckBox* on, QLineEdit* e, const QString& what) {
+    bool ok = false;
+    const double v = e->text().toDouble(&ok);
+    return !on->isChecked() || (ok && v > 0 && v <= 1e6) ? QString()
+                                                          : tr("%1 factor must be a number in (0, 1e6], got '%2'").arg(what, e->text());
+  };
+  bad(dt_factor, factor_problem(i_dt, dt_factor, "dt"));
+  bad(a_factor, factor_problem(i_a, a_factor, "A"));
   bad(eval_length, eval_length->value() > T->value() ? QString() : tr("Evaluation length must exceed T to see past it"));
-  const bool any = baseline->isChecked() || p_zero->isChecked() || p_random->isChecked() || p_fitted->isChecked() ||
-                   p_passing->isChecked() || p_tbtt->isChecked();
-  bad(baseline, any ? QString() : tr("Choose at least one run (baseline or a policy)"));
+  bool any = baseline->isChecked() || p_zero->isChecked() || p_random->isChecked() || p_fitted->isChecked() ||
+             p_passing->isChecked() || p_tbtt->isChecked();
+  for (auto* c : {i_dt, i_a, i_clip, i_reset, i_longmamba}) any = any || c->isChecked();
+  bad(baseline, any ? QString() : tr("Choose at least one run (baseline, a policy or an intervention)"));
   return p;
 }
 
@@ -533,6 +613,8 @@ QString ExperimentPanel::spec_json() const {
   pt["lr"] = lr->value();
   j["posttrain"] = pt;
   j["policies"] = keep_policies_ ? base.value("policies", json::array()) : form_policies();
+  j["interventions"] = keep_interventions_ ? base.value("interventions", json::array()) : form_interventions();
+  if (j["interventions"].empty()) j.erase("interventions");
   json ev = j.value("eval", json::object());
   ev["length"] = eval_length->value();
   ev["sequences"] = eval_sequences->value();
@@ -631,6 +713,20 @@ QString ExperimentPanel::load_spec(const QString& text) {
   keep_policies_ = normalized(j.value("policies", json::array())) != normalized(form_policies());
   policy_note->setText(tr("Runs as loaded: %1. Changing a policy here replaces them with the form's.").arg(runs.join(", ")));
   policy_note->setVisible(keep_policies_);
+  for (auto* c : {i_dt, i_a, i_clip, i_reset, i_longmamba}) c->setChecked(false);
+  QStringList ivs;
+  for (const auto& [name, iv] : spec.interventions) {
+    ivs << QString::fromStdString(name);
+    const QString f = iv.factors.size() == 1 ? number_text(iv.factors[0]) : QString();
+    if (iv.kind == "dt_scale") i_dt->setChecked(true), dt_factor->setText(f), i_dt_past_T->setChecked(iv.from_T);
+    if (iv.kind == "a_scale") i_a->setChecked(true), a_factor->setText(f);
+    if (iv.kind == "clip") i_clip->setChecked(true);
+    if (iv.kind == "reset") i_reset->setChecked(true), reset_period->setValue(static_cast<int>(std::min<int64_t>(iv.period, 1 << 24)));
+    if (iv.kind == "longmamba") i_longmamba->setChecked(true);
+  }
+  keep_interventions_ = normalized(j.value("interventions", json::array())) != normalized(form_interventions());
+  intervention_note->setText(tr("Interventions as loaded: %1. Changing one here replaces them with the form's.").arg(ivs.join(", ")));
+  intervention_note->setVisible(keep_interventions_);
   eval_length->setValue(static_cast<int>(spec.eval_length(T->value())));
   eval_sequences->setValue(static_cast<int>(spec.eval.sequences));
   a_effrem->setChecked(spec.analyses.effrem.has_value());

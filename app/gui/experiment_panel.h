@@ -66,6 +66,12 @@ class ExperimentPanel : public QWidget {
   QLineEdit* sigmas;       // random noise: sigma values
   QLineEdit* fit_lengths;  // fitted noise: 0 = the paper's fit; L = fixed fit at L tokens
   QCheckBox *baseline, *p_zero, *p_random, *p_fitted, *p_passing, *p_tbtt;
+  // Training-free interventions (core/model/intervention_spec.h), one run each: the model as loaded,
+  // run differently. dt and A factors; dt only past T; the reset period.
+  QCheckBox *i_dt, *i_dt_past_T, *i_a, *i_clip, *i_reset, *i_longmamba;
+  QLineEdit *dt_factor, *a_factor;
+  QSpinBox* reset_period;
+  QLabel* intervention_note;  // shown while the loaded spec's interventions stand instead of the form's
   QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying, *a_unexplored;
   std::vector<std::pair<std::string, QCheckBox*>> a_more_;  // the other registered analyses, by key
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
@@ -84,6 +90,7 @@ class ExperimentPanel : public QWidget {
   void build_training_rows(QFormLayout* form, const ExperimentSpec& d);
   void build_device_row(QFormLayout* form);
   QWidget* build_policies(const ExperimentSpec& d);
+  QWidget* build_interventions();
   QWidget* build_evaluation(const ExperimentSpec& d);
   QLayout* build_buttons();
   void name_fields();
@@ -91,6 +98,9 @@ class ExperimentPanel : public QWidget {
   void validate();
   nlohmann::json form_policies() const;  // the policies the form shows, in the form's order
   void policies_edited();
+  nlohmann::json form_interventions() const;  // the interventions the form shows
+  void interventions_edited();
+  bool keep_interventions_ = false;  // the loaded spec's interventions are not what the form shows
   QString base_;                 // the loaded spec (JSON text); empty: form defaults only
   bool keep_policies_ = false;   // the loaded spec's policies are not what the form shows
   bool loading_ = false;

@@ -12,15 +12,15 @@ namespace statescope {
 torch::Tensor greedy_decode(RecurrentLM& model, const torch::Tensor& prompt, int64_t n, const ModelState* init) {
   torch::NoGradGuard ng;
   // With --scan fused on a GPU: the chunked scan kernel for the prompt, the step kernel per token.
-  const ForwardOptions fo = model->forward_options();
-  auto out = model->forward(prompt, init, fo);
+  // Positions count from the prompt's first token (position-dependent interventions read them).
+  auto out = model->forward(prompt, init, model->forward_options());
   std::vector<torch::Tensor> toks;
   auto next = out.logits.select(1, prompt.size(1) - 1).argmax(-1, /*keepdim=*/true);  // [b, 1]
   ModelState st = out.final_state;
   for (int64_t i = 0; i < n; ++i) {
     toks.push_back(next);
     if (i + 1 == n) break;
-    auto o = model->forward(next, &st, fo);
+    auto o = model->forward(next, &st, model->forward_options(prompt.size(1) + i));
     st = o.final_state;
     next = o.logits.select(1, 0).argmax(-1, true);
   }
@@ -124,7 +124,7 @@ class ModelAnswerer : public Answerer {
       if (w.size() > 1) {
         auto toks = torch::empty({b, static_cast<int64_t>(w.size())}, torch::kInt64);  // [b, |w|]
         for (size_t k = 0; k < w.size(); ++k) toks.select(1, static_cast<int64_t>(k)).fill_(w[k]);
-        auto o = model_->forward(toks.to(dev), &out.final_state);
+        auto o = model_->forward(toks.to(dev), &out.final_state, model_->forward_options(L));
         auto lp = torch::log_softmax(o.logits.to(torch::kFloat64), -1).cpu();  // [b, |w|, V]
         for (size_t k = 1; k < w.size(); ++k) sc += lp.select(1, static_cast<int64_t>(k) - 1).select(1, w[k]);
       }

@@ -24,6 +24,8 @@ struct SeedStreams {
   static constexpr uint64_t fit_windows(uint64_t s) { return s * 7919 + 3; }
   static constexpr uint64_t kept_states(uint64_t s) { return s * 31 + 7; }
   static constexpr uint64_t met_states(uint64_t s) { return s * 37 + 11; }
+  // A training-free run's calibration windows (clip, longmamba), by its place in the spec.
+  static constexpr uint64_t intervention(uint64_t s, uint64_t index) { return s * 7919 + 100 + index; }
 };
 
 }  // namespace statescope

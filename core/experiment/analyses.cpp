@@ -103,7 +103,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
                                        prose_of(*ctx.validation, size_t{16} << 20, ctx.tokenizer), spec.babi->facts,
                                        spec.babi->samples, ctx.seed + 3, ctx.tokenizer));
   }
-  if (spec.copying) {
+  if (spec.copying && !ctx.training_free) {
     auto o = spec.copying->options;
     o.seed = ctx.seed;
     auto r = run_copying(o, ctx.policy, spec.copying->train, [&](const StepInfo& s) {

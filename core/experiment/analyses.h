@@ -38,6 +38,8 @@ struct AnalysisContext {
   // The detector's common yardstick for these knobs (zero_state_envelopes of the loaded model, the
   // experiment's one per setting); empty: each run's own envelope only.
   std::function<const std::vector<StateEnvelope>*(const UnexploredOptions&)> common_envelopes;
+  bool training_free = false;  // the model as loaded with an intervention (copying, which trains a
+                               // fresh model, does not apply and is skipped)
 };
 
 // Runs every analysis in `spec` on `model`, writing each group into `run` of `file` as it finishes.

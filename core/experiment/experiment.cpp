@@ -35,6 +35,7 @@
 #include "core/compute/runtime.h"
 #include "core/data/tokenizer.h"
 #include "core/train/trainer.h"
+#include "core/train/intervention_calibration.h"
 #include "core/base/version.h"
 #include "core/analyses/eval/record.h"
 
@@ -43,6 +44,37 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
+
+// A training-free run's intervention as resolved for its model: `run`/intervention holds the factors
+// per layer and dt channel, the clip's bounds per layer and group, LongMamba's thresholds (float64),
+// with the kind, label, dt_from and reset_period as attributes.
+void write_intervention(ExperimentFile& file, const std::string& run, const Intervention& iv) {
+  const std::string g = run + "/intervention";
+  auto stack = [&](auto get) {  // [n_layer, ...] or undefined when no layer has it
+    std::vector<torch::Tensor> rows;
+    for (const auto& l : iv.layers)
+      if (get(l).defined()) rows.push_back(get(l).to(torch::kCPU, torch::kFloat64));
+    return rows.size() == iv.layers.size() && !rows.empty() ? torch::stack(rows).contiguous() : torch::Tensor();
+  };
+  auto put = [&](const char* name, const torch::Tensor& t) {
+    if (t.defined()) file.file().write(g + "/" + name, t.data_ptr<double>(), t.sizes().vec());
+  };
+  put("dt_factor", stack([](const LayerIntervention& l) { return l.dt_factor; }));
+  put("dt_threshold", stack([](const LayerIntervention& l) { return l.dt_threshold; }));
+  put("max_norm", stack([](const LayerIntervention& l) { return l.max_norm; }));
+  std::vector<double> a;
+  for (const auto& l : iv.layers) a.push_back(l.a_factor);
+  file.file().write(g + "/a_factor", a.data(), {static_cast<int64_t>(a.size())});
+  file.file().set_attr(g, "NX_class", "NXcollection");
+  file.file().set_attr(g, "kind", iv.kind);
+  file.file().set_attr(g, "label", iv.label);
+  file.file().set_attr_i64(g, "dt_from", iv.dt_from);
+  file.file().set_attr_i64(g, "reset_period", iv.reset_period);
+  file.file().set_attr(g, "definition",
+                       "training-free intervention applied in every forward of this run: dt_factor [layer, dt channel] "
+                       "(from position dt_from), a_factor [layer], max_norm [layer, group] (state norm clip), "
+                       "dt_threshold [layer, dt channel] (LongMamba token filter; 0: local channel)");
+}
 
 }  // namespace
 
@@ -336,22 +368,34 @@ class ExperimentRunner {
     }
     const PolicySpec& ps = run.policy;
     const bool is_baseline = run.baseline;
+    const bool training_free = run.kind == RunKind::TrainingFree;
     const ExperimentSpec& rs = run.spec;
     // posttrain.steps 0 (a task study): the policy acts only in the analyses that train, and says so.
-    const std::string label = is_baseline ? "none (baseline)" : ps.label() + (rs.posttrain.steps > 0 ? "" : " (tasks only)");
-    file_->begin_run(info_for(run, label, is_baseline ? json{{"posttrain", false}} : json{{"policy", ps.kind}}, model_ref));
+    const std::string label = is_baseline      ? "none (baseline)"
+                              : training_free ? run.intervention.label() + " (training-free)"
+                                              : ps.label() + (rs.posttrain.steps > 0 ? "" : " (tasks only)");
+    json extra = is_baseline      ? json{{"posttrain", false}}
+                 : training_free ? json{{"posttrain", false}, {"training_free", true}, {"intervention", run.intervention.kind}}
+                                 : json{{"policy", ps.kind}};
+    file_->begin_run(info_for(run, label, extra, model_ref));
     try {
       auto model = load_model_dir(model_ref.dir, compute_);
+      if (training_free) {  // calibrated on training windows with the run's own seed
+        report(ExperimentProgress{name, "calibrate", 0, 1, 0, -1, 0});
+        model->intervention = resolve_intervention(run.intervention, model, corpus_.train, rs.T,
+                                                   SeedStreams::intervention(rs.seed, run.index), rs.eval.length);
+        write_intervention(*file_, name, *model->intervention);
+      }
       // The detector's envelope includes the states post-training actually met (each step's start
       // and end, with that step's weights).
       std::unique_ptr<StateReservoir> met;
-      if (rs.analyses.unexplored && !is_baseline && rs.posttrain.steps > 0) {
+      if (rs.analyses.unexplored && !is_baseline && !training_free && rs.posttrain.steps > 0) {
         const auto& c = model->state_layout();
         met = std::make_unique<StateReservoir>(c.n_layer, c.groups, c.group_numel(),
                                                reservoir_capacity(c, rs.analyses.unexplored->samples), SeedStreams::met_states(rs.seed));
       }
       std::vector<torch::Tensor> met_states;
-      if (!is_baseline && rs.posttrain.steps > 0) {
+      if (!is_baseline && !training_free && rs.posttrain.steps > 0) {
         const TrainResult tr = posttrain(model, run, met.get(), model_ref);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
         if (met) met->gather(), met_states = met->states();  // data parallel: every rank's rows
@@ -364,8 +408,9 @@ class ExperimentRunner {
         using clk = std::chrono::steady_clock;
         std::string phase_now;
         clk::time_point phase_t0;
-        AnalysisContext ctx{&corpus_.validation, &corpus_.train, rs.T, rs.seed, is_baseline,
-                            rs.posttrain.freeze_A_log, is_baseline ? PolicySpec{} : ps, tokenizer_.get(), compute_,
+        // A training-free run is measured as loaded (no task fine-tuning), its intervention applied.
+        AnalysisContext ctx{&corpus_.validation, &corpus_.train, rs.T, rs.seed, is_baseline || training_free,
+                            rs.posttrain.freeze_A_log, is_baseline || training_free ? PolicySpec{} : ps, tokenizer_.get(), compute_,
                             [&](const std::string& phase, int64_t done, int64_t total, double loss) {
                               // rate (units per second) and ETA from the phase's own clock
                               const auto now = clk::now();
@@ -376,6 +421,7 @@ class ExperimentRunner {
                               return report(ExperimentProgress{name, phase, done, total, rate, eta, loss});
                             }};
         ctx.eval = &eval;
+        ctx.training_free = training_free;
         ctx.recorded_states = met ? &met_states : nullptr;
         ctx.posttrain_steps = rs.posttrain.steps, ctx.posttrain_batch = rs.posttrain.batch;
         ctx.eval_length = rs.eval.length, ctx.eval_sequences = rs.eval.sequences;

@@ -185,6 +185,64 @@ PolicySpec parse_policy(const JsonFields& f, size_t index) {
   return ps;
 }
 
+// One training-free intervention (intervention_spec.h). "factor": a number (the whole model), a list
+// (per layer) or a list of lists (per layer and head); "from": a position or "T".
+InterventionSpec parse_intervention(const JsonFields& f, size_t index) {
+  f.only({"kind", "name", "factor", "from", "period", "windows", "margin", "global_threshold", "clamp_top", "length"});
+  InterventionSpec iv;
+  iv.kind = f.get<std::string>("kind", "");
+  const std::string at = "interventions[" + std::to_string(index) + "]";
+  auto knob_for = [&](const char* key, std::initializer_list<const char*> kinds) {
+    if (!f.has(key)) return false;
+    for (const char* k : kinds)
+      if (iv.kind == k) return true;
+    f.fail(key, "is not a knob of the " + iv.kind + " intervention");
+  };
+  if (knob_for("factor", {"dt_scale", "a_scale"})) {
+    const json& v = f.json().at("factor");
+    iv.factors.clear();
+    if (v.is_number()) {
+      iv.factors.push_back(v.get<double>());
+    } else if (v.is_array() && !v.empty() && v.front().is_array()) {
+      iv.per = "head";
+      size_t width = v.front().size();
+      for (const json& row : v) {
+        if (!row.is_array() || row.size() != width) f.fail("factor", "per head must be rows of equal length (one per layer), got " + v.dump());
+        for (const json& x : row) {
+          if (!x.is_number()) f.fail("factor", "must hold numbers, got " + x.dump());
+          iv.factors.push_back(x.get<double>());
+        }
+      }
+    } else if (v.is_array() && !v.empty()) {
+      iv.per = "layer";
+      for (const json& x : v) {
+        if (!x.is_number()) f.fail("factor", "must hold numbers, got " + x.dump());
+        iv.factors.push_back(x.get<double>());
+      }
+    } else {
+      f.fail("factor", "must be a number, a list per layer or a list of lists per layer and head, got " + v.dump());
+    }
+  }
+  if (knob_for("from", {"dt_scale"})) {
+    const json& v = f.json().at("from");
+    if (v.is_string() && v.get<std::string>() == "T") iv.from_T = true;
+    else iv.from = f.get<int64_t>("from", 0);
+  }
+  if (knob_for("period", {"reset"})) f.read("period", iv.period);
+  if (knob_for("windows", {"clip", "longmamba"})) f.read("windows", iv.windows);
+  if (knob_for("margin", {"clip"})) f.read("margin", iv.margin);
+  if (knob_for("global_threshold", {"longmamba"})) f.read("global_threshold", iv.global_threshold);
+  if (knob_for("length", {"longmamba"})) f.read("length", iv.length);
+  if (knob_for("clamp_top", {"longmamba"})) f.read("clamp_top", iv.clamp_top);
+  if (iv.kind == "reset" && !f.has("period")) f.fail("period", "is required by the reset intervention");
+  try {
+    check_intervention(iv);
+  } catch (const Error& e) {
+    throw Error(f.src() + ": field '" + at + "': " + e.what());
+  }
+  return iv;
+}
+
 EvalOptions parse_eval(const JsonFields& f) {
   f.only({"length", "sequences", "segment", "batch"});
   EvalOptions e = ExperimentSpec::default_eval();
@@ -336,7 +394,7 @@ std::vector<std::pair<std::string, std::vector<double>>> parse_sweep(const JsonF
 ExperimentSpec parse_spec(const json& j, const std::string& src) {
   const JsonFields f(j, src);
   f.only({"comment", "model", "models", "data", "text_field", "device", "precision", "scan", "T", "seed", "baseline", "posttrain",
-          "policies", "eval", "save_models", "analyses", "sweep", "pretrain"});
+          "policies", "interventions", "eval", "save_models", "analyses", "sweep", "pretrain"});
   ExperimentSpec s;
   f.read("comment", s.comment);
   f.read("model", s.model);
@@ -391,6 +449,17 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
     for (int k = 2; names.count(name); ++k) name = ps.kind + "_" + std::to_string(k);
     names.insert(name);
     s.policies.emplace_back(name, ps);
+  }
+  const json interventions = f.get("interventions", json::array());
+  if (!interventions.is_array()) f.fail("interventions", "must be a list");
+  for (const json& p : interventions) {
+    const JsonFields pf(p, src, "interventions[].");
+    const InterventionSpec iv = parse_intervention(pf, s.interventions.size());
+    std::string name = pf.get<std::string>("name", iv.kind);
+    check_name(name, src, "field 'interventions[].name'");
+    for (int k = 2; names.count(name); ++k) name = iv.kind + "_" + std::to_string(k);
+    names.insert(name);
+    s.interventions.emplace_back(name, iv);
   }
   if (f.has("analyses")) s.analyses = parse_analyses(j.at("analyses"), src);
   s.eval = parse_eval(f.child("eval"));

@@ -12,6 +12,7 @@
 
 #include "core/analyses/options.h"
 #include "core/experiment/pretrain_spec.h"
+#include "core/model/intervention_spec.h"
 #include "core/train/options.h"
 
 namespace statescope {
@@ -82,6 +83,9 @@ struct ExperimentSpec {
                                                 // task study: the policies act in the analyses only)
   bool freeze_set = false;          // posttrain.freeze_A_log given (else the model's record decides)
   std::vector<std::pair<std::string, PolicySpec>> policies;  // (run name, policy), names unique
+  // Training-free runs: the model as loaded, run with an intervention (intervention_spec.h); names
+  // unique among every run's.
+  std::vector<std::pair<std::string, InterventionSpec>> interventions;
   EvalOptions eval = default_eval();
   std::string save_models;          // "" = post-trained models are not saved
   AnalysesSpec analyses;

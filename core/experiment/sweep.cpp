@@ -26,6 +26,7 @@ bool applies(const std::string& field, RunKind kind, const PolicySpec& p, const 
   const bool baseline = kind == RunKind::Baseline;
   if (kind == RunKind::Pretrain) return field == "T" || field == "seed" || is_pretrain_field(field);
   if (field == "T" || is_pretrain_field(field)) return true;
+  if (kind == RunKind::TrainingFree) return field == "seed";
   if (field == "seed") return !baseline || s.analyses.any() || s.pretrain.has_value();
   if (field == "sigma") return !baseline && p.kind == "random";
   if (field == "fit_length") return !baseline && p.kind == "fitted";
@@ -48,7 +49,7 @@ void apply(const std::string& field, double v, ExperimentSpec& s, PolicySpec& p)
 
 // Every cell of `axes` for one run kind, in grid order (last axis fastest).
 void expand(const ExperimentSpec& s, const std::string& base, RunKind kind, const PolicySpec& p0, size_t index,
-            std::vector<PlannedRun>& out) {
+            std::vector<PlannedRun>& out, const InterventionSpec& iv = {}) {
   std::vector<const std::pair<std::string, std::vector<double>>*> axes;
   for (auto& a : s.sweep)
     if (applies(a.first, kind, p0, s)) axes.push_back(&a);
@@ -60,6 +61,7 @@ void expand(const ExperimentSpec& s, const std::string& base, RunKind kind, cons
     r.index = index;
     r.spec = s;
     r.policy = p0;
+    r.intervention = iv;
     std::string cell, group;
     for (size_t i = 0; i < axes.size(); ++i) {
       const double v = axes[i]->second[at[i]];
@@ -101,6 +103,7 @@ std::vector<PlannedRun> plan_runs(const ExperimentSpec& s) {
   if (s.pretrain) expand(s, "pretrain", RunKind::Pretrain, PolicySpec{}, 0, out);
   if (s.baseline) expand(s, "baseline", RunKind::Baseline, PolicySpec{}, index++, out);
   for (const auto& [name, ps] : s.policies) expand(s, name, RunKind::Policy, ps, index++, out);
+  for (const auto& [name, iv] : s.interventions) expand(s, name, RunKind::TrainingFree, PolicySpec{}, index++, out, iv);
   return out;
 }
 

@@ -29,7 +29,9 @@ constexpr size_t kSweepMaxRuns = 10000;
 // A spec with a "pretrain" section first trains one model per cell of T, seed and pretrain.* (a
 // Pretrain run, named "pretrain@pretrain.d_state=64,seed=1,T=32"); the baseline and every policy of
 // that cell run on it (model_key names it), the baseline once per seed too.
-enum class RunKind { Pretrain, Baseline, Policy };
+// A TrainingFree run is the loaded model run with an intervention (no post-training), once per cell of
+// T, seed and the pretraining fields (its calibration draws from the seed).
+enum class RunKind { Pretrain, Baseline, Policy, TrainingFree };
 
 struct PlannedRun {
   std::string name;          // "passing" or "passing@posttrain.steps=100,seed=1"
@@ -38,6 +40,7 @@ struct PlannedRun {
   bool baseline = false;     // kind == Baseline
   std::string model_key;     // pretraining spec: the Pretrain run's name whose model this run uses
   PolicySpec policy;         // the policy with this cell's sigma / fit_length
+  InterventionSpec intervention;  // TrainingFree: what it changes
   size_t index = 0;          // position in [baseline, policies...]: seeds its policy as the unswept spec would
   ExperimentSpec spec;       // the spec with this cell applied (seed, T, posttrain)
   std::vector<std::pair<std::string, double>> cell;  // the swept values that apply to this run

@@ -167,6 +167,7 @@ RecurrentLM copy_model(RecurrentLM& model) {
   for (const auto& kv : bsrc) bdst[kv.key()].set_data(kv.value().detach().clone());
   out->mixed_bf16 = model->mixed_bf16;
   out->fused_scan = model->fused_scan;
+  out->intervention = model->intervention;
   out->train(model->is_training());
   return out;
 }

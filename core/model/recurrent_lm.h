@@ -21,6 +21,8 @@
 
 namespace statescope {
 
+struct Intervention;  // intervention.h
+
 // State of one layer between tokens, shaped by the model's StateLayout.
 struct LayerState {
   torch::Tensor ssm;   // [b, layout.ssm...], at least float32
@@ -42,6 +44,12 @@ struct ForwardOptions {
   bool log_decay = false;     // also return the per-token log decay dt_t * A per group (ForwardOutput)
   bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
   bool mixer_inputs = false;  // also return each layer's mixer input (ForwardOutput::mixer_inputs)
+  // A training-free intervention applied in this forward (intervention.h), or none; `position` is
+  // the first token's position counted from the state the sequence started from (a forward in
+  // segments passes each segment's offset), which position-dependent interventions read.
+  const Intervention* intervention = nullptr;
+  int64_t position = 0;
+  int64_t layer = -1;         // set by the backbone for each layer's mixer
 };
 
 struct ForwardOutput {
@@ -108,9 +116,16 @@ class RecurrentLMImpl : public torch::nn::Module {
   // (Chunked). Set by place_model from the run's Compute.
   bool fused_scan = false;
   ScanImpl scan_impl() const { return fused_scan ? ScanImpl::Fused : ScanImpl::Chunked; }
-  ForwardOptions forward_options() const {
+  // A training-free intervention every forward of this model applies (a training-free run's copy of
+  // the loaded model carries one); null: the model as it is.
+  std::shared_ptr<const Intervention> intervention;
+  // The run's options for tokens starting at `position` (a segment of a longer sequence whose state
+  // is carried: position-dependent interventions read it).
+  ForwardOptions forward_options(int64_t position = 0) const {
     ForwardOptions o;
     o.scan = scan_impl();
+    o.intervention = intervention.get();
+    o.position = position;
     return o;
   }
 

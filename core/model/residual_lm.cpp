@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include "core/model/intervention.h"
+
 namespace statescope {
 namespace {
 
@@ -67,6 +69,40 @@ void ResidualLMImpl::reset_backbone(at::Generator& gen) {
 }
 
 ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
+  const int64_t k = opt.intervention ? opt.intervention->reset_period : 0;
+  const int64_t L = tokens.dim() == 2 ? tokens.size(1) : 0;
+  if (k <= 0 || L == 0) return forward_span(tokens, init, opt);
+  // Pieces between the multiples of k; the first keeps `init` unless it starts on a multiple.
+  std::vector<ForwardOutput> parts;
+  int64_t a = 0;
+  while (a < L) {
+    const int64_t pos = opt.position + a;
+    const int64_t b = std::min(L, a + (k - pos % k));
+    ForwardOptions o = opt;
+    o.position = pos;
+    const bool fresh = pos % k == 0 && (pos > 0 || a > 0);
+    parts.push_back(forward_span(tokens.narrow(1, a, b - a), fresh ? nullptr : (a == 0 ? init : &parts.back().final_state), o));
+    a = b;
+  }
+  if (parts.size() == 1) return std::move(parts[0]);
+  auto cat = [&](auto get, int64_t dim) {  // the pieces' tensors joined along the position axis
+    std::vector<torch::Tensor> ts;
+    for (auto& p : parts) ts.push_back(get(p));
+    return ts.front().defined() ? torch::cat(ts, dim) : torch::Tensor();
+  };
+  ForwardOutput out;
+  out.logits = cat([](ForwardOutput& p) { return p.logits; }, 1);               // [b, L, vocab]
+  out.final_state = std::move(parts.back().final_state);
+  out.norm_per_head = cat([](ForwardOutput& p) { return p.norm_per_head; }, 2);  // [NL, b, L, groups]
+  out.norm = cat([](ForwardOutput& p) { return p.norm; }, 2);                    // [NL, b, L]
+  out.delta_norm = cat([](ForwardOutput& p) { return p.delta_norm; }, 2);        // [NL, b, L]
+  out.log_decay = cat([](ForwardOutput& p) { return p.log_decay; }, 2);          // [NL, b, L, groups]
+  for (size_t i = 0; i < parts.front().mixer_inputs.size(); ++i)
+    out.mixer_inputs.push_back(cat([i](ForwardOutput& p) { return p.mixer_inputs[i]; }, 1));  // [b, L, d_model]
+  return out;
+}
+
+ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
   check_tokens(tokens, "forward");
   const int64_t b = tokens.size(0), NL = shape_.n_layer;
   if (init) check_state(*init, b, "forward initial state");
@@ -83,7 +119,9 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
     auto u = rms_norm(h, block_norms_[i]->weight, shape_.norm_eps).to(emb.scalar_type());
     const LayerState* li = init ? &(*init)[i] : nullptr;
     if (opt.mixer_inputs) out.mixer_inputs.push_back(u.detach());
-    h = h + mix(i, u, li, opt, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
+    ForwardOptions lo = opt;
+    lo.layer = i;
+    h = h + mix(i, u, li, lo, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
                 opt.state_norms ? &deltas[i] : nullptr, opt.log_decay ? &decays[i] : nullptr);
   }
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());

@@ -17,6 +17,8 @@ class ResidualLMImpl : public RecurrentLMImpl {
   ResidualLMImpl(ModelConfig c, const std::string& what);
   const ModelConfig& model_config() const override { return mc_; }
   using RecurrentLMImpl::forward;
+  // With an intervention that resets the state every k tokens, the tokens are cut at the multiples
+  // of k (counted from opt.position) and each piece after a cut starts from the zero state.
   ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) override;
   torch::Tensor output_weight() const override { return lm_head_ ? lm_head_->weight : embeddings_->weight; }
 
@@ -53,6 +55,9 @@ class ResidualLMImpl : public RecurrentLMImpl {
   std::vector<std::string> norms_and_names_ending(const std::vector<std::string>& endings) const;
 
   ModelConfig mc_;
+ private:
+  ForwardOutput forward_span(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt);
+ protected:
   Shape shape_;
   ParamHolder embeddings_{nullptr}, norm_f_{nullptr}, lm_head_{nullptr};
   std::vector<ParamHolder> block_norms_;  // backbone.layers.{i}.norm

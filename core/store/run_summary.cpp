@@ -82,14 +82,22 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
 namespace {
 
 // The runs measured against the one yardstick, grouped by position bins as the first table.
+// The intervention column: wide enough for the longest label ("clip at 1x max norm within T (training-free)").
+int intervention_width(const std::vector<RunSummary>& runs) {
+  size_t w = 20;
+  for (auto& r : runs) w = std::max(w, r.intervention.size() + 2);
+  return static_cast<int>(w);
+}
+
 std::string format_fixed_table(const std::vector<RunSummary>& runs, size_t name_w) {
+  const int iv_w = intervention_width(runs);
   std::ostringstream o;
   o << std::fixed;
   std::vector<bool> done(runs.size(), false);
   for (size_t g = 0; g < runs.size(); ++g) {
     if (done[g] || runs[g].fixed_excess.empty()) continue;
     const auto& bins = runs[g].bins;
-    o << "\n" << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(20) << "intervention" << std::right;
+    o << "\n" << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(iv_w) << "intervention" << std::right;
     for (auto& [a, b] : bins) {
       std::ostringstream h;
       h << "vs base " << a << "-" << b;
@@ -100,7 +108,7 @@ std::string format_fixed_table(const std::vector<RunSummary>& runs, size_t name_
       const auto& r = runs[k];
       if (done[k] || r.bins != bins || r.fixed_excess.empty()) continue;
       done[k] = true;
-      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(20) << r.intervention << std::right;
+      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(iv_w) << r.intervention << std::right;
       for (size_t i = 0; i < r.fixed_excess.size(); ++i) {
         std::ostringstream c;
         c << std::showpos << std::setprecision(3) << std::fixed << r.fixed_excess[i] << std::noshowpos << "±"
@@ -120,6 +128,7 @@ std::string format_fixed_table(const std::vector<RunSummary>& runs, size_t name_
 
 std::string format_summary_table(const std::vector<RunSummary>& runs) {
   if (runs.empty()) return "";
+  const int iv_w = intervention_width(runs);
   std::ostringstream o;
   o << std::fixed;
   size_t name_w = 12;  // runs from several files are named file/run
@@ -130,7 +139,7 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
     if (done[g]) continue;
     const auto& bins = runs[g].bins;
     if (g) o << "\n";
-    o << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(20) << "intervention" << std::right
+    o << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(iv_w) << "intervention" << std::right
       << std::setw(10) << "loss@T..2T" << std::setw(10) << "loss far";
     for (auto& [a, b] : bins) {
       std::ostringstream h;
@@ -142,7 +151,7 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
       const auto& r = runs[k];
       if (done[k] || r.bins != bins) continue;
       done[k] = true;
-      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(20) << r.intervention << std::right
+      o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(iv_w) << r.intervention << std::right
         << std::setprecision(3) << std::setw(10) << r.loss_near << std::setw(10) << r.loss_far;
       for (size_t i = 0; i < r.excess.size(); ++i) {
         std::ostringstream c;

@@ -6,6 +6,7 @@
 #include "core/base/error.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
+#include "core/model/intervention.h"
 
 namespace statescope {
 
@@ -66,13 +67,39 @@ std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const to
   o.mixer_inputs = true;
   const auto out = model->forward(tokens, init, o);  // once for every head
   const LayerState* li = init ? &(*init)[layer] : nullptr;
+  // A training-free intervention's changed dt and A are the ones the scan reads (from position 0).
+  const Intervention* iv = model->intervention.get();
+  const LayerIntervention* liv = iv ? iv->layer(layer) : nullptr;
+  if (iv && Intervention::clips(iv->layer(layer)))
+    throw Error("effective attention: the clip intervention rescales the state by its own norm, which no fixed "
+                "matrix M expresses");
+  // A reset every k tokens: a position reads only its own piece (and the initial state only in the first).
+  auto with_resets = [&](std::vector<EffectiveAttention> rs) {
+    const int64_t k = iv ? iv->reset_period : 0;
+    if (k <= 0 || k >= L) return rs;
+    auto piece = torch::arange(L, torch::kInt64).div(k, "floor");                  // [L]
+    auto keep = (piece.unsqueeze(1) == piece.unsqueeze(0)).to(torch::kFloat64);    // [t, s]
+    for (auto& r : rs) {
+      r.M = r.M * keep;
+      r.init = r.init * (piece == 0).to(torch::kFloat64);
+      r.by_distance = by_distance(r.M);
+    }
+    return rs;
+  };
+  auto intervened = [&](auto in) {
+    if (Intervention::changes_inputs(liv)) {
+      in.dt = intervene_dt(*liv, iv->dt_from, 0, in.dt);
+      in.A = in.A * liv->a_factor;
+    }
+    return in;
+  };
   std::vector<EffectiveAttention> all;
   auto tick = [&](size_t done) {
     if (progress && !progress(static_cast<int64_t>(done), static_cast<int64_t>(heads.size())))
       throw Error("attention cancelled");
   };
   if (m1) {  // a channel group: the mean over its channels
-    const Mamba1ScanInputs in = m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li);
+    const Mamba1ScanInputs in = intervened(m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
     const int64_t per = in.x.size(2) / layout.groups;
     auto dt = in.dt.squeeze(0).to(torch::kFloat64);                                // [L, d_inner]
     auto A = in.A.to(torch::kFloat64);                                             // [d_inner, N]
@@ -88,10 +115,10 @@ std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const to
       r.by_distance = by_distance(r.M);
       all.push_back(std::move(r));
     }
-    return all;
+    return with_resets(std::move(all));
   }
   const auto& c = m2->config();
-  const Mamba2ScanInputs in = m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li);
+  const Mamba2ScanInputs in = intervened(m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
   const auto causal = causal_mask(L);
   for (int64_t head : heads) {
     tick(all.size());
@@ -106,7 +133,7 @@ std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const to
     auto M = C.matmul(B.t()) * dt.unsqueeze(0) * decay;                            // [L, L]
     all.push_back({layer, head, L, M, torch::exp(cum), by_distance(M)});
   }
-  return all;
+  return with_resets(std::move(all));
 }
 
 EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,

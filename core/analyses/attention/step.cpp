@@ -7,11 +7,14 @@
 #include "core/analyses/attention/step.h"
 #include "core/base/error.h"
 #include "core/experiment/analyses.h"
+#include "core/model/intervention.h"
 
 namespace statescope {
 
 void run_attention(RecurrentLM& model, const nlohmann::json& opt, const AnalysisContext& ctx, ExperimentFile& file,
                    const std::string& run) {
+  // The clip intervention has no matrix form (attention.h): its runs carry no attention group.
+  if (model->intervention && model->intervention->kind == "clip") return;
   const auto tokens = leading_tokens(*ctx.validation, opt.at("length").get<int64_t>());
   if (tokens.empty()) throw Error("attention: the validation split is empty");
   write_attention(file, run, attention_result(model, tokens, opt.at("layer").get<int64_t>(), opt.at("head").get<int64_t>(),

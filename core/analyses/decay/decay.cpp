@@ -56,7 +56,7 @@ DecayResult decay_timescales(RecurrentLM& model, const std::vector<Document>& do
   const int64_t n_seg = (o.length + o.segment - 1) / o.segment;
   for (int64_t s = 0; s < n_seg; ++s) {
     const int64_t a = s * o.segment, b = std::min(o.length, a + o.segment);
-    ForwardOptions fo = model->forward_options();
+    ForwardOptions fo = model->forward_options(a);
     fo.log_decay = true;
     auto out = model->forward(toks.narrow(1, a, b - a), s ? &st : nullptr, fo);
     st = std::move(out.final_state);

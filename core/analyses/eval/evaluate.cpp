@@ -58,7 +58,7 @@ torch::Tensor score_full_context(RecurrentLM& model, const torch::Tensor& tok, c
   ModelState state;
   for (int64_t p = 0; p < L; p += o.segment) {
     const int64_t n = std::min(o.segment, L - p);
-    ForwardOptions fo = model->forward_options();  // the run's Compute: the CUDA kernels on a GPU when fused
+    ForwardOptions fo = model->forward_options(p);  // the run's Compute: the CUDA kernels on a GPU when fused
     fo.state_norms = o.norms;
     auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
     auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),

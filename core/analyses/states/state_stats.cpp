@@ -77,7 +77,7 @@ StateStatsResult state_statistics(RecurrentLM& model, const std::vector<Document
     int64_t start = 0;
     for (int64_t end : cuts) {
       if (end <= start) continue;
-      ForwardOptions fo = model->forward_options();
+      ForwardOptions fo = model->forward_options(start);
       fo.state_norms = true;
       auto out = model->forward(toks.narrow(1, start, end - start), st.empty() ? nullptr : &st, fo);
       // delta_norm [NL, b, len] -> summed over the group's sequences [NL, len]

@@ -205,7 +205,7 @@ std::vector<torch::Tensor> training_states(RecurrentLM& model, const std::vector
     offer(st);  // the state the window started from
     int64_t start = 0;
     for (int64_t end : cuts) {
-      st = detach_state(model->forward(tokens.narrow(1, start, end - start), &st).final_state);
+      st = detach_state(model->forward(tokens.narrow(1, start, end - start), &st, model->forward_options(start)).final_state);
       offer(st);
       start = end;
     }
@@ -306,7 +306,7 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
     int64_t start = 0;
     for (int64_t j = 0; j < npos; ++j) {
       const int64_t end = positions[j] + 1;
-      st = model->forward(tok.narrow(1, start, end - start), st.empty() ? nullptr : &st).final_state;
+      st = model->forward(tok.narrow(1, start, end - start), st.empty() ? nullptr : &st, model->forward_options(start)).final_state;
       start = end;
       auto per_seq = torch::zeros({b}, torch::kFloat64), per_seq_common = torch::zeros({b}, torch::kFloat64);
       for (int64_t l = 0; l < NL; ++l) {

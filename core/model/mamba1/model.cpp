@@ -8,6 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/model/mamba1/selective_scan.h"
+#include "core/model/intervention.h"
 
 namespace statescope {
 namespace {
@@ -32,7 +33,14 @@ torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState*
 
   // 1-3. In-projection, conv, dt, B, C, A (scan_inputs).
   torch::Tensor z;
-  const Mamba1ScanInputs in = scan_inputs(u, init, &z, &fin.conv);
+  Mamba1ScanInputs in = scan_inputs(u, init, &z, &fin.conv);
+  // A training-free intervention on this layer (intervention.h): dt per channel, A, the clip.
+  const LayerIntervention* iv = opt.intervention ? opt.intervention->layer(opt.layer) : nullptr;
+  const bool iv_clip = Intervention::clips(iv);
+  if (Intervention::changes_inputs(iv)) {
+    in.dt = intervene_dt(*iv, opt.intervention->dt_from, opt.position, in.dt);  // [b, L, d_inner]
+    in.A = in.A * iv->a_factor;                                                  // [d_inner, N]
+  }
   const auto &xc = in.x, &Bm = in.B, &Cm = in.C, &dt = in.dt, &A = in.A;
   const auto sdt = dt.scalar_type();
   if (log_decay)  // dt_t * A averaged over d_state, then over the group's channels: [b, L, groups]
@@ -41,9 +49,11 @@ torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState*
   // 4. The scan: the CPU loops for the fast path in float32 on the CPU, else the recurrence in ATen.
   torch::Tensor h0 = (init && init->ssm.defined()) ? init->ssm.to(sdt) : torch::Tensor();
   const bool norms = norm_per_group != nullptr;
-  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && sdt == torch::kFloat32;
+  // Clipping needs each group's norm after every token: the ATen recurrence.
+  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && sdt == torch::kFloat32 && !iv_clip;
   auto s = loops ? selective_scan_cpu(xc, dt, A, Bm, Cm, D.to(sdt), h0, groups, norms)
-                 : selective_scan_sequential(xc, dt, A, Bm, Cm, D.to(sdt), h0, groups, norms);
+                 : selective_scan_sequential(xc, dt, A, Bm, Cm, D.to(sdt), h0, groups, norms,
+                                             iv_clip ? iv->max_norm : torch::Tensor());
   fin.ssm = s.final_state;                                        // [b, d_inner, N]
   if (norms) *norm_per_group = s.state_norm;                      // [b, L, groups]
   if (norms && delta_norm) *delta_norm = s.delta_norm.square().sum(-1).sqrt();  // [b, L]

@@ -1,5 +1,6 @@
 // mamba1/selective_scan.cpp — the sequential reference in ATen and the CPU loops' autograd node.
 #include "core/model/mamba1/selective_scan.h"
+#include "core/model/intervention.h"
 
 #include <ATen/Parallel.h>
 #include <torch/torch.h>
@@ -47,8 +48,11 @@ void check_selective_shapes(const torch::Tensor& x, const torch::Tensor& dt, con
 
 SelectiveScanResult selective_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                                               const torch::Tensor& B, const torch::Tensor& C, const torch::Tensor& D,
-                                              const torch::Tensor& h0, int64_t groups, bool want_norms) {
+                                              const torch::Tensor& h0, int64_t groups, bool want_norms,
+                                              const torch::Tensor& max_norm) {
   check_selective_shapes(x, dt, A, B, C, D, h0, groups);
+  if (max_norm.defined() && (max_norm.dim() != 1 || max_norm.size(0) != groups))
+    throw Error("selective_scan: max_norm must be [groups = " + std::to_string(groups) + "]");
   const int64_t b = x.size(0), L = x.size(1), Di = x.size(2), N = A.size(1);
   auto h = h0.defined() ? h0 : torch::zeros({b, Di, N}, x.options());  // [b, Di, N]
   std::vector<torch::Tensor> ys, nm, dl;
@@ -56,6 +60,7 @@ SelectiveScanResult selective_scan_sequential(const torch::Tensor& x, const torc
   for (int64_t t = 0; t < L; ++t) {
     auto dtt = dt.select(1, t).unsqueeze(-1);                             // [b, Di, 1]
     auto hn = torch::exp(dtt * A) * h + (dtt * x.select(1, t).unsqueeze(-1)) * B.select(1, t).unsqueeze(1);
+    if (max_norm.defined()) hn = clip_state(hn, max_norm);                // a group's norm <= its bound
     ys.push_back((hn * C.select(1, t).unsqueeze(1)).sum(-1));           // [b, Di]
     if (want_norms) {
       torch::NoGradGuard ng;

@@ -21,9 +21,12 @@ struct SelectiveScanResult {
 };
 
 // The recurrence token by token in ATen, in the inputs' dtype (float64 inputs give the reference).
+// max_norm [groups] (optional): after every token each channel group's state is scaled down to at
+// most its bound (the clip intervention, intervention.h); y reads the clipped state.
 SelectiveScanResult selective_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                                               const torch::Tensor& B, const torch::Tensor& C, const torch::Tensor& D,
-                                              const torch::Tensor& h0, int64_t groups, bool want_norms);
+                                              const torch::Tensor& h0, int64_t groups, bool want_norms,
+                                              const torch::Tensor& max_norm = {});
 
 // The CPU loops (selective_loops.h) as one autograd node; float32 (other float types are converted).
 // Gradients flow to every input, h0 included; norms carry none. Parallel over (batch, channel).

@@ -15,6 +15,7 @@
 #include "core/model/mamba2/cpu_mixer.h"
 #include "core/model/mamba2/fused_scan.h"
 #include "core/model/mamba2/ssd_scan.h"
+#include "core/model/intervention.h"
 
 namespace statescope {
 namespace {
@@ -74,10 +75,15 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
 
   // Inference kernels (conv1d with state, single-token step) for no-grad fp32 Fused forwards.
   const auto sdt = at_least_f32(u.scalar_type());
+  // A training-free intervention on this layer (intervention.h): a changed dt or A runs ATen's scan
+  // on the changed tensors (the loops and kernels read dt from the projection); clipping runs the
+  // sequential recurrence, which can act after every token.
+  const LayerIntervention* iv = opt.intervention ? opt.intervention->layer(opt.layer) : nullptr;
+  const bool iv_inputs = Intervention::changes_inputs(iv), iv_clip = Intervention::clips(iv);
   const bool kernels_infer = opt.scan == ScanImpl::Fused && L > 0 && !torch::GradMode::is_enabled() &&
-                             fused_scan_usable(u, sdt, opt.cpu_twins);
+                             fused_scan_usable(u, sdt, opt.cpu_twins) && !iv_inputs && !iv_clip;
   // The CPU fast path (fp32): everything between the projections as one node of plain loops.
-  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && !opt.cpu_twins &&
+  const bool loops = opt.scan == ScanImpl::Fused && u.device().is_cpu() && !opt.cpu_twins && !iv_inputs && !iv_clip &&
                      zxbcdt.scalar_type() == torch::kFloat32 && conv1d->weight.scalar_type() == torch::kFloat32;
   if (loops) {
     CpuMixerDims md;
@@ -106,7 +112,12 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   }
 
   // 3-4. Split into x, B, C; dt and A.
-  const Mamba2ScanInputs in = split_scan_inputs(xbc, dt_raw, sdt);
+  Mamba2ScanInputs in = split_scan_inputs(xbc, dt_raw, sdt);
+  if (iv_inputs) {
+    in.dt = intervene_dt(*iv, opt.intervention->dt_from, opt.position, in.dt);  // [b, L, H]
+    in.A = in.A * iv->a_factor;                                                  // [H]
+    if (log_decay) *log_decay = (in.dt * in.A).detach();                         // as the scan sees it
+  }
   const auto &x = in.x, &Bm = in.B, &Cm = in.C, &dt = in.dt, &A = in.A;
 
   // 5. The scan.
@@ -119,8 +130,8 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
     s = fused_step(x, dt, A, Bm, Cm, D, h0, norms);
   else if (opt.scan == ScanImpl::Fused && fused_scan_usable(x, sdt, opt.cpu_twins))
     s = fused_scan(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
-  else if (opt.scan == ScanImpl::Sequential)
-    s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms);
+  else if (opt.scan == ScanImpl::Sequential || iv_clip)
+    s = ssd_scan_sequential(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, norms, iv_clip ? iv->max_norm : torch::Tensor());
   else
     s = ssd_scan_chunked(x.to(sdt), dt, A, Bm.to(sdt), Cm.to(sdt), h0, Q, norms);
   fin.ssm = s.final_state;                                      // [b, H, P, N]

@@ -1,6 +1,7 @@
 // ssd_scan.cpp — sequential reference and chunked SSD (Mamba-2 paper, "SSD minimal", with the
 // inter-chunk recurrence as a linear scan so cost stays linear in the number of chunks).
 #include "core/model/mamba2/ssd_scan.h"
+#include "core/model/intervention.h"
 
 #include <torch/torch.h>
 
@@ -58,9 +59,11 @@ void check_scan_shapes(const torch::Tensor& x, const torch::Tensor& dt, const to
 
 ScanResult ssd_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                                const torch::Tensor& B, const torch::Tensor& C, const torch::Tensor& h0,
-                               bool want_norms) {
+                               bool want_norms, const torch::Tensor& max_norm) {
   check_scan_shapes(x, dt, A, B, C, h0);
   const int64_t b = x.size(0), L = x.size(1), H = x.size(2), P = x.size(3), N = B.size(3);
+  if (max_norm.defined() && (max_norm.dim() != 1 || max_norm.size(0) != H))
+    throw Error("ssd_scan: max_norm must be [nheads = " + std::to_string(H) + "]");
   auto Bh = expand_groups(B, H), Ch = expand_groups(C, H);  // [b, L, H, N]
   auto decay = torch::exp(dt * A);                            // [b, L, H]
   auto S = h0.defined() ? h0 : torch::zeros({b, H, P, N}, x.options());
@@ -71,6 +74,7 @@ ScanResult ssd_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, 
     auto prev = S;
     S = decay.select(1, t).unsqueeze(-1).unsqueeze(-1) * S +
         xt.unsqueeze(-1) * Bh.select(1, t).unsqueeze(-2);                         // [b, H, P, N]
+    if (max_norm.defined()) S = clip_state(S, max_norm);                          // a head's norm <= its bound
     ys.push_back(torch::matmul(S, Ch.select(1, t).unsqueeze(-1)).squeeze(-1));   // [b, H, P]
     if (want_norms) {
       torch::NoGradGuard ng;

@@ -21,9 +21,11 @@ struct ScanResult {
   torch::Tensor delta_norm;   // [b, L, H] ||S_t - S_{t-1}||_F (S_{-1} = initial state), with state_norm
 };
 
+// max_norm [H] (optional): after every token each head's state is scaled down to at most its bound
+// (the clip intervention, intervention.h); y reads the clipped state.
 ScanResult ssd_scan_sequential(const torch::Tensor& x, const torch::Tensor& dt, const torch::Tensor& A,
                                const torch::Tensor& B, const torch::Tensor& C, const torch::Tensor& h0,
-                               bool want_norms);
+                               bool want_norms, const torch::Tensor& max_norm = {});
 
 // `chunk` is the chunk length Q (any L works: the discretised inputs are zero-padded to a multiple
 // of Q, so padded steps have decay 1 and no input). Norms are computed without autograd, one block
