@@ -257,7 +257,8 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
     return j;
   };
   gui::ExperimentPanel p;
-  for (const char* name : {"demo.json", "showcase.json", "sigma_sweep.json", "fitted_length.json", "effrem_embedded.json"}) {
+  for (const char* name : {"demo.json", "showcase.json", "sigma_sweep.json", "fitted_length.json", "effrem_embedded.json",
+                           "interventions.json"}) {
     const QString text = read(name);
     p.load_spec(text);
     const auto in = nlohmann::json::parse(text.toStdString());
@@ -289,6 +290,43 @@ TEST(Gui, LoadedSpecsRunAsWrittenUntilThePolicyControlsAreChanged) {
   const auto edited = nlohmann::json::parse(p.spec_json().toStdString());
   EXPECT_EQ(edited["posttrain"]["steps"], 50);
   EXPECT_EQ(edited["posttrain"]["warmup"], 10);
+}
+
+// Training-free interventions beside the policies: ticked, they are runs of the spec; a factor out of
+// range is refused at its field; a loaded list the form cannot show (named runs) stands, with a note.
+TEST(Gui, InterventionsInThePanelBecomeTrainingFreeRuns) {
+  gui::ExperimentPanel p;
+  EXPECT_FALSE(nlohmann::json::parse(p.spec_json().toStdString()).contains("interventions"));
+  field<QCheckBox>(&p, "i_dt")->setChecked(true);
+  field<QLineEdit>(&p, "dt_factor")->setText("0.25");
+  field<QCheckBox>(&p, "i_clip")->setChecked(true);
+  field<QCheckBox>(&p, "i_reset")->setChecked(true);
+  field<QSpinBox>(&p, "reset_period")->setValue(96);
+  auto ivs = nlohmann::json::parse(p.spec_json().toStdString())["interventions"];
+  ASSERT_EQ(ivs.size(), 3u) << ivs.dump();
+  EXPECT_EQ(ivs[0], (nlohmann::json{{"kind", "dt_scale"}, {"factor", 0.25}, {"from", "T"}}));
+  EXPECT_EQ(ivs[1], (nlohmann::json{{"kind", "clip"}}));
+  EXPECT_EQ(ivs[2], (nlohmann::json{{"kind", "reset"}, {"period", 96}}));
+  EXPECT_NO_THROW(parse_spec(p.spec_json().toStdString(), "panel"));  // core reads what the form writes
+  for (const char* bad : {"0", "-1", "x", ""}) {
+    field<QLineEdit>(&p, "dt_factor")->setText(bad);
+    EXPECT_FALSE(p.run_action()->isEnabled()) << bad;
+    EXPECT_TRUE(p.problems().join(" ").contains("dt factor must be a number in (0, 1e6]")) << bad;
+  }
+  field<QLineEdit>(&p, "dt_factor")->setText("0.5");
+  // Only interventions, no baseline or policy: still an experiment.
+  for (const char* c : {"baseline", "p_zero", "p_random", "p_fitted", "p_passing", "p_tbtt"}) field<QCheckBox>(&p, c)->setChecked(false);
+  EXPECT_TRUE(p.run_action()->isEnabled()) << p.problems().join("; ").toStdString();
+  QFile f(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/interventions.json");
+  ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+  EXPECT_EQ(p.load_spec(QString::fromUtf8(f.readAll())), "");
+  EXPECT_TRUE(field<QLabel>(&p, "intervention_note")->isVisibleTo(&p));
+  EXPECT_TRUE(field<QLabel>(&p, "intervention_note")->text().contains("dt_half_past_T, A_half, clip, reset_2T, longmamba"));
+  for (const char* c : {"i_dt", "i_a", "i_clip", "i_reset", "i_longmamba"}) EXPECT_TRUE(field<QCheckBox>(&p, c)->isChecked()) << c;
+  EXPECT_EQ(field<QSpinBox>(&p, "reset_period")->value(), 64);
+  field<QCheckBox>(&p, "i_a")->setChecked(false);  // the user takes over
+  EXPECT_FALSE(field<QLabel>(&p, "intervention_note")->isVisibleTo(&p));
+  EXPECT_EQ(nlohmann::json::parse(p.spec_json().toStdString())["interventions"].size(), 4u);
 }
 
 TEST(Gui, JsonEditorChecksAsYouTypeAndAppliesToThePanel) {

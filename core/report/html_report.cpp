@@ -117,6 +117,10 @@ std::string html_report(const std::string& h5_path) {
       t << "<td>" << fmt(s->norm_ratio, "%.2f") << "</td></tr>\n";
     }
     t << "</table>\n";
+    if (std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.intervention.find("(training-free)") != std::string::npos; }))
+      t << "<p class=\"note\">Runs marked <i>(training-free)</i> are the loaded model run with an intervention and no "
+           "training (dt or A rescaled, the state clipped or reset, LongMamba's token filtering); each run's "
+           "<code>intervention</code> group holds what was applied, its calibration included.</p>\n";
     if (std::any_of(sums.begin(), sums.end(), [](auto& s) { return !s.fixed_excess.empty(); })) {
       t << "<p class=\"note\">Against one yardstick: each run's full-context loss minus the <i>loaded</i> model's "
            "state-reset loss on the same bytes, the same reference for every run, so the runs compare (lower is "
