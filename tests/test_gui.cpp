@@ -694,6 +694,16 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_TRUE(cell.contains("[")) << cell.toStdString();
   EXPECT_TRUE(cell.contains(QString("s = 2 "))) << cell.toStdString();
   EXPECT_EQ(attn->matrix()->hover_text(), cell);
+  // The token strip shades what row t = 5 reads: only positions 0..5 (at most 6 shaded), 5 boxed.
+  const QString strip = attn->token_strip()->text();
+  EXPECT_EQ(strip.count("font-weight: bold"), 1) << strip.toStdString();
+  EXPECT_GE(strip.count("background-color"), 1);
+  EXPECT_LE(strip.count("background-color"), 6);
+  // The second map shows the other run beside the first (the baseline), on the same positions.
+  EXPECT_EQ(attn->matrix()->run_box()->currentText(), "baseline");
+  EXPECT_EQ(attn->second_matrix()->run_box()->currentText(), "fitted");
+  ASSERT_NE(attn->second_matrix()->color_map(), nullptr);
+  EXPECT_EQ(attn->second_matrix()->color_map()->data()->keySize(), 40);
 
   // Export of every format, with data.
   auto* ppl = plots(1)[0];

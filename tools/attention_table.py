@@ -39,11 +39,11 @@ def main(args):
           f"sum_d by_distance over each band (T = {T}); reach = distance holding 90% (median over heads); "
           f"mean ±95% over seeds")
     heads = ["d<T/4", "T/4<=d<T", "T<=d<4T", f"4T<=d<{L}", "reach"]
-    print(f"{'run':<16}{'seeds':>6}" + "".join(f"{h:>26}" for h in heads))
+    print(f"{'run':<16}{'seeds':>6}" + "".join(f"{h:>30}" for h in heads[:-1]) + f"{heads[-1]:>18}")
     for name, per in groups.items():
         rows = np.array([p[0] for p in per])      # [seeds, bands + 1]
         cells = [cell(rows[:, k], 3) for k in range(rows.shape[1] - 1)] + [cell(rows[:, -1], 0)]
-        print(f"{name:<16}{len(per):>6}" + "".join(f"{c:>26}" for c in cells))
+        print(f"{name:<16}{len(per):>6}" + "".join(f"{c:>30}" for c in cells[:-1]) + f"{cells[-1]:>18}")
     return 0
 
 

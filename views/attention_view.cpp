@@ -5,6 +5,7 @@
 #include <QMouseEvent>
 #include <qcustomplot.h>
 #include <QLabel>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -52,26 +53,68 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   curves_->set_labels(tr("distance d (tokens)"), tr("mean |M|"));
   curves_->set_log_x(true);
   curves_->set_log_y(true);
-  map_ = new HeatmapWidget(tr("Effective attention M[t, s]"), split);
-  map_->set_log_colour(true);  // |M| spans decades between the diagonal and far back
+  // The two maps one above the other (the window keeps the width of one map beside the curves).
+  auto* maps = new QSplitter(Qt::Vertical, split);
+  map_ = new HeatmapWidget(tr("Effective attention M[t, s]"), maps);
+  map2_ = new HeatmapWidget(tr("beside it: M[t, s] of another run"), maps);
+  map2_->setObjectName("attention_second_map");
+  maps->addWidget(map_);
+  maps->addWidget(map2_);
   split->addWidget(curves_);
-  split->addWidget(map_);
-  v->addWidget(split);
+  split->addWidget(maps);
+  v->addWidget(split, 1);
+  strip_ = new QLabel(this);
+  strip_->setObjectName("attention_tokens");
+  strip_->setWordWrap(true);
+  strip_->setTextFormat(Qt::RichText);
+  strip_->setToolTip(tr("The sequence; hover a map's row t to shade each byte by how much position t reads it"));
+  auto* scroll = new QScrollArea(this);  // a long sequence scrolls, the maps keep their room
+  scroll->setWidget(strip_);
+  scroll->setWidgetResizable(true);
+  scroll->setMaximumHeight(fontMetrics().lineSpacing() * 6);
+  scroll->setFrameShape(QFrame::NoFrame);
+  v->addWidget(scroll);
   connect(head_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) {
     draw_curves();
     draw_map();
   });
-  connect(map_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
-  connect(map_->plot(), &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) {
-    const double s = map_->plot()->xAxis->pixelToCoord(e->position().x());
-    const double t = map_->plot()->yAxis->pixelToCoord(e->position().y());
-    describe_cell(std::llround(t), std::llround(s));
-  });
+  for (HeatmapWidget* m : {map_, map2_}) {
+    m->set_log_colour(true);  // |M| spans decades between the diagonal and far back
+    connect(m, &HeatmapWidget::run_selected, this, [this, m](const QString&) { draw_map(m); });
+    connect(m->plot(), &QCustomPlot::mouseMove, this, [this, m](QMouseEvent* e) {
+      const double s = m->plot()->xAxis->pixelToCoord(e->position().x());
+      const double t = m->plot()->yAxis->pixelToCoord(e->position().y());
+      describe_cell(std::llround(t), std::llround(s), m);
+    });
+  }
+}
+
+// Every byte of the sequence up to t, its background as strong as |M[t, s]| relative to the row's
+// largest (the bytes after t, not yet read, plain); t itself boxed.
+void AttentionView::shade_strip(const AttentionResult& a, size_t row, int64_t t) {
+  const int64_t L = a.length;
+  const bool bytes = std::all_of(a.tokens.begin(), a.tokens.end(), [](int32_t v) { return v >= 0 && v < 256; });
+  double top = 0;
+  for (int64_t s = 0; s <= t && s < L; ++s) top = std::max(top, std::abs(a.M[row * L * L + t * L + s]));
+  const QColor c = palette().color(QPalette::Highlight);
+  QString html = "<p style=\"font-family: monospace; white-space: pre-wrap;\">";  // wraps at the strip's width
+  for (int64_t s = 0; s < L; ++s) {
+    const int32_t v = a.tokens[static_cast<size_t>(s)];
+    QString piece = !bytes ? QString::number(v) + " " : v == '\n' ? QString("\u21b5") : v < 32 || v >= 127 ? QString("\u00b7")
+                                                                                           : QString(QChar(v)).toHtmlEscaped();
+    const double w = s <= t && top > 0 ? std::abs(a.M[row * L * L + t * L + s]) / top : 0.0;
+    QString style;
+    if (w > 0) style += QString("background-color: rgba(%1,%2,%3,%4);").arg(c.red()).arg(c.green()).arg(c.blue()).arg(w, 0, 'f', 2);
+    if (s == t) style += "border: 1px solid; font-weight: bold;";
+    html += style.isEmpty() ? piece : "<span style=\"" + style + "\">" + piece + "</span>";
+  }
+  strip_->setText(html + "</p>");
 }
 
 
-QString AttentionView::describe_cell(int64_t t, int64_t s) {
-  const QString name = map_->run_box()->currentText();
+QString AttentionView::describe_cell(int64_t t, int64_t s, HeatmapWidget* map) {
+  if (!map) map = map_;
+  const QString name = map->run_box()->currentText();
   for (auto& r : runs_) {
     if (r.name != name || !r.attention) continue;
     const auto& a = *r.attention;
@@ -83,7 +126,8 @@ QString AttentionView::describe_cell(int64_t t, int64_t s) {
     const QString text = tr("t = %1 \"%2\" reads s = %3 \"%4\": M = %5 (head %6)")
                              .arg(t).arg(around(a.tokens, t)).arg(s).arg(around(a.tokens, s)).arg(m, 0, 'g', 4)
                              .arg(a.heads[row]);
-    map_->set_readout(text);
+    map->set_readout(text);
+    shade_strip(a, row, t);
     return text;
   }
   return {};
@@ -91,8 +135,26 @@ QString AttentionView::describe_cell(int64_t t, int64_t s) {
 
 void AttentionView::set_runs(const Runs& runs) {
   runs_ = runs;
-  const QSignalBlocker b1(head_), b2(map_->run_box());
-  map_->fill_run_box(runs, [](const RunData& r) { return r.attention.has_value(); });
+  const QSignalBlocker b1(head_), b2(map_->run_box()), b3(map2_->run_box());
+  const QString second = map2_->run_box()->currentText();
+  for (HeatmapWidget* m : {map_, map2_}) m->fill_run_box(runs, [](const RunData& r) { return r.attention.has_value(); });
+  // Unless chosen there before: the first map opens on a baseline run and the second on a
+  // state-passing run (the comparison the tab is for), else on the run after the first's.
+  auto first_named = [](QComboBox* box, const QString& prefix) {
+    for (int i = 0; i < box->count(); ++i)
+      if (box->itemText(i).section(':', -1).startsWith(prefix)) return i;  // "model:passing@seed=0" too
+    return -1;
+  };
+  if (const int b = first_named(map_->run_box(), "baseline"); b >= 0 && first_fill_) map_->run_box()->setCurrentIndex(b);
+  if (map2_->run_box()->findText(second) >= 0 && second != map_->run_box()->currentText()) {
+    map2_->run_box()->setCurrentText(second);
+  } else if (map2_->run_box()->count() > 1) {
+    const int p = first_named(map2_->run_box(), "passing");
+    map2_->run_box()->setCurrentIndex(p >= 0 && p != map_->run_box()->currentIndex()
+                                          ? p
+                                          : (map_->run_box()->currentIndex() + 1) % map2_->run_box()->count());
+  }
+  if (map_->run_box()->count() > 0) first_fill_ = false;
   std::vector<int64_t> heads;
   for (auto& r : runs)
     if (r.attention)
@@ -131,7 +193,12 @@ void AttentionView::draw_curves() {
 }
 
 void AttentionView::draw_map() {
-  const QString name = map_->run_box()->currentText();
+  draw_map(map_);
+  draw_map(map2_);
+}
+
+void AttentionView::draw_map(HeatmapWidget* map) {
+  const QString name = map->run_box()->currentText();
   const int64_t want = std::max<int64_t>(head_->currentData().toLongLong(), -1);
   for (auto& r : runs_) {
     if (r.name != name || !r.attention) continue;
@@ -145,12 +212,14 @@ void AttentionView::draw_map() {
     for (size_t t = 0; t < L; ++t)  // |M| relative to the largest (above the diagonal: nothing)
       for (size_t s = 0; s < L; ++s)
         values[t * L + s] = s > t || top <= 0 ? NAN : std::abs(a.M[row * L * L + t * L + s]) / top;
-    map_->set_map(pos, pos, values, false, false, tr("s (position read)"), tr("t (position reading)"),
-                  tr("|M| / max |M|, head %1, layer %2").arg(a.heads[row]).arg(a.layer));
-    map_->set_range(1e-4, 1.0);
+    map->set_map(pos, pos, values, false, false, tr("s (position read)"), tr("t (position reading)"),
+                 tr("|M| / max |M|, head %1, layer %2").arg(a.heads[row]).arg(a.layer));
+    map->set_range(1e-4, 1.0);
+    if (map == map_) shade_strip(a, row, static_cast<int64_t>(L) - 1);  // the last position's reading
     return;
   }
-  map_->clear_map();
+  map->clear_map();
+  if (map == map_) strip_->clear();
 }
 
 }  // namespace statescope::views
