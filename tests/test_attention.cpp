@@ -168,3 +168,42 @@ TEST(Attention, Mamba1ChannelsReproduceTheSelectiveScanAndGroupsAverageThem) {
   EXPECT_LT((a.M - mean).abs().max().item<double>(), 1e-12);
   EXPECT_EQ(a.M.triu(1).abs().max().item<double>(), 0.0);
 }
+
+// Past 4096 tokens the record form bins positions (memory bounded by the bins): every cell is the
+// mean |M| over its pairs s <= t — checked against the exact M of the first 4096 tokens, which the
+// causal M shares; the bins are whole positions below 512, then log-spaced, at most 1024.
+TEST(Attention, LongSequencesAreBinnedAndEachCellIsTheMeanOfItsExactPairs) {
+  RecurrentLM m = Mamba2LM(tiny());
+  m->reset_parameters(3);
+  m->eval();
+  const int64_t L = 5000, E = kMaxAttentionLength;
+  torch::manual_seed(9);
+  auto ids = torch::randint(0, 64, {L}, torch::kInt64);
+  std::vector<int32_t> tokens(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + L);
+  const AttentionResult r = attention_result(m, tokens, 1, 2);
+  ASSERT_TRUE(r.binned());
+  const int64_t B = r.bins();
+  EXPECT_LE(B, kAttentionExactBins + kAttentionLogBins);
+  EXPECT_EQ(r.positions[kAttentionExactBins - 1], kAttentionExactBins - 1);
+  for (int64_t k = 1; k < B; ++k) EXPECT_GT(r.positions[k], r.positions[k - 1]);
+  EXPECT_EQ(r.M.size(), static_cast<size_t>(B * B));
+  EXPECT_EQ(r.by_distance.size(), static_cast<size_t>(L));
+  const auto exact = effective_attention(m, ids.narrow(0, 0, E).view({1, E}), 1, 2);  // rows t < 4096
+  auto absM = exact.M.abs();
+  int checked = 0;
+  for (int64_t i = 0; i + 1 < B && r.positions[i + 1] <= E; i += 7)
+    for (int64_t j = 0; j <= i; j += 5) {
+      const int64_t t0 = r.positions[i], t1 = r.positions[i + 1], s0 = r.positions[j], s1 = r.positions[j + 1];
+      double sum = 0, n = 0;
+      for (int64_t t = t0; t < t1; ++t)
+        for (int64_t s = s0; s < s1 && s <= t; ++s) sum += absM[t][s].item<double>(), ++n;
+      EXPECT_NEAR(r.M[i * B + j], sum / n, 1e-12 * (1 + sum / n)) << "cell " << i << ", " << j;
+      ++checked;
+    }
+  EXPECT_GT(checked, 1000);
+  // The initial state's weight: the mean of the exact a_t over each bin.
+  for (int64_t i = 0; i + 1 < B && r.positions[i + 1] <= E; i += 11)
+    EXPECT_NEAR(r.init[i], exact.init.narrow(0, r.positions[i], r.positions[i + 1] - r.positions[i]).mean().item<double>(), 1e-12);
+  // At most 65536 tokens.
+  EXPECT_THROW(attention_result(m, std::vector<int32_t>(kMaxBinnedAttentionLength + 1, 0), 0, 0), Error);
+}

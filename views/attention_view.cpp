@@ -92,17 +92,23 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
 // Every byte of the sequence up to t, its background as strong as |M[t, s]| relative to the row's
 // largest (the bytes after t, not yet read, plain); t itself boxed.
 void AttentionView::shade_strip(const AttentionResult& a, size_t row, int64_t t) {
-  const int64_t L = a.length;
+  const int64_t L = a.length, B = a.bins(), bt = a.bin_of(t);
   const bool bytes = std::all_of(a.tokens.begin(), a.tokens.end(), [](int32_t v) { return v >= 0 && v < 256; });
+  // |M| of row t at position s: its cell's (binned: the mean over the cell).
+  std::vector<double> cell(static_cast<size_t>(L), 0.0);
   double top = 0;
-  for (int64_t s = 0; s <= t && s < L; ++s) top = std::max(top, std::abs(a.M[row * L * L + t * L + s]));
+  for (int64_t s = 0, bs = 0; s <= t && s < L; ++s) {
+    while (bs + 1 < B && a.positions[static_cast<size_t>(bs + 1)] <= s) ++bs;
+    cell[static_cast<size_t>(s)] = std::abs(a.M[row * B * B + bt * B + bs]);
+    top = std::max(top, cell[static_cast<size_t>(s)]);
+  }
   const QColor c = palette().color(QPalette::Highlight);
   QString html = "<p style=\"font-family: monospace; white-space: pre-wrap;\">";  // wraps at the strip's width
   for (int64_t s = 0; s < L; ++s) {
     const int32_t v = a.tokens[static_cast<size_t>(s)];
     QString piece = !bytes ? QString::number(v) + " " : v == '\n' ? QString("\u21b5") : v < 32 || v >= 127 ? QString("\u00b7")
                                                                                            : QString(QChar(v)).toHtmlEscaped();
-    const double w = s <= t && top > 0 ? std::abs(a.M[row * L * L + t * L + s]) / top : 0.0;
+    const double w = s <= t && top > 0 ? cell[static_cast<size_t>(s)] / top : 0.0;
     QString style;
     if (w > 0) style += QString("background-color: rgba(%1,%2,%3,%4);").arg(c.red()).arg(c.green()).arg(c.blue()).arg(w, 0, 'f', 2);
     if (s == t) style += "border: 1px solid; font-weight: bold;";
@@ -112,20 +118,26 @@ void AttentionView::shade_strip(const AttentionResult& a, size_t row, int64_t t)
 }
 
 
-QString AttentionView::describe_cell(int64_t t, int64_t s, HeatmapWidget* map) {
+QString AttentionView::describe_cell(int64_t i, int64_t j, HeatmapWidget* map) {
   if (!map) map = map_;
   const QString name = map->run_box()->currentText();
   for (auto& r : runs_) {
     if (r.name != name || !r.attention) continue;
     const auto& a = *r.attention;
-    const int64_t L = a.length;
-    if (t < 0 || s < 0 || t >= L || s >= L) return {};
+    const int64_t B = a.bins();
+    if (i < 0 || j < 0 || i >= B || j >= B) return {};
     const int64_t want = head_->currentData().toLongLong();
     const size_t row = head_row(a, want);
-    const double m = s > t ? 0.0 : a.M[row * L * L + t * L + s];
-    const QString text = tr("t = %1 \"%2\" reads s = %3 \"%4\": M = %5 (head %6)")
-                             .arg(t).arg(around(a.tokens, t)).arg(s).arg(around(a.tokens, s)).arg(m, 0, 'g', 4)
-                             .arg(a.heads[row]);
+    const int64_t t = a.positions[static_cast<size_t>(i)], s = a.positions[static_cast<size_t>(j)];
+    auto span = [&](int64_t k) {  // a bin's positions, "p" or "p..q"
+      const int64_t last = k + 1 < B ? a.positions[static_cast<size_t>(k + 1)] - 1 : a.length - 1;
+      return last > a.positions[static_cast<size_t>(k)] ? QString("%1..%2").arg(a.positions[static_cast<size_t>(k)]).arg(last)
+                                                        : QString::number(a.positions[static_cast<size_t>(k)]);
+    };
+    const double m = j > i ? 0.0 : a.M[row * B * B + i * B + j];
+    const QString text = tr("t = %1 \"%2\" reads s = %3 \"%4\": %5 = %6 (head %7)")
+                             .arg(span(i)).arg(around(a.tokens, t)).arg(span(j)).arg(around(a.tokens, s))
+                             .arg(a.binned() ? tr("mean |M|") : QString("M")).arg(m, 0, 'g', 4).arg(a.heads[row]);
     map->set_readout(text);
     shade_strip(a, row, t);
     return text;
@@ -204,18 +216,19 @@ void AttentionView::draw_map(HeatmapWidget* map) {
     if (r.name != name || !r.attention) continue;
     const auto& a = *r.attention;
     const size_t row = head_row(a, want);
-    const size_t L = static_cast<size_t>(a.length);
-    std::vector<double> pos(L), values(L * L);
-    for (size_t t = 0; t < L; ++t) pos[t] = double(t);
+    const size_t B = static_cast<size_t>(a.bins());
+    std::vector<double> pos(a.positions.begin(), a.positions.end()), values(B * B);
     double top = 0;
-    for (size_t k = 0; k < L * L; ++k) top = std::max(top, std::abs(a.M[row * L * L + k]));
-    for (size_t t = 0; t < L; ++t)  // |M| relative to the largest (above the diagonal: nothing)
-      for (size_t s = 0; s < L; ++s)
-        values[t * L + s] = s > t || top <= 0 ? NAN : std::abs(a.M[row * L * L + t * L + s]) / top;
+    for (size_t k = 0; k < B * B; ++k) top = std::max(top, std::abs(a.M[row * B * B + k]));
+    for (size_t t = 0; t < B; ++t)  // |M| relative to the largest (above the diagonal: nothing)
+      for (size_t s = 0; s < B; ++s)
+        values[t * B + s] = s > t || top <= 0 ? NAN : std::abs(a.M[row * B * B + t * B + s]) / top;
+    // A binned map's cells are uneven (one position each, then log-spaced): the axes name positions.
+    const QString binned = a.binned() ? tr(", bins log-spaced past %1").arg(a.positions[std::min<size_t>(B - 1, kAttentionExactBins)]) : QString();
     map->set_map(pos, pos, values, false, false, tr("s (position read)"), tr("t (position reading)"),
-                 tr("|M| / max |M|, head %1, layer %2").arg(a.heads[row]).arg(a.layer));
+                 tr("|M| / max |M|, head %1, layer %2%3").arg(a.heads[row]).arg(a.layer).arg(binned));
     map->set_range(1e-4, 1.0);
-    if (map == map_) shade_strip(a, row, static_cast<int64_t>(L) - 1);  // the last position's reading
+    if (map == map_) shade_strip(a, row, a.length - 1);  // the last position's reading
     return;
   }
   map->clear_map();

@@ -24,7 +24,8 @@ class AttentionView : public QWidget, public RunsView {
   HeatmapWidget* second_matrix() const { return map2_; }
   QLabel* token_strip() const { return strip_; }
   QComboBox* head_box() const { return head_; }
-  // What a map's cell (t, s) says, in its read-out and the status bar: both positions with the bytes
+  // What a map's cell (row bin i, column bin j: positions t, s when M is exact) says, in its read-out
+  // and the status bar: both positions (a binned cell: its spans) with the bytes
   // around them (ids for a tokenizer beyond bytes) and |M| there; the token strip then shades every
   // position s' <= t by |M[t, s']| (row t of that map). Called on mouse moves.
   QString describe_cell(int64_t t, int64_t s, HeatmapWidget* map = nullptr);

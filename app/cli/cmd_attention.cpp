@@ -33,8 +33,9 @@ Runner add_attention(CLI::App& app, const std::string& command) {
   auto* data = app.add_option("--data", o->data, "corpus whose first validation document is read (see 'data')")
                    ->capture_default_str();
   app.add_option("--text", o->text, "or: this text, in the model's tokens")->excludes(data);
-  app.add_option("--length", o->length, "tokens of the sequence (at most 4096: M is L x L per head)")
-      ->capture_default_str()->check(CLI::Range(int64_t{1}, kMaxAttentionLength));
+  app.add_option("--length", o->length, "tokens of the sequence (M exact up to 4096; longer, to 65536, log-binned: "
+                                        "dataset positions holds each bin's first position)")
+      ->capture_default_str()->check(CLI::Range(int64_t{1}, kMaxBinnedAttentionLength));
   app.add_option("--layer", o->layer, "layer")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("--head", o->head, "one head (default: every head of the layer)")->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("-o,--output", o->output, "HDF5 file to write")->required();
@@ -55,25 +56,28 @@ Runner add_attention(CLI::App& app, const std::string& command) {
       source = o->data + " (validation, from its first document)";
     }
     const AttentionResult a = attention_result(model, ids, o->layer, o->head);
-    const int64_t L = a.length, nh = static_cast<int64_t>(a.heads.size());
+    const int64_t L = a.length, nh = static_cast<int64_t>(a.heads.size()), B = a.bins();
     H5File f(staged.staging(), H5File::Mode::Create);
     std::vector<int64_t> tok(a.tokens.begin(), a.tokens.end());
     f.write("tokens", tok.data(), {L});
-    f.write("M", a.M.data(), {nh, L, L});
-    f.write("init", a.init.data(), {nh, L});
+    f.write("positions", a.positions.data(), {B});
+    f.write("M", a.M.data(), {nh, B, B});
+    f.write("init", a.init.data(), {nh, B});
     f.write("by_distance", a.by_distance.data(), {nh, L});
     f.set_attr("/", "creator", "statescope-cli attention");
     f.set_attr("/", "command", command);
     f.set_attr("/", "model", o->model);
     f.set_attr("/", "source", source);
     f.set_attr_i64("/", "layer", o->layer);
+    f.set_attr_i64("/", "binned", a.binned() ? 1 : 0);
     std::string hs;
     for (int64_t h : a.heads) hs += (hs.empty() ? "" : ",") + std::to_string(h);
     f.set_attr("/", "heads", hs);
     f.close();
     staged.finish(StagedOutput::Outcome::Replace);
     std::cout << "attention: layer " << o->layer << ", " << nh << (nh == 1 ? " head, " : " heads, ") << L
-              << " tokens -> " << o->output << "\n  mean |M| at distance 1, 8, 64:";
+              << " tokens" << (a.binned() ? " (M in " + std::to_string(B) + " log-spaced bins)" : std::string()) << " -> "
+              << o->output << "\n  mean |M| at distance 1, 8, 64:";
     for (int64_t i = 0; i < nh; ++i) {
       std::cout << "\n    head " << a.heads[static_cast<size_t>(i)];
       for (int64_t d : {1, 8, 64})

@@ -40,100 +40,135 @@ torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::T
   return M * dt_c.unsqueeze(0);                                                    // column s scaled by dt_s
 }
 
+namespace {
+
+// One layer's scan inputs on one sequence in float64 (with a training-free intervention's changed dt
+// and A, and its resets), from which any head's rows of M come: Mamba-2's heads or Mamba-1's channel
+// groups. One forward for every head.
+class LayerReader {
+ public:
+  LayerReader(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, const ModelState* init) {
+    auto* m2 = dynamic_cast<Mamba2LMImpl*>(model.get());
+    auto* m1 = dynamic_cast<Mamba1LMImpl*>(model.get());
+    if (!m2 && !m1)
+      throw Error("effective attention: written for Mamba-2's heads and Mamba-1's channel groups; this model is " +
+                  architecture_title(model->model_config()));
+    const auto& layout = model->state_layout();
+    if (layer < 0 || layer >= layout.n_layer)
+      throw Error("effective attention: layer " + std::to_string(layer) + " is outside 0.." +
+                  std::to_string(layout.n_layer - 1));
+    if (tokens.dim() != 2 || tokens.size(0) != 1 || tokens.size(1) < 1)
+      throw Error("effective attention: needs one sequence of at least one token ([1, L])");
+    groups_ = layout.groups, group_name_ = layout.group_name, L_ = tokens.size(1);
+    const Intervention* iv = model->intervention.get();
+    const LayerIntervention* liv = iv ? iv->layer(layer) : nullptr;
+    if (Intervention::clips(liv))
+      throw Error("effective attention: the clip intervention rescales the state by its own norm, which no fixed "
+                  "matrix M expresses");
+    reset_ = iv ? iv->reset_period : 0;
+    torch::NoGradGuard no_grad;
+    ForwardOptions o = model->forward_options();
+    o.mixer_inputs = true;
+    const auto out = model->forward(tokens, init, o);
+    const LayerState* li = init ? &(*init)[layer] : nullptr;
+    auto intervened = [&](auto in) {  // the dt and A the scan reads (positions from 0)
+      if (Intervention::changes_inputs(liv)) {
+        in.dt = intervene_dt(*liv, iv->dt_from, 0, in.dt);
+        in.A = in.A * liv->a_factor;
+      }
+      return in;
+    };
+    auto f64 = [](const torch::Tensor& t) { return t.squeeze(0).to(torch::kFloat64); };
+    if (m1) {
+      const Mamba1ScanInputs in = intervened(m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
+      mamba1_ = true;
+      per_ = in.x.size(2) / groups_;
+      dt_ = f64(in.dt), A_ = in.A.to(torch::kFloat64), B_ = f64(in.B), C_ = f64(in.C);  // [L, Di], [Di, N], [L, N]
+    } else {
+      const Mamba2ScanInputs in = intervened(m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
+      heads_per_group_ = m2->config().nheads() / m2->config().ngroups;
+      dt_ = f64(in.dt), A_ = in.A.to(torch::kFloat64), B_ = f64(in.B), C_ = f64(in.C);  // [L, H], [H], [L, G, N]
+    }
+  }
+
+  int64_t length() const { return L_; }
+  void check_head(int64_t head) const {
+    if (head < 0 || head >= groups_)
+      throw Error("effective attention: " + group_name_ + " " + std::to_string(head) + " is outside 0.." +
+                  std::to_string(groups_ - 1));
+  }
+
+  // Rows t0..t1-1 of the head's M [t1-t0, L]: exact, zero above the diagonal and across resets.
+  torch::Tensor rows(int64_t head, int64_t t0, int64_t t1) const {
+    const int64_t r = t1 - t0;
+    auto t = torch::arange(t0, t1, torch::kInt64).unsqueeze(1), s = torch::arange(L_, torch::kInt64).unsqueeze(0);
+    auto keep = s <= t;                                                            // [r, L]
+    if (reset_ > 0) keep = keep & (t.div(reset_, "floor") == s.div(reset_, "floor"));
+    const double minus_inf = -std::numeric_limits<double>::infinity();
+    if (!mamba1_) {
+      const int64_t g = head / heads_per_group_;
+      auto dt = dt_.select(1, head);                                               // [L]
+      auto cum = torch::cumsum(dt * A_[head].item<double>(), 0);                   // [L] sum_{r<=t} dt_r A
+      auto seg = cum.narrow(0, t0, r).unsqueeze(1) - cum.unsqueeze(0);             // [r, L] sum_{s<q<=t}
+      auto decay = torch::exp(seg.masked_fill(~keep, minus_inf));
+      return C_.select(1, g).narrow(0, t0, r).matmul(B_.select(1, g).t()) * dt.unsqueeze(0) * decay;
+    }
+    auto M = torch::zeros({r, L_}, torch::kFloat64);
+    const int64_t N = A_.size(1);
+    for (int64_t c = head * per_; c < (head + 1) * per_; ++c) {  // a channel group: the mean over its channels
+      auto dt = dt_.select(1, c);
+      auto cum = torch::cumsum(dt, 0);
+      // +inf where nothing is read: times A < 0 it is -inf, and its exp 0
+      auto seg = (cum.narrow(0, t0, r).unsqueeze(1) - cum.unsqueeze(0)).masked_fill(~keep, -minus_inf);  // [r, L]
+      auto Mc = torch::zeros({r, L_}, torch::kFloat64);
+      for (int64_t n = 0; n < N; ++n)  // one state dimension at a time: memory r x L
+        Mc += C_.select(1, n).narrow(0, t0, r).unsqueeze(1) * B_.select(1, n).unsqueeze(0) *
+              torch::exp(seg * A_[c][n].item<double>());
+      M += (Mc * dt.unsqueeze(0)).masked_fill(~keep, 0.0) / double(per_);
+    }
+    return M;
+  }
+
+  // a_t: what is left of the initial state at t [L] (Mamba-1: mean over the group's channels and n).
+  torch::Tensor init_weight(int64_t head) const {
+    torch::Tensor a;
+    if (!mamba1_) {
+      a = torch::exp(torch::cumsum(dt_.select(1, head) * A_[head].item<double>(), 0));
+    } else {
+      a = torch::zeros({L_}, torch::kFloat64);
+      for (int64_t c = head * per_; c < (head + 1) * per_; ++c)
+        a += torch::exp(torch::cumsum(dt_.select(1, c), 0).unsqueeze(1) * A_[c].unsqueeze(0)).mean(1) / double(per_);
+    }
+    if (reset_ > 0 && reset_ < L_) a.narrow(0, reset_, L_ - reset_).zero_();  // gone at the first reset
+    return a;
+  }
+
+ private:
+  bool mamba1_ = false;
+  int64_t L_ = 0, groups_ = 1, per_ = 1, heads_per_group_ = 1, reset_ = 0;
+  std::string group_name_;
+  torch::Tensor dt_, A_, B_, C_;
+};
+
+}  // namespace
+
 std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer,
                                                     const std::vector<int64_t>& heads, const ModelState* init,
                                                     const std::function<bool(int64_t, int64_t)>& progress) {
-  auto* m2 = dynamic_cast<Mamba2LMImpl*>(model.get());
-  auto* m1 = dynamic_cast<Mamba1LMImpl*>(model.get());
-  if (!m2 && !m1)
-    throw Error("effective attention: written for Mamba-2's heads and Mamba-1's channel groups; this model is " +
-                architecture_title(model->model_config()));
-  const auto& layout = model->state_layout();
-  if (layer < 0 || layer >= layout.n_layer)
-    throw Error("effective attention: layer " + std::to_string(layer) + " is outside 0.." +
-                std::to_string(layout.n_layer - 1));
-  for (int64_t head : heads)
-    if (head < 0 || head >= layout.groups)
-      throw Error("effective attention: " + layout.group_name + " " + std::to_string(head) + " is outside 0.." +
-                  std::to_string(layout.groups - 1));
-  if (tokens.dim() != 2 || tokens.size(0) != 1 || tokens.size(1) < 1)
-    throw Error("effective attention: needs one sequence of at least one token ([1, L])");
-  const int64_t L = tokens.size(1);
-  if (L > kMaxAttentionLength)
-    throw Error("effective attention: " + std::to_string(L) + " tokens; at most " + std::to_string(kMaxAttentionLength) +
-                " (the matrix is L x L)");
-  torch::NoGradGuard no_grad;
-  ForwardOptions o = model->forward_options();
-  o.mixer_inputs = true;
-  const auto out = model->forward(tokens, init, o);  // once for every head
-  const LayerState* li = init ? &(*init)[layer] : nullptr;
-  // A training-free intervention's changed dt and A are the ones the scan reads (from position 0).
-  const Intervention* iv = model->intervention.get();
-  const LayerIntervention* liv = iv ? iv->layer(layer) : nullptr;
-  if (iv && Intervention::clips(iv->layer(layer)))
-    throw Error("effective attention: the clip intervention rescales the state by its own norm, which no fixed "
-                "matrix M expresses");
-  // A reset every k tokens: a position reads only its own piece (and the initial state only in the first).
-  auto with_resets = [&](std::vector<EffectiveAttention> rs) {
-    const int64_t k = iv ? iv->reset_period : 0;
-    if (k <= 0 || k >= L) return rs;
-    auto piece = torch::arange(L, torch::kInt64).div(k, "floor");                  // [L]
-    auto keep = (piece.unsqueeze(1) == piece.unsqueeze(0)).to(torch::kFloat64);    // [t, s]
-    for (auto& r : rs) {
-      r.M = r.M * keep;
-      r.init = r.init * (piece == 0).to(torch::kFloat64);
-      r.by_distance = by_distance(r.M);
-    }
-    return rs;
-  };
-  auto intervened = [&](auto in) {
-    if (Intervention::changes_inputs(liv)) {
-      in.dt = intervene_dt(*liv, iv->dt_from, 0, in.dt);
-      in.A = in.A * liv->a_factor;
-    }
-    return in;
-  };
+  if (tokens.dim() == 2 && tokens.size(1) > kMaxAttentionLength)
+    throw Error("effective attention: " + std::to_string(tokens.size(1)) + " tokens; at most " +
+                std::to_string(kMaxAttentionLength) + " (the matrix is L x L; attention_result bins longer ones)");
+  const LayerReader reader(model, tokens, layer, init);
+  for (int64_t head : heads) reader.check_head(head);
+  const int64_t L = reader.length();
   std::vector<EffectiveAttention> all;
-  auto tick = [&](size_t done) {
-    if (progress && !progress(static_cast<int64_t>(done), static_cast<int64_t>(heads.size())))
-      throw Error("attention cancelled");
-  };
-  if (m1) {  // a channel group: the mean over its channels
-    const Mamba1ScanInputs in = intervened(m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
-    const int64_t per = in.x.size(2) / layout.groups;
-    auto dt = in.dt.squeeze(0).to(torch::kFloat64);                                // [L, d_inner]
-    auto A = in.A.to(torch::kFloat64);                                             // [d_inner, N]
-    auto B = in.B.squeeze(0).to(torch::kFloat64), C = in.C.squeeze(0).to(torch::kFloat64);  // [L, N]
-    for (int64_t head : heads) {
-      tick(all.size());
-      EffectiveAttention r{layer, head, L, torch::zeros({L, L}, torch::kFloat64), torch::zeros({L}, torch::kFloat64), {}};
-      for (int64_t ch = head * per; ch < (head + 1) * per; ++ch) {
-        torch::Tensor decay;
-        r.M += mamba1_channel_attention(dt.select(1, ch), A[ch], B, C, &decay) / double(per);
-        r.init += decay.mean(1) / double(per);
-      }
-      r.by_distance = by_distance(r.M);
-      all.push_back(std::move(r));
-    }
-    return with_resets(std::move(all));
-  }
-  const auto& c = m2->config();
-  const Mamba2ScanInputs in = intervened(m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
-  const auto causal = causal_mask(L);
   for (int64_t head : heads) {
-    tick(all.size());
-    const int64_t g = head / (c.nheads() / c.ngroups);
-    auto dt = in.dt.select(2, head).squeeze(0).to(torch::kFloat64);                // [L]
-    auto B = in.B.select(2, g).squeeze(0).to(torch::kFloat64);                     // [L, N]
-    auto C = in.C.select(2, g).squeeze(0).to(torch::kFloat64);                     // [L, N]
-    const double A = in.A[head].item<double>();
-    auto cum = torch::cumsum(dt * A, 0);                                           // [L] sum_{r<=t} dt_r A
-    auto seg = cum.unsqueeze(1) - cum.unsqueeze(0);                                // [t, s] sum_{s<r<=t}
-    auto decay = torch::exp(seg.masked_fill(~causal, -std::numeric_limits<double>::infinity()));
-    auto M = C.matmul(B.t()) * dt.unsqueeze(0) * decay;                            // [L, L]
-    all.push_back({layer, head, L, M, torch::exp(cum), by_distance(M)});
+    if (progress && !progress(static_cast<int64_t>(all.size()), static_cast<int64_t>(heads.size())))
+      throw Error("attention cancelled");
+    auto M = reader.rows(head, 0, L);                                              // [L, L]
+    all.push_back({layer, head, L, M, reader.init_weight(head), by_distance(M)});
   }
-  return with_resets(std::move(all));
+  return all;
 }
 
 EffectiveAttention effective_attention(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, int64_t head,
@@ -151,23 +186,80 @@ std::vector<int32_t> leading_tokens(const std::vector<Document>& docs, int64_t l
   return ids;
 }
 
+std::vector<int64_t> attention_bins(int64_t L) {
+  std::vector<int64_t> first;
+  for (int64_t p = 0; p < std::min(L, kAttentionExactBins); ++p) first.push_back(p);
+  if (L <= kMaxAttentionLength) {
+    for (int64_t p = kAttentionExactBins; p < L; ++p) first.push_back(p);
+    return first;
+  }
+  // kAttentionLogBins bins from kAttentionExactBins to L, their edges a geometric series (rounded;
+  // a bin is at least one position wide).
+  const double ratio = std::pow(double(L) / double(kAttentionExactBins), 1.0 / double(kAttentionLogBins));
+  double edge = double(kAttentionExactBins);
+  for (int64_t k = 0; k < kAttentionLogBins; ++k, edge *= ratio) {
+    const int64_t p = std::max(first.back() + 1, static_cast<int64_t>(std::llround(edge)));
+    if (p >= L) break;
+    first.push_back(p);
+  }
+  return first;
+}
+
 AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>& tokens, int64_t layer, int64_t head,
                                  const std::function<bool(int64_t, int64_t)>& progress) {
   if (tokens.empty()) throw Error("attention: the sequence is empty");
+  if (static_cast<int64_t>(tokens.size()) > kMaxBinnedAttentionLength)
+    throw Error("attention: " + std::to_string(tokens.size()) + " tokens; at most " +
+                std::to_string(kMaxBinnedAttentionLength));
   AttentionResult r;
   r.layer = layer;
   r.tokens = tokens;
   r.length = static_cast<int64_t>(tokens.size());
+  r.positions = attention_bins(r.length);
   if (head >= 0) r.heads.push_back(head);
   else
     for (int64_t h = 0; h < model->state_layout().groups; ++h) r.heads.push_back(h);
   const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).view({1, r.length});
-  for (const auto& a : effective_attention(model, ids, layer, r.heads, nullptr, progress)) {
-    using Copy = std::pair<std::vector<double>*, const torch::Tensor*>;
-    for (auto [dst, src] : {Copy{&r.M, &a.M}, Copy{&r.init, &a.init}, Copy{&r.by_distance, &a.by_distance}}) {
-      auto c = src->contiguous();
-      dst->insert(dst->end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  auto append = [](std::vector<double>& dst, const torch::Tensor& src) {
+    auto c = src.contiguous();
+    dst.insert(dst.end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+  };
+  if (r.length <= kMaxAttentionLength) {  // exact: M [L, L] per head
+    for (const auto& a : effective_attention(model, ids, layer, r.heads, nullptr, progress)) {
+      append(r.M, a.M);
+      append(r.init, a.init);
+      append(r.by_distance, a.by_distance);
     }
+    return r;
+  }
+  // Binned: M's rows a block at a time (memory block x L), each cell of the bins the mean |M| over its
+  // causal pairs (s <= t); by_distance over every pair exactly; init the mean over each bin.
+  const LayerReader reader(model, ids, layer, nullptr);
+  for (int64_t h : r.heads) reader.check_head(h);
+  const int64_t L = r.length, nb = static_cast<int64_t>(r.positions.size());
+  auto bin_of = torch::zeros({L}, torch::kInt64);
+  for (int64_t k = 1; k < nb; ++k) bin_of.narrow(0, r.positions[k], L - r.positions[k]).add_(1);  // [L]
+  auto bin_size = torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, torch::ones({L}, torch::kFloat64));
+  const int64_t block = std::max<int64_t>(1, (int64_t{1} << 21) / L);
+  auto s = torch::arange(L, torch::kInt64).unsqueeze(0);                           // [1, L]
+  for (size_t hi = 0; hi < r.heads.size(); ++hi) {
+    if (progress && !progress(static_cast<int64_t>(hi), static_cast<int64_t>(r.heads.size())))
+      throw Error("attention cancelled");
+    auto sums = torch::zeros({nb * nb}, torch::kFloat64), counts = torch::zeros({nb * nb}, torch::kFloat64);
+    auto dist = torch::zeros({L}, torch::kFloat64);
+    for (int64_t t0 = 0; t0 < L; t0 += block) {
+      const int64_t t1 = std::min(L, t0 + block);
+      auto t = torch::arange(t0, t1, torch::kInt64).unsqueeze(1);                  // [rows, 1]
+      auto keep = s <= t;                                                          // [rows, L]
+      auto m = reader.rows(r.heads[hi], t0, t1).abs().masked_select(keep);
+      auto cell = (bin_of.index_select(0, t.squeeze(1)).unsqueeze(1) * nb + bin_of.unsqueeze(0)).masked_select(keep);
+      sums.index_add_(0, cell, m);
+      counts.index_add_(0, cell, torch::ones_like(m));
+      dist.index_add_(0, (t - s).masked_select(keep), m);
+    }
+    append(r.M, sums / counts.clamp_min(1.0));                                     // [nb, nb]
+    append(r.init, torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, reader.init_weight(r.heads[hi])) / bin_size);
+    append(r.by_distance, dist / torch::arange(L, 0, -1, torch::kFloat64));       // pairs at distance d: L - d
   }
   return r;
 }

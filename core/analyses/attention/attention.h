@@ -23,8 +23,9 @@ struct EffectiveAttention {
   torch::Tensor by_distance;
 };
 
-// The largest sequence effective_attention takes (M is L x L doubles: 128 MiB at 4096).
-inline constexpr int64_t kMaxAttentionLength = 4096;
+// (kMaxAttentionLength and the binning's sizes: result.h.)
+// The first position of every bin of a sequence of L tokens: 0..L-1 up to kMaxAttentionLength.
+std::vector<int64_t> attention_bins(int64_t L);
 
 // Mamba-1 has no heads: its state is per channel c, and each of its d_state dimensions n decays at
 // its own rate, so M_c[t, s] = dt_{s,c} sum_n C_t[n] B_s[n] exp(A_{c,n} sum_{s<r<=t} dt_{r,c}). A
@@ -49,7 +50,9 @@ std::vector<EffectiveAttention> effective_attention(RecurrentLM& model, const to
 std::vector<int32_t> leading_tokens(const std::vector<Document>& docs, int64_t length);
 
 // The record form (result.h) of `tokens` from the zero state: one head, or every head of the layer
-// when `head` < 0.
+// when `head` < 0. Up to kMaxAttentionLength tokens M is exact; longer (to kMaxBinnedAttentionLength)
+// it is binned (attention_bins): each cell the mean |M| over its pairs s <= t, computed a block of rows
+// at a time (memory bounded by the bins, not L x L); by_distance stays exact per distance.
 AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>& tokens, int64_t layer, int64_t head,
                                  const std::function<bool(int64_t, int64_t)>& progress = {});
 

@@ -14,14 +14,19 @@ void write_attention(ExperimentFile& file, const std::string& run, const Attenti
     const int64_t h = static_cast<int64_t>(r.heads.size()), L = r.length;
     std::vector<int64_t> tokens(r.tokens.begin(), r.tokens.end());
     f.write(g + "/tokens", tokens.data(), {L});
+    const int64_t B = r.bins();
     f.write(g + "/heads", r.heads.data(), {h});
-    f.write(g + "/M", r.M.data(), {h, L, L});
-    write_columns(f, g, {{"init", &r.init}, {"by_distance", &r.by_distance}}, {h, L});
+    f.write(g + "/positions", r.positions.data(), {B});
+    f.write(g + "/M", r.M.data(), {h, B, B});
+    write_columns(f, g, {{"init", &r.init}}, {h, B});
+    write_columns(f, g, {{"by_distance", &r.by_distance}}, {h, L});
     describe_group(f, run, "attention", "by_distance", {"head", "distance"},
                    "effective attention of one layer's heads on one sequence: M[t, s] = (C_t . B_s) dt_s "
                    "exp(sum of dt A over s < r <= t), how much position t reads position s (zero above the "
-                   "diagonal); init: what is left of the initial state at t; by_distance: mean |M[t, t-d]| over t",
-                   {{"layer", r.layer}, {"length", L}});
+                   "diagonal); init: what is left of the initial state at t; by_distance: mean |M[t, t-d]| over t; "
+                   "positions: the first position of each row/column bin of M and init (binned = 1: M holds the "
+                   "mean |M| over each cell's pairs s <= t, for sequences longer than 4096)",
+                   {{"layer", r.layer}, {"length", L}, {"binned", r.binned() ? 1 : 0}});
   });
 }
 
@@ -35,9 +40,20 @@ AttentionResult read_attention(const H5File& f, const std::string& run) {
   r.length = static_cast<int64_t>(r.tokens.size());
   const int64_t h = g.count(r.heads.size()), L = g.count(r.tokens.size());
   std::vector<int64_t> d;
+  if (g.has("positions")) {  // files before binning: one bin per position
+    r.positions = g.i64("positions");
+    for (size_t k = 0; k < r.positions.size(); ++k)
+      if ((k == 0 && r.positions[0] != 0) || (k > 0 && r.positions[k] <= r.positions[k - 1]) || r.positions[k] >= L)
+        g.fail("dataset attention/positions must start at 0 and increase below the length " + std::to_string(L));
+    if (r.positions.empty()) g.fail("dataset attention/positions is empty");
+  } else {
+    for (int64_t p = 0; p < L; ++p) r.positions.push_back(p);
+  }
+  const int64_t B = r.bins();
   r.M = g.f64("M", &d);
-  if (d != std::vector<int64_t>{h, L, L}) g.fail("dataset attention/M is not [heads, L, L]");
-  g.columns({{"init", &r.init}, {"by_distance", &r.by_distance}}, g.product({h, L}), "[heads, L]");
+  if (d != std::vector<int64_t>{h, B, B}) g.fail("dataset attention/M is not [heads, bins, bins]");
+  g.columns({{"init", &r.init}}, g.product({h, B}), "[heads, bins]");
+  g.columns({{"by_distance", &r.by_distance}}, g.product({h, L}), "[heads, L]");
   r.layer = g.attr_int("layer");
   return r;
 }
@@ -63,7 +79,7 @@ nlohmann::json options_attention(const nlohmann::json& section, const std::strin
     if (v < lo || v > hi) f.fail(k, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     return v;
   };
-  return {{"layer", in("layer", 0, 0, 1 << 20)}, {"length", in("length", 256, 1, 4096)}, {"head", in("head", -1, -1, 1 << 20)}};
+  return {{"layer", in("layer", 0, 0, 1 << 20)}, {"length", in("length", 256, 1, kMaxBinnedAttentionLength)}, {"head", in("head", -1, -1, 1 << 20)}};
 }
 
 }  // namespace statescope

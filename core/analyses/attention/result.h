@@ -9,13 +9,32 @@
 
 namespace statescope {
 
+// The largest sequence effective_attention takes (M is L x L doubles: 128 MiB at 4096), and the
+// largest attention_result takes, binning it: one bin per position below kAttentionExactBins, then
+// kAttentionLogBins log-spaced bins to L, so M takes at most 1024 x 1024 per head whatever the length.
+inline constexpr int64_t kMaxAttentionLength = 4096;
+inline constexpr int64_t kMaxBinnedAttentionLength = int64_t{1} << 16;
+inline constexpr int64_t kAttentionExactBins = 512, kAttentionLogBins = 512;
+
 struct AttentionResult {
   int64_t layer = 0, length = 0;    // L tokens
   std::vector<int64_t> heads;       // the heads shown
   std::vector<int32_t> tokens;      // [L] the sequence, in the model's ids
-  std::vector<double> M;            // [heads, L, L], zero above the diagonal
-  std::vector<double> init;         // [heads, L]
-  std::vector<double> by_distance;  // [heads, L] mean |M[t, t-d]| over t, per distance d
+  // [B] the first position of each of M's B row and column bins: 0..L-1 (B = L) when M is exact;
+  // fewer for a long sequence (attention.h: attention_bins), whose M then holds per cell the mean |M|
+  // over its pairs s <= t.
+  std::vector<int64_t> positions;
+  std::vector<double> M;            // [heads, B, B], zero above the diagonal
+  std::vector<double> init;         // [heads, B] (mean over each bin)
+  std::vector<double> by_distance;  // [heads, L] mean |M[t, t-d]| over t, per distance d (exact)
+  int64_t bins() const { return static_cast<int64_t>(positions.size()); }
+  bool binned() const { return bins() < length; }
+  // The bin holding position p.
+  int64_t bin_of(int64_t p) const {
+    int64_t k = 0;
+    while (k + 1 < bins() && positions[static_cast<size_t>(k + 1)] <= p) ++k;
+    return k;
+  }
 };
 
 // The mean distance a head reads from, weighted by |M| per distance: sum_d d w_d / sum_d w_d.
