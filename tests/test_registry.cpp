@@ -192,6 +192,8 @@ TEST(RegistryTest, EveryAnalysisRoundTrips) {
   EXPECT_EQ(all.attention->heads, attention_result().heads);
   EXPECT_EQ(all.attention->by_distance, attention_result().by_distance);
   EXPECT_EQ(all.attention->layer, 1);
+  EXPECT_EQ(all.attention->positions, (std::vector<int64_t>{0, 1}));  // written as one bin per position
+  EXPECT_FALSE(all.attention->binned());
   // The run's NeXus default plot is the first default-capable result in the registry's order.
   EXPECT_EQ(f.attr("all", "default"), "ppl");
   EXPECT_EQ(f.attr("only_states", "default"), "train");  // state histograms are 3-D: never the default

@@ -16,7 +16,10 @@ void write_attention(ExperimentFile& file, const std::string& run, const Attenti
     f.write(g + "/tokens", tokens.data(), {L});
     const int64_t B = r.bins();
     f.write(g + "/heads", r.heads.data(), {h});
-    f.write(g + "/positions", r.positions.data(), {B});
+    std::vector<int64_t> positions = r.positions;
+    if (positions.empty())  // one bin per position
+      for (int64_t p = 0; p < L; ++p) positions.push_back(p);
+    f.write(g + "/positions", positions.data(), {B});
     f.write(g + "/M", r.M.data(), {h, B, B});
     write_columns(f, g, {{"init", &r.init}}, {h, B});
     write_columns(f, g, {{"by_distance", &r.by_distance}}, {h, L});

@@ -27,10 +27,12 @@ struct AttentionResult {
   std::vector<double> M;            // [heads, B, B], zero above the diagonal
   std::vector<double> init;         // [heads, B] (mean over each bin)
   std::vector<double> by_distance;  // [heads, L] mean |M[t, t-d]| over t, per distance d (exact)
-  int64_t bins() const { return static_cast<int64_t>(positions.size()); }
+  // (an empty `positions` means one bin per position)
+  int64_t bins() const { return positions.empty() ? length : static_cast<int64_t>(positions.size()); }
   bool binned() const { return bins() < length; }
   // The bin holding position p.
   int64_t bin_of(int64_t p) const {
+    if (positions.empty()) return p;
     int64_t k = 0;
     while (k + 1 < bins() && positions[static_cast<size_t>(k + 1)] <= p) ++k;
     return k;
