@@ -224,9 +224,9 @@ void AttentionView::draw_map(HeatmapWidget* map) {
       for (size_t s = 0; s < B; ++s)
         values[t * B + s] = s > t || top <= 0 ? NAN : std::abs(a.M[row * B * B + t * B + s]) / top;
     // A binned map's cells are uneven (one position each, then log-spaced): the axes name positions.
-    const QString binned = a.binned() ? tr(", bins log-spaced past %1").arg(a.positions[std::min<size_t>(B - 1, kAttentionExactBins)]) : QString();
-    map->set_map(pos, pos, values, false, false, tr("s (position read)"), tr("t (position reading)"),
-                 tr("|M| / max |M|, head %1, layer %2%3").arg(a.heads[row]).arg(a.layer).arg(binned));
+    // (the axes' labels then say "log-spaced"; each cell of a binned map is its pairs' mean |M|)
+    map->set_map(pos, pos, values, a.binned(), a.binned(), tr("s (position read)"), tr("t (position reading)"),
+                 tr("|M| / max |M|, head %1, layer %2").arg(a.heads[row]).arg(a.layer));
     map->set_range(1e-4, 1.0);
     if (map == map_) shade_strip(a, row, a.length - 1);  // the last position's reading
     return;
