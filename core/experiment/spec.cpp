@@ -439,28 +439,24 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
   std::set<std::string> names;
   if (s.baseline) names.insert("baseline");
   if (s.pretrain) names.insert("pretrain");  // the pretraining runs' name
-  const json policies = f.get("policies", json::array());
-  if (!policies.is_array()) f.fail("policies", "must be a list");
-  for (const json& p : policies) {
-    const JsonFields pf(p, src, "policies[].");
-    const PolicySpec ps = parse_policy(pf, s.policies.size());
-    std::string name = pf.get<std::string>("name", ps.kind);
-    check_name(name, src, "field 'policies[].name'");  // it becomes the run's group in the file
-    for (int k = 2; names.count(name); ++k) name = ps.kind + "_" + std::to_string(k);
-    names.insert(name);
-    s.policies.emplace_back(name, ps);
-  }
-  const json interventions = f.get("interventions", json::array());
-  if (!interventions.is_array()) f.fail("interventions", "must be a list");
-  for (const json& p : interventions) {
-    const JsonFields pf(p, src, "interventions[].");
-    const InterventionSpec iv = parse_intervention(pf, s.interventions.size());
-    std::string name = pf.get<std::string>("name", iv.kind);
-    check_name(name, src, "field 'interventions[].name'");
-    for (int k = 2; names.count(name); ++k) name = iv.kind + "_" + std::to_string(k);
-    names.insert(name);
-    s.interventions.emplace_back(name, iv);
-  }
+  // A list of named runs ("policies", "interventions"): each entry parsed by `parse`, named by its
+  // "name" or its kind, names unique among every run's (a repeated kind becomes kind_2, ...).
+  auto runs = [&](const char* key, auto parse, auto& out) {
+    const json list = f.get(key, json::array());
+    if (!list.is_array()) f.fail(key, "must be a list");
+    const std::string path = std::string(key) + "[].";
+    for (const json& p : list) {
+      const JsonFields pf(p, src, path);
+      const auto spec = parse(pf, out.size());
+      std::string name = pf.get<std::string>("name", spec.kind);
+      check_name(name, src, "field '" + path + "name'");  // it becomes the run's group in the file
+      for (int k = 2; names.count(name); ++k) name = spec.kind + "_" + std::to_string(k);
+      names.insert(name);
+      out.emplace_back(name, spec);
+    }
+  };
+  runs("policies", parse_policy, s.policies);
+  runs("interventions", parse_intervention, s.interventions);
   if (f.has("analyses")) s.analyses = parse_analyses(j.at("analyses"), src);
   s.eval = parse_eval(f.child("eval"));
   if (f.has("sweep")) s.sweep = parse_sweep(f.child("sweep"), s);

@@ -10,16 +10,18 @@ namespace statescope {
 
 std::string InterventionSpec::label() const {
   std::ostringstream s;
-  auto factor_text = [&] {
-    if (factors.size() == 1 && per == "model") return "x" + [&] { std::ostringstream f; f << factors[0]; return f.str(); }();
-    return std::string(" scaled per ") + per;
+  auto factor_text = [&](std::ostringstream& o) {
+    if (per == "model") o << "x" << factors[0];
+    else o << "scaled per " << per;
   };
   if (kind == "dt_scale") {
-    s << "dt " << factor_text();
+    s << "dt ";
+    factor_text(s);
     if (from_T) s << " past T";
     else if (from > 0) s << " from " << from;
   } else if (kind == "a_scale") {
-    s << "A " << factor_text();
+    s << "A ";
+    factor_text(s);
   } else if (kind == "clip") {
     s << "clip at " << margin << "x max norm within T";
   } else if (kind == "reset") {
