@@ -95,6 +95,26 @@ TEST(Cli, ForwardMatchesGolden) {
   EXPECT_TRUE(close(norm.select(2, 44), fin.square().sum({2, 3, 4}).sqrt(), 1e-5, "norm of final state"));
 }
 
+// fla's GLA and Gated DeltaNet through `forward`: the golden file itself is the input (input_ids and
+// the initial states in statescope's layout, key first, q|k|v conv channels), so the CLI reads them
+// under their documented names; logits and final states equal fla's from those states.
+TEST(Cli, ForwardRunsFlaModelsFromTheirInitialStates) {
+  for (const char* dir : {"fla-gla", "fla-gdn", "fla-gdn-plain"}) {
+    const auto g = kGolden + dir + "/golden.h5", out = tmp(std::string("fla_") + dir + ".h5");
+    auto r = cli("forward --model " + kGolden + dir + " --input " + g + " --output " + out);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_TRUE(close(read(out, "logits"), read(g, "logits_from_state"), 1e-4, std::string(dir) + " logits"));
+    EXPECT_TRUE(close(read(out, "final_ssm_state"), read(g, "final_ssm_state_from_state"), 1e-4, std::string(dir) + " ssm"));
+    H5File f(out, H5File::Mode::Read), gf(g, H5File::Mode::Read);
+    EXPECT_EQ(f.has("final_conv_state"), gf.has("final_conv_state_from_state")) << dir;
+    if (gf.has("final_conv_state_from_state"))
+      EXPECT_TRUE(close(read(out, "final_conv_state"), read(g, "final_conv_state_from_state"), 1e-5, std::string(dir) + " conv"));
+    auto fin = read(out, "final_ssm_state");  // [n_layer, B, heads, head_k_dim, head_v_dim]
+    EXPECT_TRUE(close(read(out, "ssm_state_norm_per_head").select(2, 44), fin.square().sum({3, 4}).sqrt(), 1e-5,
+                      std::string(dir) + " norm of the final state"));
+  }
+}
+
 TEST(Cli, AHuggingFaceIdRunsTheCachedSnapshotAndModelsListsThem) {
   // The cache huggingface_hub wrote (tests/golden/make_hf_cache.py); main holds hf-groups2's files.
   const char* old = std::getenv("HF_HUB_CACHE");

@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "core/model/checkpoint.h"
+#include "core/model/gdn/model.h"
+#include "core/model/gla/model.h"
 #include "core/model/mamba1/model.h"
 #include "core/base/error.h"
 #include "core/experiment/experiment.h"
@@ -462,6 +464,54 @@ TEST(Experiment, AnalysesRunForEveryRunAndLandInItsGroups) {
     EXPECT_EQ(p.lengths, (std::vector<int64_t>{130, 200}));
   }
   EXPECT_NE(f.attr("passing", "intervention").find("passing"), std::string::npos);
+}
+
+// GLA and Gated DeltaNet (byte-level, as pretrain makes them) through the whole lab: the five
+// policies (noise and fitted moments per layer and head, passing with the short-conv states, TBTT),
+// evaluation with state norms, EffRem, state histograms per head, the detector, the tasks.
+TEST(Experiment, GlaAndGatedDeltaNetRunEveryPolicyAndAnalysis) {
+  const std::string gla = statescope::test::scratch("tiny_gla"), gdn = statescope::test::scratch("tiny_gdn");
+  {
+    GLAConfig c;
+    c.d_model = 32, c.n_layer = 1, c.num_heads = 2, c.use_short_conv = true, c.intermediate_size = 32;
+    c.vocab_size = 256, c.tie_embeddings = true;
+    RecurrentLM m = GLALM(c);
+    m->reset_parameters(5);
+    save_model_dir(m, gla);
+    GatedDeltaNetConfig d;
+    d.d_model = 32, d.n_layer = 2, d.num_heads = 2, d.num_v_heads = 4, d.head_dim = 8, d.expand_v = 1.0;
+    d.intermediate_size = 32, d.vocab_size = 256, d.tie_embeddings = true;
+    RecurrentLM g = GatedDeltaNetLM(d);
+    g->reset_parameters(6);
+    save_model_dir(g, gdn);
+    ModelRecord r;
+    r.T = 16;
+    write_model_record(gla, r);
+    write_model_record(gdn, r);
+  }
+  const auto out = statescope::test::scratch("statescope_exp_fla.h5");
+  const std::string s = R"({"models": [")" + gla + R"(", ")" + gdn + R"("], "seed": 2, "baseline": true,
+    "posttrain": {"steps": 2, "batch": 4, "lr": 1e-3, "warmup": 1},
+    "policies": [{"kind": "zero"}, {"kind": "random", "sigma": 0.5}, {"kind": "fitted"}, {"kind": "passing"}, {"kind": "tbtt"}],
+    "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2},
+    "analyses": {"effrem": {"T": [8, 16], "points": 3, "sequences": 2},
+                 "states": {"positions": [7, 15, 40], "sequences": 2, "bins": 11, "length": 48},
+                 "passkey": {"lengths": [130], "depths": [0, 1], "samples": 2},
+                 "babi": {"lengths": [200], "samples": 2, "facts": 2},
+                 "copying": {"L": 3, "alphabet": 3, "steps": 2, "batch": 4, "samples": 3, "train_docs": 16}}})";
+  auto runs = run_experiment(s, "fla.json", out, {}, {}, true);
+  ASSERT_EQ(runs.size(), 12u);
+  H5File f(out, H5File::Mode::Read);
+  for (const auto& [dir, layers, heads] : std::vector<std::tuple<std::string, int64_t, int64_t>>{{gla, 1, 2}, {gdn, 2, 4}})
+    for (const char* run : {"baseline", "zero", "random", "fitted", "passing", "tbtt"}) {
+      const std::string name = model_label(dir) + ":" + run;
+      EXPECT_EQ(f.attr(name, "status"), "finished") << name;
+      EXPECT_EQ(f.dims(name + "/state_stats/histogram"), (std::vector<int64_t>{layers, 3, heads, 11})) << name;
+      EXPECT_EQ(f.dims(name + "/effrem/value"), (std::vector<int64_t>{2, 4})) << name;
+      EXPECT_EQ(f.dims(name + "/passkey/accuracy"), (std::vector<int64_t>{1, 2})) << name;
+    }
+  // Fitted noise's moments are per layer and head of the architecture's layout.
+  EXPECT_EQ(f.dims(model_label(gdn) + ":fitted/policy/fitted_std"), (std::vector<int64_t>{2, 4}));
 }
 
 TEST(Experiment, BpeModelsRunPasskeyAndBabiInTheirTokens) {

@@ -124,7 +124,24 @@ for field, value in [("num_hidden_layers", 1e9), ("vocab_size", 15_000_000), ("s
 d = model_copy("cfg_rwkv")
 edit_config(d, model_type="rwkv")
 case("config.json model_type = rwkv (unknown architecture)", ["info", "--model", d], 1,
-     "field 'model_type' is \"rwkv\"; statescope knows \"mamba2\" (Mamba-2) and \"mamba\" (Mamba-1)")
+     "field 'model_type' is \"rwkv\"; statescope knows \"mamba2\" (Mamba-2), \"mamba\" (Mamba-1), \"gla\" (GLA) and "
+     "\"gated_deltanet\" (Gated DeltaNet)")
+# fla's hybrid models (softmax attention layers among the recurrent ones) and options statescope does
+# not implement are refused naming the field, never half-loaded.
+d = model_copy("gla_hybrid", GOLDEN / "fla-gla")
+edit_config(d, attn={"layers": [1], "num_heads": 2, "num_kv_heads": 2, "window_size": None})
+case("fla GLA config with hybrid attention layers (attn)", ["info", "--model", d], 1, "field 'attn' is set: hybrid GLA models")
+d = model_copy("gla_feature_map", GOLDEN / "fla-gla")
+edit_config(d, feature_map="relu")
+case("fla GLA config with a feature map", ["info", "--model", d], 1, "field 'feature_map' is \"relu\"")
+d = model_copy("gdn_hybrid", GOLDEN / "fla-gdn")
+edit_config(d, attn={"layers": [1], "num_heads": 2, "num_kv_heads": 2, "window_size": None})
+case("fla Gated DeltaNet config with hybrid attention layers (attn)", ["info", "--model", d], 1,
+     "field 'attn' is set: hybrid Gated DeltaNet models")
+d = model_copy("gdn_attnres", GOLDEN / "fla-gdn")
+edit_config(d, attnres_block_size=4)
+case("fla Gated DeltaNet config with attention residuals", ["info", "--model", d], 1,
+     "field 'attnres_block_size' is set: attention residuals are not supported")
 d = TMP / "mamba1_misshapen"
 shutil.copytree(GOLDEN / "hf-mamba1", d)
 cfg = json.loads((d / "config.json").read_text())

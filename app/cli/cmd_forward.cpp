@@ -53,7 +53,7 @@ Runner add_forward(CLI::App& app) {
   app.add_option("--input", o->input,
                  "HDF5 file with input_ids int [B,L]; optional initial_ssm_state float "
                  "[n_layer,B,nheads,headdim,d_state] and initial_conv_state float [n_layer,B,conv_dim,d_conv-1] "
-                 "(Mamba-2; Mamba-1: [n_layer,B,d_inner,d_state] and [n_layer,B,d_inner,d_conv-1]; `info` shows the layout)")
+                 "(Mamba-2; Mamba-1: [n_layer,B,d_inner,d_state] and [n_layer,B,d_inner,d_conv-1]; GLA, Gated DeltaNet: [n_layer,B,heads,head_k_dim,head_v_dim] key first and [n_layer,B,q|k|v channels,conv_size-1]; `info` shows the layout)")
       ->required();
   app.add_option("--output", o->output,
                  "HDF5 file to write: logits [B,L,V], final_ssm_state, final_conv_state, "
@@ -94,7 +94,11 @@ Runner add_forward(CLI::App& app) {
       return s;
     };
     auto ssm0 = read_state(in, "initial_ssm_state", with_layers(c.ssm_shape(B)));
-    auto conv0 = read_state(in, "initial_conv_state", with_layers(c.conv_shape(B)));
+    // GLA without short convolutions has no conv state: a file that holds one is refused by name.
+    if (c.conv.empty() && in.has("initial_conv_state"))
+      throw Error(o->input + ": dataset 'initial_conv_state' given, but this " + c.architecture +
+                  " model has no conv state (no short convolutions)");
+    auto conv0 = c.conv.empty() ? torch::Tensor() : read_state(in, "initial_conv_state", with_layers(c.conv_shape(B)));
     ModelState init;
     const bool has_init = ssm0.defined() || conv0.defined();
     for (int64_t i = 0; has_init && i < c.n_layer; ++i)
@@ -112,7 +116,7 @@ Runner add_forward(CLI::App& app) {
     H5File f(staged.staging(), H5File::Mode::Create);
     write_tensor(f, "logits", out.logits);
     write_tensor(f, "final_ssm_state", torch::stack(ssm));
-    write_tensor(f, "final_conv_state", torch::stack(conv));
+    if (!c.conv.empty()) write_tensor(f, "final_conv_state", torch::stack(conv));
     write_tensor(f, "ssm_state_norm", out.norm);
     write_tensor(f, "ssm_state_norm_per_head", out.norm_per_head);
     f.set_attr("/", "creator", "statescope-cli forward");
@@ -120,7 +124,7 @@ Runner add_forward(CLI::App& app) {
     f.set_attr("/", "scan", o->scan);
     f.set_attr("/", "architecture", c.architecture);
     f.set_attr("/", "ssm_state_axes", "(layer, batch, " + c.ssm_axes().substr(1));
-    f.set_attr("/", "conv_state_axes", "(layer, batch, " + c.conv_axes().substr(1));
+    if (!c.conv.empty()) f.set_attr("/", "conv_state_axes", "(layer, batch, " + c.conv_axes().substr(1));
     f.close();
     staged.finish(StagedOutput::Outcome::Replace);
     // Finite weights and states can still overflow: said, naming the tensor, with a failing exit

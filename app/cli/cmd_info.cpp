@@ -24,9 +24,10 @@ Runner add_info(CLI::App& app) {
                 << (c->norm_per_group ? "per group (mamba_ssm)" : "over d_inner (HF)") << ", dt_limit (" << c->dt_limit_lo
                 << ", " << c->dt_limit_hi << ")\n";
     else
-      std::cout << "  tied " << (std::get<Mamba1Config>(model->model_config()).tie_embeddings ? "yes" : "no") << "\n";
+      std::cout << "  tied " << (std::visit([](const auto& c) { return c.tie_embeddings; }, model->model_config()) ? "yes" : "no")
+                << "\n";
     const auto& l = model->state_layout();
-    std::cout << "  state per layer: ssm " << l.ssm_axes() << " = " << l.ssm_numel() << ", conv " << l.conv_axes() << ", "
+    std::cout << "  state per layer: ssm " << l.ssm_axes() << " = " << l.ssm_numel() << ", conv " << (l.conv.empty() ? std::string("none") : l.conv_axes()) << ", "
               << l.groups << " " << l.group_name << (l.groups == 1 ? "" : "s") << " in the per-head views\n"
               << "  parameters " << n << "\n";
     return 0;

@@ -6,6 +6,7 @@
 #include "core/base/hub_cache.h"
 #include "core/base/paths.h"
 #include "core/model/cached_models.h"
+#include "core/model/model_registry.h"
 
 namespace statescope::cli {
 
@@ -13,7 +14,9 @@ Runner add_models(CLI::App& app) {
   auto all = std::make_shared<bool>(false);
   app.add_flag("--all", *all, "also list the cached repositories that are not a model statescope reads, and why");
   return [all]() {
-    std::cout << "committed (" << data_dir() << "/models):\n  embedded  embedded-mamba1  retrieval\n";
+    std::cout << "committed (" << data_dir() << "/models):\n ";
+    for (const auto& name : committed_models()) std::cout << " " << name;
+    std::cout << "\n";
     const HubCache cache = hub_cache();
     std::vector<std::string> skipped;
     const auto models = list_cached_models(&skipped);

@@ -15,6 +15,8 @@
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/model/checkpoint.h"
+#include "core/model/gdn/model.h"
+#include "core/model/gla/model.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
 #include "core/data/corpus.h"
@@ -193,41 +195,72 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
     int64_t expand = 2, d_conv = 4, dt_rank = 0;
     double a_min = 1.0, a_max = 16.0, dt_limit = 0;
     bool freeze_A = false;
+    GLAConfig g;  // GLA's own sizes (d_model, n_layer, d_conv come from the shared options)
+    int64_t head_dim = 16, v_heads = 0;  // Gated DeltaNet's (heads, expand-v, mlp-size shared with GLA)
+    bool no_short_conv = false;
   };
   auto o = std::make_shared<O>();
   o->c.d_model = 64; o->c.n_layer = 2; o->c.d_state = 32; o->c.headdim = 16; o->c.chunk_size = 64;
   o->c.vocab_size = 256; o->c.tie_embeddings = true;
   add_train_options(app, *o);
-  app.add_option("--arch", o->arch, "architecture: mamba2 (Mamba-2) or mamba1 (Mamba-1, selective scan)")
-      ->check(CLI::IsMember({"mamba2", "mamba1"}))->capture_default_str();
+  app.add_option("--arch", o->arch,
+                 "architecture: mamba2 (Mamba-2), mamba1 (Mamba-1, selective scan), gla (gated linear attention) or "
+                 "gated_deltanet (Gated DeltaNet); the last two in fla's layout")
+      ->check(CLI::IsMember({"mamba2", "mamba1", "gla", "gated_deltanet"}))->capture_default_str();
   app.add_option("--d-model", o->c.d_model)->capture_default_str();
   app.add_option("--n-layer", o->c.n_layer)->capture_default_str();
-  app.add_option("--d-state", o->c.d_state, "state size per channel (default 32; Mamba-1's usual is 16)")->capture_default_str();
-  app.add_option("--expand", o->expand, "d_inner = expand x d_model")->capture_default_str();
-  app.add_option("--d-conv", o->d_conv, "causal conv width")->capture_default_str();
+  app.add_option("--d-conv", o->d_conv, "causal conv width (GLA, Gated DeltaNet: the short convolutions')")->capture_default_str();
+  // Mamba-1 and Mamba-2:
+  auto* d_state = app.add_option("--d-state", o->c.d_state, "Mamba: state size per channel (default 32; Mamba-1's usual is 16)")->capture_default_str();
+  auto* expand = app.add_option("--expand", o->expand, "Mamba: d_inner = expand x d_model")->capture_default_str();
+  auto* dt_min = app.add_option("--dt-min", o->c.dt_min, "Mamba: dt initialisation range (log-uniform)")->capture_default_str();
+  auto* dt_max = app.add_option("--dt-max", o->c.dt_max)->capture_default_str();
+  auto* freeze = app.add_flag("--freeze-A", o->freeze_A, "Mamba, Gated DeltaNet: keep A_log at its initial value (e.g. A = 1 with --a-min 1 --a-max 1)");
   // Mamba-2 only:
   auto* headdim = app.add_option("--headdim", o->c.headdim, "Mamba-2: channels per head")->capture_default_str();
   auto* ngroups = app.add_option("--ngroups", o->c.ngroups, "Mamba-2: groups of B and C")->capture_default_str();
   auto* chunk = app.add_option("--chunk-size", o->c.chunk_size, "Mamba-2: the chunked scan's chunk")->capture_default_str();
-  app.add_option("--dt-min", o->c.dt_min, "dt initialisation range (log-uniform)")->capture_default_str();
-  app.add_option("--dt-max", o->c.dt_max)->capture_default_str();
   auto* dt_limit = app.add_option("--dt-limit", o->dt_limit,
                                   "Mamba-2: clamp dt to at most this after softplus (time_step_limit; 0: none)")
                        ->capture_default_str();
-  auto* a_min = app.add_option("--a-min", o->a_min, "Mamba-2: A initialised uniform in [a-min, a-max]")->capture_default_str();
+  auto* a_min = app.add_option("--a-min", o->a_min, "Mamba-2, Gated DeltaNet: A initialised uniform in [a-min, a-max]")->capture_default_str();
   auto* a_max = app.add_option("--a-max", o->a_max)->capture_default_str();
   // Mamba-1 only:
   auto* dt_rank = app.add_option("--dt-rank", o->dt_rank, "Mamba-1: rank of dt's projection (0: ceil(d_model/16))")
                       ->capture_default_str();
-  app.add_flag("--freeze-A", o->freeze_A, "keep A_log at its initial value (e.g. A = 1 with --a-min 1 --a-max 1)");
-  return [o, command, headdim, ngroups, chunk, dt_limit, a_min, a_max, dt_rank]() {
-    // An option of one architecture given for the other is named, never ignored.
-    const std::string other = o->arch == "mamba2" ? "mamba1" : "mamba2";
-    for (auto* opt : o->arch == "mamba2" ? std::vector<CLI::Option*>{dt_rank}
-                                         : std::vector<CLI::Option*>{headdim, ngroups, chunk, dt_limit, a_min, a_max})
-      if (opt->count() > 0)
-        throw Error(opt->get_name() + " is a " + (other == "mamba2" ? "Mamba-2" : "Mamba-1") + " option; --arch " +
-                    o->arch + " has no such setting");
+  // GLA and Gated DeltaNet (fla's models):
+  auto* heads = app.add_option("--heads", o->g.num_heads, "GLA, Gated DeltaNet: (query/key) heads")->capture_default_str();
+  auto* expand_v = app.add_option("--expand-v", o->g.expand_v,
+                                  "GLA: value dim = expand-v x d_model (default 1); Gated DeltaNet: value dim per head = "
+                                  "expand-v x head-dim (default 2)");
+  auto* mlp = app.add_option("--mlp-size", o->g.intermediate_size,
+                             "GLA, Gated DeltaNet: the gated MLP's width (0: fla's 2/3 x 4 x d_model rounded up to 256)")
+                  ->capture_default_str();
+  // GLA only:
+  auto* expand_k = app.add_option("--expand-k", o->g.expand_k, "GLA: key dim = expand-k x d_model")->capture_default_str();
+  auto* short_conv = app.add_flag("--short-conv", o->g.use_short_conv, "GLA: causal short convolutions on q, k, v (width --d-conv)");
+  // Gated DeltaNet only:
+  auto* head_dim = app.add_option("--head-dim", o->head_dim, "Gated DeltaNet: key dim per head")->capture_default_str();
+  auto* v_heads = app.add_option("--v-heads", o->v_heads, "Gated DeltaNet: value heads (0: --heads; more: grouped value attention)")
+                      ->capture_default_str();
+  auto* no_conv = app.add_flag("--no-short-conv", o->no_short_conv, "Gated DeltaNet: no short convolutions (SiLU alone on q, k, v)");
+  return [o, command, d_state, expand, dt_min, dt_max, freeze, headdim, ngroups, chunk, dt_limit, a_min, a_max, dt_rank,
+          heads, expand_k, expand_v, short_conv, mlp, head_dim, v_heads, no_conv]() {
+    // An option of another architecture is named, never ignored.
+    const bool fla = o->arch == "gla" || o->arch == "gated_deltanet", gdn = o->arch == "gated_deltanet";
+    auto refuse = [&](const std::vector<CLI::Option*>& opts, const std::string& whose) {
+      for (auto* opt : opts)
+        if (opt->count() > 0)
+          throw Error(opt->get_name() + " is " + whose + " option; --arch " + o->arch + " has no such setting");
+    };
+    if (o->arch != "mamba2") refuse({headdim, ngroups, chunk, dt_limit}, "a Mamba-2");
+    if (o->arch != "mamba2" && !gdn) refuse({a_min, a_max}, "a Mamba-2 and Gated DeltaNet");
+    if (fla) refuse({d_state, expand, dt_min, dt_max}, "a Mamba");
+    if (o->arch == "gla") refuse({freeze}, "a Mamba and Gated DeltaNet");
+    if (o->arch != "mamba1") refuse({dt_rank}, "a Mamba-1");
+    if (!fla) refuse({heads, expand_v, mlp}, "a GLA and Gated DeltaNet");
+    if (o->arch != "gla") refuse({expand_k, short_conv}, "a GLA");
+    if (!gdn) refuse({head_dim, v_heads, no_conv}, "a Gated DeltaNet");
     if (o->dt_limit > 0) o->c.dt_limit_hi = o->dt_limit;
     o->c.dt_init_floor = std::min(o->c.dt_init_floor, o->c.dt_min);
     o->c.expand = o->expand;
@@ -240,7 +273,7 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
                     std::to_string(o->a_max));
       if (!(o->dt_limit >= 0 && o->dt_limit <= 1e3)) throw Error("--dt-limit: need 0 <= dt-limit <= 1000 (0: none)");
       model = Mamba2LM(o->c);
-    } else {
+    } else if (o->arch == "mamba1") {
       Mamba1Config m;
       m.d_model = o->c.d_model, m.n_layer = o->c.n_layer, m.d_state = o->c.d_state, m.expand = o->expand;
       m.d_conv = o->d_conv, m.dt_rank = o->dt_rank, m.vocab_size = o->c.vocab_size, m.tie_embeddings = true;
@@ -248,8 +281,28 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
       if (o->dt_rank < 0) throw Error("--dt-rank: need 0 (auto) or a positive rank, got " + std::to_string(o->dt_rank));
       m.validate("pretrain options");
       model = Mamba1LM(m);
+    } else if (gdn) {
+      GatedDeltaNetConfig d;
+      d.d_model = o->c.d_model, d.n_layer = o->c.n_layer, d.num_heads = o->g.num_heads, d.num_v_heads = o->v_heads;
+      d.head_dim = o->head_dim, d.expand_v = expand_v->count() > 0 ? o->g.expand_v : 2.0;
+      d.intermediate_size = o->g.intermediate_size, d.use_short_conv = !o->no_short_conv, d.conv_size = o->d_conv;
+      d.vocab_size = o->c.vocab_size, d.tie_embeddings = true;
+      if (d.intermediate_size < 0) throw Error("--mlp-size: need 0 (fla's default) or a positive width");
+      if (d.num_v_heads < 0) throw Error("--v-heads: need 0 (as --heads) or a positive count");
+      if (!(o->a_min > 0) || !(o->a_max >= o->a_min) || !(o->a_max <= 1e4))
+        throw Error("--a-min/--a-max: need 0 < a-min <= a-max <= 10000, got " + std::to_string(o->a_min) + " and " +
+                    std::to_string(o->a_max));
+      d.validate("pretrain options");
+      model = GatedDeltaNetLM(d);
+    } else {
+      GLAConfig g = o->g;
+      g.d_model = o->c.d_model, g.n_layer = o->c.n_layer, g.conv_size = o->d_conv, g.vocab_size = o->c.vocab_size;
+      g.tie_embeddings = true;
+      if (g.intermediate_size < 0) throw Error("--mlp-size: need 0 (fla's default) or a positive width");
+      g.validate("pretrain options");
+      model = GLALM(g);
     }
-    model->reset_parameters(o->t.seed, o->a_min, o->a_max);
+    model->reset_parameters(o->t.seed, o->a_min, o->a_max);  // GLA refuses a changed A range by name
     place_model(model);
     o->t.freeze_A_log = o->freeze_A;
     ModelRecord rec;

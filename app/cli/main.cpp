@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     auto* sub = app.add_subcommand(name, help);
     runners[sub] = adder(*sub, command);
   };
-  addc("pretrain", "train a new byte-level Mamba-2 from scratch (zero initial state)", statescope::cli::add_pretrain);
+  addc("pretrain", "train a new byte-level model (Mamba-2, Mamba-1, GLA or Gated DeltaNet) from scratch (zero initial state)", statescope::cli::add_pretrain);
   addc("posttrain", "continue training a model with an initial-state policy", statescope::cli::add_posttrain);
   addc("eval", "per-position loss, excess over the state-reset reference, and state norms far past T",
        statescope::cli::add_eval);

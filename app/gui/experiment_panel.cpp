@@ -101,8 +101,10 @@ QHBoxLayout* path_row(QWidget* owner, QLineEdit*& edit, const QString& text, con
     QObject::connect(menu, &QMenu::aboutToShow, owner, [owner, e, menu] {
       menu->clear();
       menu->addSection(QObject::tr("Committed"));
-      for (const char* name : {"embedded", "embedded-mamba1", "retrieval"})
-        menu->addAction(QString::fromLatin1(name), owner, [e, name] { e->setText(QString::fromLatin1(name)); });
+      for (const auto& committed : committed_models()) {
+        const QString name = QString::fromStdString(committed);
+        menu->addAction(name, owner, [e, name] { e->setText(name); });
+      }
       const HubCache cache = hub_cache();
       menu->addSection(QObject::tr("Hugging Face cache"));
       const auto cached = list_cached_models();
@@ -218,9 +220,11 @@ void ExperimentPanel::set_running(bool running) {
 
 void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& d) {
   form->addRow(tr("Model"), path_row(this, model, QString::fromStdString(d.model),
-                                     tr("'embedded', 'embedded-mamba1', a checkpoint directory or a Hugging Face id "
+                                     tr("A committed model (%1), a checkpoint directory or a Hugging Face id "
                                         "(owner/name[@revision]) in the local cache; several, separated by commas, run "
-                                        "side by side in one file"), true));
+                                        "side by side in one file")
+                                         .arg(QString::fromStdString(committed_model_list())),
+                                     true));
   architecture_ = new QLabel(this);
   architecture_->setObjectName("architecture");
   architecture_->setToolTip(tr("the architecture the model's config.json names, and its recurrent state per layer"));
@@ -510,7 +514,8 @@ QStringList ExperimentPanel::problems() const {
     return why.isEmpty();
   };
   const QString m = model->text().trimmed();
-  bad(model, m.isEmpty() ? tr("Model: empty (use 'embedded', 'embedded-mamba1', a directory or a cached Hugging Face id)") : architecture_problem_);
+  bad(model, m.isEmpty() ? tr("Model: empty (use a committed model: %1; a directory or a cached Hugging Face id)")
+                                          .arg(QString::fromStdString(committed_model_list())) : architecture_problem_);
   const QString d = data->text().trimmed();
   QString data_problem;
   if (d.isEmpty()) data_problem = tr("Data: empty");
@@ -564,7 +569,7 @@ void ExperimentPanel::describe_model() {
   for (const QString& name : model_names(model->text().trimmed())) {
     const std::string m = name.toStdString();
     try {
-      if (m.empty()) throw Error("an empty model name (use 'embedded', 'embedded-mamba1' or a directory)");
+      if (m.empty()) throw Error("an empty model name (use a committed model: " + committed_model_list() + "; or a directory)");
       const std::string dir = resolve_model(m);
       const ModelConfig c = load_model_config((std::filesystem::path(dir) / "config.json").string());
       const StateLayout l = state_layout(c);

@@ -37,7 +37,15 @@ ModelConfig PretrainSpec::config(const std::string& where) const {
     m.validate(where);
     return m;
   }
-  throw Error(where + ": field 'arch' must be \"mamba2\" or \"mamba1\", got \"" + arch + "\"");
+  if (arch == "gla") {
+    GLAConfig g;
+    g.d_model = d_model, g.n_layer = n_layer, g.num_heads = num_heads, g.expand_k = expand_k, g.expand_v = expand_v;
+    g.use_short_conv = short_conv, g.conv_size = d_conv, g.intermediate_size = mlp_size, g.vocab_size = 256;
+    g.tie_embeddings = true;
+    g.validate(where);
+    return g;
+  }
+  throw Error(where + ": field 'arch' must be \"mamba2\", \"mamba1\" or \"gla\", got \"" + arch + "\"");
 }
 
 void PretrainSpec::check(const std::string& where) const {
@@ -50,6 +58,7 @@ void PretrainSpec::check(const std::string& where) const {
   if (!(a_min > 0 && a_max >= a_min && a_max <= 1e4))
     fail("a_min", "and a_max need 0 < a_min <= a_max <= 10000, got " + num(a_min) + " and " + num(a_max));
   if (dt_rank < 0) fail("dt_rank", "needs 0 (auto) or a positive rank, got " + std::to_string(dt_rank));
+  if (mlp_size < 0) fail("mlp_size", "needs 0 (fla's default) or a positive width, got " + std::to_string(mlp_size));
   if (train.steps < 1) fail("steps", "must be >= 1, got " + std::to_string(train.steps));
   TrainOptions t = train;
   t.T = 2;  // the run's; checked with the spec's T
@@ -66,15 +75,20 @@ std::string PretrainSpec::command(int64_t T, uint64_t seed, const std::string& d
   o << "statescope-cli pretrain --out " << out << " --arch " << arch << " --T " << T << " --steps " << train.steps
     << " --batch " << train.batch << " --lr " << num(train.lr) << " --warmup " << train.warmup << " --min-lr-ratio "
     << num(train.min_lr_ratio) << " --weight-decay " << num(train.weight_decay) << " --grad-clip " << num(train.grad_clip)
-    << " --d-model " << d_model << " --n-layer " << n_layer << " --d-state " << d_state << " --expand " << expand
-    << " --d-conv " << d_conv;
-  if (arch == "mamba2")
-    o << " --headdim " << headdim << " --ngroups " << ngroups << " --chunk-size " << chunk_size << " --a-min "
-      << num(a_min) << " --a-max " << num(a_max) << (dt_limit > 0 ? " --dt-limit " + num(dt_limit) : std::string());
-  else
-    o << " --dt-rank " << dt_rank;
-  o << " --dt-min " << num(dt_min) << " --dt-max " << num(dt_max) << (freeze_A ? " --freeze-A" : "") << " --seed "
-    << seed;
+    << " --d-model " << d_model << " --n-layer " << n_layer << " --d-conv " << d_conv;
+  if (arch == "gla") {
+    o << " --heads " << num_heads << " --expand-k " << num(expand_k) << " --expand-v " << num(expand_v) << " --mlp-size "
+      << mlp_size << (short_conv ? " --short-conv" : "");
+  } else {
+    o << " --d-state " << d_state << " --expand " << expand;
+    if (arch == "mamba2")
+      o << " --headdim " << headdim << " --ngroups " << ngroups << " --chunk-size " << chunk_size << " --a-min "
+        << num(a_min) << " --a-max " << num(a_max) << (dt_limit > 0 ? " --dt-limit " + num(dt_limit) : std::string());
+    else
+      o << " --dt-rank " << dt_rank;
+    o << " --dt-min " << num(dt_min) << " --dt-max " << num(dt_max) << (freeze_A ? " --freeze-A" : "");
+  }
+  o << " --seed " << seed;
   if (data != "embedded") o << " --data " << data;
   return o.str();
 }
@@ -119,16 +133,26 @@ void read_schedule(const JsonFields& f, TrainOptions& t) {
 
 PretrainSpec parse_pretrain(const JsonFields& f) {
   f.only({"arch", "d_model", "n_layer", "d_state", "expand", "d_conv", "headdim", "ngroups", "chunk_size", "dt_rank",
-          "dt_min", "dt_max", "dt_limit", "a_min", "a_max", "freeze_A", "steps", "batch", "lr", "warmup",
-          "min_lr_ratio", "weight_decay", "grad_clip"});
+          "dt_min", "dt_max", "dt_limit", "a_min", "a_max", "freeze_A", "num_heads", "expand_k", "expand_v", "short_conv",
+          "mlp_size", "steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip"});
   PretrainSpec p;
   f.read("arch", p.arch);
-  if (p.arch != "mamba2" && p.arch != "mamba1") f.fail("arch", "must be \"mamba2\" or \"mamba1\", got \"" + p.arch + "\"");
-  // A field of the other architecture is named, never ignored.
-  for (const char* k : p.arch == "mamba2" ? std::vector<const char*>{"dt_rank"}
-                                          : std::vector<const char*>{"headdim", "ngroups", "chunk_size", "dt_limit", "a_min", "a_max"})
-    if (f.has(k)) f.fail(k, std::string("is a ") + (p.arch == "mamba2" ? "Mamba-1" : "Mamba-2") + " setting; arch \"" + p.arch +
-                                "\" has none");
+  if (p.arch != "mamba2" && p.arch != "mamba1" && p.arch != "gla")
+    f.fail("arch", "must be \"mamba2\", \"mamba1\" or \"gla\", got \"" + p.arch + "\"");
+  // A field of another architecture is named, never ignored.
+  const std::vector<std::pair<const char*, std::vector<const char*>>> own{
+      {"Mamba-2", {"headdim", "ngroups", "chunk_size", "dt_limit", "a_min", "a_max"}},
+      {"Mamba-1", {"dt_rank"}},
+      {"Mamba", {"d_state", "expand", "dt_min", "dt_max", "freeze_A"}},
+      {"GLA", {"num_heads", "expand_k", "expand_v", "short_conv", "mlp_size"}}};
+  for (const auto& [whose, keys] : own) {
+    const bool mine = whose == std::string("Mamba-2") ? p.arch == "mamba2"
+                      : whose == std::string("Mamba-1") ? p.arch == "mamba1"
+                      : whose == std::string("Mamba")   ? p.arch != "gla"
+                                                        : p.arch == "gla";
+    for (const char* k : keys)
+      if (!mine && f.has(k)) f.fail(k, std::string("is a ") + whose + " setting; arch \"" + p.arch + "\" has none");
+  }
   f.read("d_model", p.d_model);
   f.read("n_layer", p.n_layer);
   f.read("d_state", p.d_state);
@@ -144,6 +168,11 @@ PretrainSpec parse_pretrain(const JsonFields& f) {
   f.read("a_min", p.a_min);
   f.read("a_max", p.a_max);
   f.read("freeze_A", p.freeze_A);
+  f.read("num_heads", p.num_heads);
+  f.read("expand_k", p.expand_k);
+  f.read("expand_v", p.expand_v);
+  f.read("short_conv", p.short_conv);
+  f.read("mlp_size", p.mlp_size);
   read_schedule(f, p.train);
   p.train.freeze_A_log = p.freeze_A;
   p.check(f.src());

@@ -17,14 +17,17 @@ namespace statescope {
 class JsonFields;
 
 struct PretrainSpec {
-  std::string arch = "mamba2";  // "mamba2" | "mamba1"
-  int64_t d_model = 64, n_layer = 2, d_state = 32, expand = 2, d_conv = 4;
+  std::string arch = "mamba2";  // "mamba2" | "mamba1" | "gla"
+  int64_t d_model = 64, n_layer = 2, d_state = 32, expand = 2, d_conv = 4;  // GLA: d_conv with short_conv
   int64_t headdim = 16, ngroups = 1, chunk_size = 64;  // Mamba-2
   int64_t dt_rank = 0;                                  // Mamba-1 (0: ceil(d_model / 16))
   double dt_min = 0.001, dt_max = 0.1;                  // dt initialisation (log-uniform)
   double dt_limit = 0;                                  // Mamba-2: clamp dt after softplus (0: none)
   double a_min = 1, a_max = 16;                         // Mamba-2: A uniform in [a_min, a_max]
   bool freeze_A = false;                                // keep A_log at its initial value
+  int64_t num_heads = 4, mlp_size = 0;                  // GLA (mlp_size 0: fla's default width)
+  double expand_k = 0.5, expand_v = 1.0;                // GLA: key and value dims over d_model
+  bool short_conv = false;                              // GLA: short convolutions on q, k, v
   // steps, batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip: `statescope-cli pretrain`'s
   // defaults (500 steps, batch 16, lr 1e-3, no warmup). T and seed come from the run.
   TrainOptions train;

@@ -209,7 +209,7 @@ RecurrentLM load_model_dir(const std::string& dir, const Compute& compute) {
   auto unused = load_state_dict(*model, sd, source.string());
   if (!unused.empty())
     throw Error(source.string() + ": unexpected tensor '" + unused.front() + "' (" + std::to_string(unused.size()) +
-                " unused in all); is this really a Mamba-2 checkpoint matching config.json?");
+                " unused in all); is this really a " + architecture_title(cfg) + " checkpoint matching config.json?");
   place_model(model, compute);
   return model;
 }

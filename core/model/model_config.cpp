@@ -20,13 +20,21 @@ Overloaded(F...) -> Overloaded<F...>;
 
 }  // namespace
 
-std::string architecture(const ModelConfig& c) { return std::holds_alternative<Mamba2Config>(c) ? "mamba2" : "mamba1"; }
-
-std::string architecture_title(const ModelConfig& c) {
-  return std::holds_alternative<Mamba2Config>(c) ? "Mamba-2" : "Mamba-1";
+std::string architecture(const ModelConfig& c) {
+  return std::visit(Overloaded{[](const Mamba2Config&) { return "mamba2"; }, [](const Mamba1Config&) { return "mamba1"; },
+                               [](const GLAConfig&) { return "gla"; },
+                               [](const GatedDeltaNetConfig&) { return "gated_deltanet"; }},
+                    c);
 }
 
-std::string known_architectures() { return "mamba2 (Mamba-2), mamba1 (Mamba-1)"; }
+std::string architecture_title(const ModelConfig& c) {
+  return std::visit(Overloaded{[](const Mamba2Config&) { return "Mamba-2"; }, [](const Mamba1Config&) { return "Mamba-1"; },
+                               [](const GLAConfig&) { return "GLA"; },
+                               [](const GatedDeltaNetConfig&) { return "Gated DeltaNet"; }},
+                    c);
+}
+
+std::string known_architectures() { return "mamba2 (Mamba-2), mamba1 (Mamba-1), gla (GLA), gated_deltanet (Gated DeltaNet)"; }
 
 int64_t vocab_size(const ModelConfig& c) {
   return std::visit([](const auto& x) { return x.vocab_size; }, c);
@@ -65,6 +73,26 @@ StateLayout state_layout(const ModelConfig& c) {
                           l.groups = channel_groups(m.d_inner());
                           l.group_name = "channel group";
                           return l;
+                        },
+                        [](const GLAConfig& m) {
+                          StateLayout l;
+                          l.architecture = "gla";
+                          l.n_layer = m.n_layer;
+                          l.ssm = {{"heads", m.num_heads}, {"head_k_dim", m.head_k_dim()}, {"head_v_dim", m.head_v_dim()}};
+                          if (m.use_short_conv) l.conv = {{"qkv_channels", m.conv_channels()}, {"conv_size-1", m.conv_size - 1}};
+                          l.groups = m.num_heads;
+                          l.group_name = "head";
+                          return l;
+                        },
+                        [](const GatedDeltaNetConfig& m) {
+                          StateLayout l;
+                          l.architecture = "gated_deltanet";
+                          l.n_layer = m.n_layer;
+                          l.ssm = {{"heads", m.v_heads()}, {"head_k_dim", m.head_dim}, {"head_v_dim", m.head_v_dim()}};
+                          if (m.use_short_conv) l.conv = {{"qkv_channels", m.conv_channels()}, {"conv_size-1", m.conv_size - 1}};
+                          l.groups = m.v_heads();
+                          l.group_name = "head";
+                          return l;
                         }},
                     c);
 }
@@ -84,6 +112,24 @@ std::vector<std::pair<std::string, std::string>> describe(const ModelConfig& c) 
                                           {"n_layer", n(m.n_layer)}, {"d_state", n(m.d_state)},
                                           {"d_inner", n(m.d_inner())}, {"dt_rank", n(m.rank())},
                                           {"d_conv", n(m.d_conv)}, {"vocab_size", n(m.vocab_size)}};
+                               },
+                               [&](const GLAConfig& m) {
+                                 return S{{"architecture", "GLA (gla)"}, {"d_model", n(m.d_model)},
+                                          {"n_layer", n(m.n_layer)}, {"num_heads", n(m.num_heads)},
+                                          {"num_kv_heads", n(m.kv_heads())}, {"head_k_dim", n(m.head_k_dim())},
+                                          {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
+                                          {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"},
+                                          {"output_gate", m.use_output_gate ? "yes" : "no"}, {"vocab_size", n(m.vocab_size)}};
+                               },
+                               [&](const GatedDeltaNetConfig& m) {
+                                 return S{{"architecture", "Gated DeltaNet (gated_deltanet)"}, {"d_model", n(m.d_model)},
+                                          {"n_layer", n(m.n_layer)}, {"num_heads", n(m.num_heads)},
+                                          {"num_v_heads", n(m.v_heads())}, {"head_k_dim", n(m.head_dim)},
+                                          {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
+                                          {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"},
+                                          {"output_gate", !m.use_gate ? "no" : m.sigmoid_gate ? "sigmoid" : "swish"},
+                                          {"beta", m.allow_neg_eigval ? "2 sigmoid (negative eigenvalues)" : "sigmoid"},
+                                          {"vocab_size", n(m.vocab_size)}};
                                }},
                     c);
 }
@@ -95,9 +141,12 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     const auto& t = j["model_type"];
     if (t == "mamba2") c = parse_mamba2_hf(j, source);
     else if (t == "mamba") c = parse_mamba1_hf(j, source);
+    else if (t == "gla") c = parse_gla_hf(j, source);
+    else if (t == "gated_deltanet") c = parse_gated_deltanet_hf(j, source);
     else
       throw Error(source + ": field 'model_type' is " + t.dump() +
-                  "; statescope knows \"mamba2\" (Mamba-2) and \"mamba\" (Mamba-1)");
+                  "; statescope knows \"mamba2\" (Mamba-2), \"mamba\" (Mamba-1), \"gla\" (GLA) and "
+                  "\"gated_deltanet\" (Gated DeltaNet)");
   } else if (j.contains("d_model") || j.contains("ssm_cfg")) {
     // mamba_ssm builds Mamba-1 when ssm_cfg names no layer.
     const bool has_layer = j.contains("ssm_cfg") && j["ssm_cfg"].is_object() && j["ssm_cfg"].contains("layer");

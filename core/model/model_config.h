@@ -1,7 +1,7 @@
 // model_config.h — the configuration of any architecture statescope knows, and what the rest of the
 // program asks of it without knowing which one it is: sizes, the state layout, the parameter count,
 // config.json in and out. The architecture is chosen by the checkpoint's `model_type` (Hugging Face)
-// or `ssm_cfg.layer` (mamba_ssm). No LibTorch.
+// or `ssm_cfg.layer` (mamba_ssm); fla's models by their model_type. No LibTorch.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,17 +10,19 @@
 
 #include "core/model/mamba2/config.h"  // Mamba2Config
 #include "core/model/mamba1/config.h"  // Mamba1Config
+#include "core/model/gdn/config.h"     // GatedDeltaNetConfig
+#include "core/model/gla/config.h"     // GLAConfig
 #include "core/model/state_layout.h"
 
 namespace statescope {
 
-using ModelConfig = std::variant<Mamba2Config, Mamba1Config>;
+using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig>;
 
-// "mamba2", "mamba1": the name in results, specs and `forward`'s attributes.
+// "mamba2", "mamba1", "gla", "gated_deltanet": the name in results, specs and `forward`'s attributes.
 std::string architecture(const ModelConfig& c);
-// "Mamba-2", "Mamba-1": the name people read.
+// "Mamba-2", "Mamba-1", "GLA": the name people read.
 std::string architecture_title(const ModelConfig& c);
-// Every architecture name statescope knows, for messages: "mamba2 (Mamba-2), mamba1 (Mamba-1)".
+// Every architecture name statescope knows, for messages: "mamba2 (Mamba-2), mamba1 (Mamba-1), ...".
 std::string known_architectures();
 
 int64_t vocab_size(const ModelConfig& c);

@@ -1,6 +1,7 @@
 // model_registry.cpp — model directory bookkeeping.
 #include "core/model/model_registry.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,17 +16,27 @@
 namespace statescope {
 namespace fs = std::filesystem;
 
+const std::vector<std::string>& committed_models() {
+  static const std::vector<std::string> names{"embedded", "embedded-mamba1", "embedded-gla", "embedded-gdn", "retrieval"};
+  return names;
+}
+
+std::string committed_model_list() {
+  std::string s;
+  for (const auto& n : committed_models()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 std::string resolve_model(const std::string& name) {
-  // "embedded": the language model the demo uses (Mamba-2); "embedded-mamba1": its Mamba-1 sibling, trained
-  // the same way; "retrieval": a Mamba-2 fine-tuned for passkey retrieval.
-  const bool named = name == "embedded" || name == "embedded-mamba1" || name == "retrieval";
+  const auto& known = committed_models();
+  const bool named = std::find(known.begin(), known.end(), name) != known.end();
   const std::string dir = named ? data_dir() + "/models/" + name : name;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) return dir;
   if (named) throw Error(dir + ": model directory not found (the " + name + " model; " + data_dir_searched() + ")");
   if (is_hub_id(name)) return hub_model_snapshot(name).dir;
-  throw Error(dir + ": model directory not found (a model is a directory with config.json, one of embedded, "
-              "embedded-mamba1, retrieval, or a Hugging Face id such as state-spaces/mamba2-130m in the local cache)");
+  throw Error(dir + ": model directory not found (a model is a directory with config.json, one of " +
+              committed_model_list() + ", or a Hugging Face id such as state-spaces/mamba2-130m in the local cache)");
 }
 
 HubSnapshot hub_model_snapshot(const std::string& id) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/base/hub_cache.h"  // HubSnapshot
 #include "core/base/paths.h"  // data_dir()
@@ -21,9 +22,14 @@ struct ModelRecord {
   std::string notes;
 };
 
-// "embedded" -> the committed demo model (Mamba-2), "embedded-mamba1" -> its Mamba-1 sibling
-// (data/models/embedded-mamba1), "retrieval" -> the committed passkey-retrieval model
-// (data/models/retrieval); an existing directory is itself; otherwise a Hugging Face id
+// The models committed in data/models that a name alone selects, as menus list them: "embedded" (the
+// demo's Mamba-2), its siblings trained the same way "embedded-mamba1" (Mamba-1), "embedded-gla"
+// (GLA) and "embedded-gdn" (Gated DeltaNet), and "retrieval" (a Mamba-2 fine-tuned for passkeys).
+const std::vector<std::string>& committed_models();
+// The committed models' names joined with ", " (for messages).
+std::string committed_model_list();
+
+// A committed model's name -> data/models/<name>; an existing directory is itself; otherwise a Hugging Face id
 // ("state-spaces/mamba2-130m", "owner/name@revision") names its snapshot in the local cache
 // (hub_cache.h). Throws Error saying where it looked.
 std::string resolve_model(const std::string& name_or_id_or_dir);

@@ -75,7 +75,7 @@ void RecurrentLMImpl::check_state(const ModelState& s, int64_t batch, const std:
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
   auto xf = x.to(at_least_f32(x.scalar_type()));
   auto y = xf * torch::rsqrt(xf.square().mean(-1, /*keepdim=*/true) + eps);
-  return (y * w.to(y.scalar_type())).to(x.scalar_type());
+  return (w.defined() ? y * w.to(y.scalar_type()) : y).to(x.scalar_type());
 }
 
 AutocastScope::AutocastScope(c10::DeviceType d)

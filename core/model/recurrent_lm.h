@@ -156,7 +156,7 @@ class RecurrentLM : public torch::nn::ModuleHolder<RecurrentLMImpl> {
 // the state and normalisation statistics in fp32), float64 stays float64.
 inline torch::Dtype at_least_f32(torch::Dtype d) { return d == torch::kFloat64 ? torch::kFloat64 : torch::kFloat32; }
 
-// x [..., C] -> x / rms(x) * w, statistics in >= fp32; returns x's dtype.
+// x [..., C] -> x / rms(x) * w (w undefined: no weight), statistics in >= fp32; returns x's dtype.
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
 
 // bf16 autocast on one device type for the lifetime of the object (restores the previous setting).

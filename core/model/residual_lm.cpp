@@ -15,9 +15,9 @@ namespace F = torch::nn::functional;
 // One residual block's modules, named as the checkpoints name them.
 class BlockImpl : public torch::nn::Module {
  public:
-  BlockImpl(ParamHolder n, std::shared_ptr<torch::nn::Module> m) {
-    register_module("norm", std::move(n));
-    register_module("mixer", std::move(m));
+  BlockImpl(const std::string& norm_name, ParamHolder n, const std::string& mixer_name, std::shared_ptr<torch::nn::Module> m) {
+    register_module(norm_name, std::move(n));
+    register_module(mixer_name, std::move(m));
   }
 };
 
@@ -30,14 +30,26 @@ ResidualLMImpl::ResidualLMImpl(ModelConfig c, const std::string& what) : mc_(std
 
 void ResidualLMImpl::build(const Shape& s, const std::function<std::shared_ptr<torch::nn::Module>(int64_t)>& make_mixer) {
   shape_ = s;
-  auto backbone = register_module("backbone", std::make_shared<torch::nn::Module>());
+  auto backbone = register_module(s.root, std::make_shared<torch::nn::Module>());
   embeddings_ = backbone->register_module("embeddings", ParamHolder(std::vector<int64_t>{s.vocab_size, s.d_model}, false));
   auto list = backbone->register_module("layers", torch::nn::ModuleList());
+  auto holder = [](std::vector<int64_t> shape) { return ParamHolder(std::move(shape), false); };
   for (int64_t i = 0; i < s.n_layer; ++i) {
-    block_norms_.push_back(ParamHolder(std::vector<int64_t>{s.d_model}, false));
-    list->push_back(std::make_shared<BlockImpl>(block_norms_.back(), make_mixer(i)));
+    block_norms_.push_back(holder({s.d_model}));
+    auto block = std::make_shared<BlockImpl>(s.block_norm, block_norms_.back(), s.mixer, make_mixer(i));
+    if (s.mlp_size > 0) {  // fla's GatedMLP: down(silu(gate(x)) * up(x))
+      Mlp m{holder({s.d_model}), holder({s.mlp_size, s.d_model}), holder({s.mlp_size, s.d_model}),
+            holder({s.d_model, s.mlp_size})};
+      block->register_module("mlp_norm", m.norm);
+      auto mlp = block->register_module("mlp", std::make_shared<torch::nn::Module>());
+      mlp->register_module("gate_proj", m.gate);
+      mlp->register_module("up_proj", m.up);
+      mlp->register_module("down_proj", m.down);
+      mlps_.push_back(m);
+    }
+    list->push_back(block);
   }
-  norm_f_ = backbone->register_module("norm_f", ParamHolder(std::vector<int64_t>{s.d_model}, false));
+  norm_f_ = backbone->register_module(s.final_norm, ParamHolder(std::vector<int64_t>{s.d_model}, false));
   if (!s.tie_embeddings)
     lm_head_ = register_module("lm_head", ParamHolder(std::vector<int64_t>{s.vocab_size, s.d_model}, false));
 }
@@ -61,11 +73,15 @@ std::vector<std::string> ResidualLMImpl::norms_and_names_ending(const std::vecto
   return out;
 }
 
-void ResidualLMImpl::reset_backbone(at::Generator& gen) {
-  init_normal(embeddings_->weight, 0.02, gen);
-  if (lm_head_) init_normal(lm_head_->weight, 0.02, gen);
+void ResidualLMImpl::reset_backbone(at::Generator& gen, double std) {
+  init_normal(embeddings_->weight, std, gen);
+  if (lm_head_) init_normal(lm_head_->weight, std, gen);
   norm_f_->weight.fill_(1.0);
   for (auto& n : block_norms_) n->weight.fill_(1.0);
+  for (auto& m : mlps_) {
+    m.norm->weight.fill_(1.0);
+    for (auto* p : {&m.gate, &m.up, &m.down}) init_normal((*p)->weight, std, gen);
+  }
 }
 
 ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
@@ -123,6 +139,11 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
     lo.layer = i;
     h = h + mix(i, u, li, lo, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
                 opt.state_norms ? &deltas[i] : nullptr, opt.log_decay ? &decays[i] : nullptr);
+    if (!mlps_.empty()) {  // fla: h + down(silu(gate(x)) * up(x)), x = RMSNorm(h)
+      const auto& m = mlps_[i];
+      auto x = rms_norm(h, m.norm->weight, shape_.norm_eps).to(emb.scalar_type());  // [b, L, d_model]
+      h = h + F::linear(F::silu(F::linear(x, m.gate->weight)) * F::linear(x, m.up->weight), m.down->weight);
+    }
   }
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
   out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]

@@ -1,7 +1,9 @@
-// residual_lm.h — the backbone Mamba-1 and Mamba-2 share behind RecurrentLM: an embedding, n_layer
-// residual blocks (RMSNorm, then the architecture's mixer, added to the residual stream), a final
-// RMSNorm and an output head tied to the embedding or not. Names as the Hugging Face checkpoints:
-// backbone.embeddings, backbone.layers.{i}.{norm, mixer}, backbone.norm_f, lm_head.
+// residual_lm.h — the backbone every architecture shares behind RecurrentLM: an embedding, n_layer
+// residual blocks (RMSNorm, then the architecture's mixer, added to the residual stream; fla's models
+// then a second RMSNorm and a gated MLP, added likewise), a final RMSNorm and an output head tied to
+// the embedding or not. Names as the checkpoints: Mamba's backbone.embeddings,
+// backbone.layers.{i}.{norm, mixer}, backbone.norm_f; fla's model.embeddings,
+// model.layers.{i}.{attn_norm, attn, mlp_norm, mlp.{gate,up,down}_proj}, model.norm; lm_head.
 // An architecture of this shape implements mix() (one layer's mixer) and its initialisation.
 #pragma once
 #include <functional>
@@ -27,7 +29,17 @@ class ResidualLMImpl : public RecurrentLMImpl {
     int64_t vocab_size = 0, d_model = 0, n_layer = 0;
     bool tie_embeddings = true, residual_in_fp32 = true;
     double norm_eps = 1e-5;
+    int64_t mlp_size = 0;  // > 0: each block ends with mlp_norm and a gated MLP of this width (fla)
+    // Module names: Mamba's (transformers, mamba_ssm) by default; fla's are model, norm, attn_norm, attn.
+    std::string root = "backbone", final_norm = "norm_f", block_norm = "norm", mixer = "mixer";
   };
+  // fla's names (model.embeddings, model.layers.{i}.{attn_norm, attn, mlp_norm, mlp}, model.norm).
+  static Shape fla_shape(int64_t vocab_size, int64_t d_model, int64_t n_layer, bool tie_embeddings, double norm_eps,
+                         int64_t mlp_size) {
+    Shape s{vocab_size, d_model, n_layer, tie_embeddings, true, norm_eps, mlp_size};
+    s.root = "model", s.final_norm = "norm", s.block_norm = "attn_norm", s.mixer = "attn";
+    return s;
+  }
   // Registers the modules in the order the checkpoints list them; make_mixer(i) builds layer i's mixer.
   void build(const Shape& s, const std::function<std::shared_ptr<torch::nn::Module>(int64_t)>& make_mixer);
   // build() for an architecture whose config C names the shape's fields alike (d_model, n_layer, ...)
@@ -45,8 +57,9 @@ class ResidualLMImpl : public RecurrentLMImpl {
   virtual torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
                             LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
                             torch::Tensor* log_decay) = 0;
-  // The initialisation the two share: embeddings (and an untied head) normal(0, 0.02), every norm 1.
-  void reset_backbone(at::Generator& gen);
+  // The initialisation every architecture shares: embeddings (and an untied head) normal(0, std),
+  // every norm 1; the MLPs' projections normal(0, std) (fla's _init_weights).
+  void reset_backbone(at::Generator& gen, double std = 0.02);
   // In-place draws from `gen` (on the CPU, copied to the tensor's device and dtype).
   static void init_normal(torch::Tensor& t, double std, at::Generator& gen);
   static void init_uniform(torch::Tensor& t, double lo, double hi, at::Generator& gen);
@@ -61,6 +74,10 @@ class ResidualLMImpl : public RecurrentLMImpl {
   Shape shape_;
   ParamHolder embeddings_{nullptr}, norm_f_{nullptr}, lm_head_{nullptr};
   std::vector<ParamHolder> block_norms_;  // backbone.layers.{i}.norm
+  struct Mlp {
+    ParamHolder norm{nullptr}, gate{nullptr}, up{nullptr}, down{nullptr};  // [D], [M, D], [M, D], [D, M]
+  };
+  std::vector<Mlp> mlps_;                 // model.layers.{i}.{mlp_norm, mlp}: empty without MLPs
 };
 
 }  // namespace statescope
