@@ -17,10 +17,12 @@
 #include "core/store/h5file.h"
 #include "tests/error_text.h"
 #include "tests/golden_util.h"
+#include "tests/recurrent_checks.h"
 #include "tests/scratch.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
+using namespace statescope::test;
 using statescope::test::close;
 using statescope::test::error_of;
 using statescope::test::kGolden;
@@ -90,89 +92,19 @@ TEST(GLAScan, ChunkedGradientsEqualTheRecurrence) {
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_TRUE(close(got[i], ref[i], 1e-10, std::string("grad ") + names[i]));
 }
 
-// The model against fla: logits, loss and final states from the zero state (fla's fused_recurrent
-// mode), logits over 70 tokens (its chunk mode), and logits and final states from random non-zero
-// initial states given through fla's cache; on the chunked form and the sequential recurrence.
+// The model against fla (recurrent_checks.h): logits, loss, final states and per-position norms from
+// the zero state, 70 tokens (its chunk mode), and from random non-zero initial states through its cache.
 TEST(GLAGolden, MatchesFlaOnItsOwnCheckpoints) {
-  for (const char* dir : {"fla-gla", "fla-gla-plain"})
-    for (ScanImpl scan : {ScanImpl::Chunked, ScanImpl::Sequential}) {
-      auto model = load_model_dir(kGolden + dir);
-      ASSERT_EQ(model->architecture(), "gla") << dir;
-      H5File g(kGolden + dir + "/golden.h5", H5File::Mode::Read);
-      const bool conv = g.has("final_conv_state");
-      EXPECT_EQ(model->state_layout().conv.empty(), !conv) << dir;
-      torch::NoGradGuard ng;
-      ForwardOptions opt;
-      opt.scan = scan;
-      opt.chunk_size = 16;  // chunk boundaries inside the 45 and 70 tokens
-      const std::string what = std::string(dir) + (scan == ScanImpl::Chunked ? " chunked" : " sequential");
-      auto ids = read(g, "input_ids");
-      auto out = model->forward(ids, nullptr, opt);
-      EXPECT_TRUE(close(out.logits, read(g, "logits"), 1e-4, what + " logits"));
-      const int64_t V = out.logits.size(-1), L = ids.size(1);
-      auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
-                                                       ids.narrow(1, 1, L - 1).reshape({-1}));
-      EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4) << what;
-      auto ssm = read(g, "final_ssm_state");
-      for (size_t i = 0; i < out.final_state.size(); ++i) {
-        EXPECT_TRUE(close(out.final_state[i].ssm, ssm[i], 1e-4, what + " ssm"));
-        if (conv) EXPECT_TRUE(close(out.final_state[i].conv, read(g, "final_conv_state")[i], 1e-5, what + " conv"));
-      }
-      EXPECT_TRUE(close(model->forward(read(g, "input_ids_long"), nullptr, opt).logits, read(g, "logits_long"), 1e-4,
-                        what + " long logits"));
-      ModelState init;
-      auto ssm0 = read(g, "initial_ssm_state");
-      for (int64_t i = 0; i < ssm0.size(0); ++i)
-        init.push_back({ssm0[i], conv ? read(g, "initial_conv_state")[i] : torch::Tensor()});
-      auto from = model->forward(ids, &init, opt);
-      EXPECT_TRUE(close(from.logits, read(g, "logits_from_state"), 1e-4, what + " logits from a state"));
-      auto ssm1 = read(g, "final_ssm_state_from_state");
-      for (size_t i = 0; i < from.final_state.size(); ++i) {
-        EXPECT_TRUE(close(from.final_state[i].ssm, ssm1[i], 1e-4, what + " ssm from a state"));
-        if (conv)
-          EXPECT_TRUE(close(from.final_state[i].conv, read(g, "final_conv_state_from_state")[i], 1e-5, what + " conv from a state"));
-      }
-    }
+  for (const char* dir : {"fla-gla", "fla-gla-plain"}) expect_matches_fla_golden(dir, "gla");
 }
 
 // Two pieces with the state handed over (SSM and conv) equal one pass: logits, states, norms; and the
 // chunked form's parameter gradients from a non-zero state equal the recurrence's.
 TEST(GLAModel, TwoPiecesEqualOnePassAndChunkedTrainsLikeTheRecurrence) {
-  auto m = load_model_dir(kGolden + "fla-gla");
+  RecurrentLM m = load_model_dir(kGolden + "fla-gla");
   auto ids = torch::randint(0, 64, {2, 45}, torch::kInt64);
-  ForwardOptions opt;
-  opt.state_norms = true;
-  opt.chunk_size = 8;
-  for (ScanImpl scan : {ScanImpl::Chunked, ScanImpl::Sequential}) {
-    opt.scan = scan;
-    torch::NoGradGuard ng;
-    auto whole = m->forward(ids, nullptr, opt);
-    auto a = m->forward(ids.narrow(1, 0, 13), nullptr, opt);
-    auto b = m->forward(ids.narrow(1, 13, 32), &a.final_state, opt);
-    EXPECT_TRUE(close(torch::cat({a.logits, b.logits}, 1), whole.logits, 1e-5, "pieces logits"));
-    EXPECT_TRUE(close(torch::cat({a.norm_per_head, b.norm_per_head}, 2), whole.norm_per_head, 1e-5, "pieces norms"));
-    EXPECT_TRUE(close(torch::cat({a.delta_norm, b.delta_norm}, 2), whole.delta_norm, 1e-5, "pieces delta norms"));
-    EXPECT_EQ(whole.norm_per_head.sizes(), (std::vector<int64_t>{2, 2, 45, 4}));
-    for (size_t i = 0; i < whole.final_state.size(); ++i) {
-      EXPECT_TRUE(close(b.final_state[i].ssm, whole.final_state[i].ssm, 1e-5, "pieces ssm"));
-      EXPECT_TRUE(close(b.final_state[i].conv, whole.final_state[i].conv, 1e-6, "pieces conv"));
-    }
-  }
-  auto grads = [&](ScanImpl scan) {
-    m->zero_grad();
-    ForwardOptions o;
-    o.scan = scan;
-    o.chunk_size = 16;
-    torch::manual_seed(9);
-    auto init = m->zero_state(2);
-    for (auto& l : init) l.ssm.normal_(), l.conv.normal_();
-    auto out = m->forward(ids, &init, o);
-    torch::nn::functional::cross_entropy(out.logits.reshape({-1, 64}), ids.reshape({-1})).backward();
-    std::vector<torch::Tensor> g;
-    for (auto& p : m->parameters()) g.push_back(p.grad().clone());
-    return g;
-  };
-  auto ref = grads(ScanImpl::Sequential), got = grads(ScanImpl::Chunked);
+  expect_pieces_equal_one_pass(m, ids, 13, {ScanImpl::Chunked, ScanImpl::Sequential}, /*chunk_size=*/8);
+  auto ref = parameter_grads(m, ids, ScanImpl::Sequential, 16), got = parameter_grads(m, ids, ScanImpl::Chunked, 16);
   ASSERT_EQ(ref.size(), got.size());
   for (size_t i = 0; i < ref.size(); ++i) EXPECT_TRUE(close(got[i], ref[i], 1e-4, "parameter gradient " + std::to_string(i)));
 }

@@ -112,6 +112,15 @@ recipe_architectures() {
   done
 }
 
+# GLA free and with a provoked failure (fla's clamp_min: every memory longer than T), one model per seed.
+recipe_gla_provoked() {
+  local which
+  for which in free_gla provoked_gla; do
+    step run "data/experiments/$which.json" -o "$which.h5" --jobs "$jobs" --overwrite
+    table inspect "$which.h5" --table sweep
+  done
+}
+
 # Copying as post-training: 3000 zero-state steps, then 500 with the policy, 3 seeds.
 recipe_copying_posttrain() {
   for s in 0 1 2; do step run data/experiments/copying_posttrain.json -o "copying_pt_s$s.h5" --seed "$s" --jobs "$jobs" --overwrite; done
@@ -137,7 +146,7 @@ recipe_interventions() {
 }
 
 recipes=(failure_sweep failure_long demo sweep unexplored effrem copying babi passkey sigma fitted_length
-         architectures copying_posttrain effrem_models heads interventions)
+         architectures gla_provoked copying_posttrain effrem_models heads interventions)
 
 # --- machinery -------------------------------------------------------------------------------------
 shown() {  # a command as the page shows it: statescope-cli and paths inside the repository

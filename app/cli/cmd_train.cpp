@@ -239,13 +239,16 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
   // GLA only:
   auto* expand_k = app.add_option("--expand-k", o->g.expand_k, "GLA: key dim = expand-k x d_model")->capture_default_str();
   auto* short_conv = app.add_flag("--short-conv", o->g.use_short_conv, "GLA: causal short convolutions on q, k, v (width --d-conv)");
+  auto* clamp_min = app.add_option("--clamp-min", o->g.clamp_min,
+                                   "GLA: floor of the log gate (fla's clamp_min, < 0): no key forgets faster than exp(clamp-min) per "
+                                   "token; e.g. -0.02 keeps every memory longer than 50 tokens (a provoked failure past T)");
   // Gated DeltaNet only:
   auto* head_dim = app.add_option("--head-dim", o->head_dim, "Gated DeltaNet: key dim per head")->capture_default_str();
   auto* v_heads = app.add_option("--v-heads", o->v_heads, "Gated DeltaNet: value heads (0: --heads; more: grouped value attention)")
                       ->capture_default_str();
   auto* no_conv = app.add_flag("--no-short-conv", o->no_short_conv, "Gated DeltaNet: no short convolutions (SiLU alone on q, k, v)");
   return [o, command, d_state, expand, dt_min, dt_max, freeze, headdim, ngroups, chunk, dt_limit, a_min, a_max, dt_rank,
-          heads, expand_k, expand_v, short_conv, mlp, head_dim, v_heads, no_conv]() {
+          heads, expand_k, expand_v, short_conv, clamp_min, mlp, head_dim, v_heads, no_conv]() {
     // An option of another architecture is named, never ignored.
     const bool fla = o->arch == "gla" || o->arch == "gated_deltanet", gdn = o->arch == "gated_deltanet";
     auto refuse = [&](const std::vector<CLI::Option*>& opts, const std::string& whose) {
@@ -259,7 +262,7 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
     if (o->arch == "gla") refuse({freeze}, "a Mamba and Gated DeltaNet");
     if (o->arch != "mamba1") refuse({dt_rank}, "a Mamba-1");
     if (!fla) refuse({heads, expand_v, mlp}, "a GLA and Gated DeltaNet");
-    if (o->arch != "gla") refuse({expand_k, short_conv}, "a GLA");
+    if (o->arch != "gla") refuse({expand_k, short_conv, clamp_min}, "a GLA");
     if (!gdn) refuse({head_dim, v_heads, no_conv}, "a Gated DeltaNet");
     if (o->dt_limit > 0) o->c.dt_limit_hi = o->dt_limit;
     o->c.dt_init_floor = std::min(o->c.dt_init_floor, o->c.dt_min);
@@ -296,6 +299,9 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
       model = GatedDeltaNetLM(d);
     } else {
       GLAConfig g = o->g;
+      g.has_clamp_min = clamp_min->count() > 0;
+      if (g.has_clamp_min && !(g.clamp_min < 0 && g.clamp_min >= -100))
+        throw Error("--clamp-min: need a log-gate floor in [-100, 0), got " + std::to_string(g.clamp_min));
       g.d_model = o->c.d_model, g.n_layer = o->c.n_layer, g.conv_size = o->d_conv, g.vocab_size = o->c.vocab_size;
       g.tie_embeddings = true;
       if (g.intermediate_size < 0) throw Error("--mlp-size: need 0 (fla's default) or a positive width");

@@ -47,7 +47,7 @@ void install_interrupt_handlers() {
 
 int main(int argc, char** argv) {
   statescope::tune_malloc_for_tensors();
-  CLI::App app{"statescope-cli: length generalization lab for Mamba-2 (headless)"};
+  CLI::App app{"statescope-cli: length generalization lab for recurrent LMs: Mamba-2, Mamba-1, GLA, Gated DeltaNet (headless)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("statescope-cli (statescope) ") + statescope::kVersion,
                        "print the version and exit");

@@ -42,6 +42,7 @@ ModelConfig PretrainSpec::config(const std::string& where) const {
     g.d_model = d_model, g.n_layer = n_layer, g.num_heads = num_heads, g.expand_k = expand_k, g.expand_v = expand_v;
     g.use_short_conv = short_conv, g.conv_size = d_conv, g.intermediate_size = mlp_size, g.vocab_size = 256;
     g.tie_embeddings = true;
+    g.has_clamp_min = clamp_min < 0, g.clamp_min = clamp_min;
     g.validate(where);
     return g;
   }
@@ -58,6 +59,7 @@ void PretrainSpec::check(const std::string& where) const {
   if (!(a_min > 0 && a_max >= a_min && a_max <= 1e4))
     fail("a_min", "and a_max need 0 < a_min <= a_max <= 10000, got " + num(a_min) + " and " + num(a_max));
   if (dt_rank < 0) fail("dt_rank", "needs 0 (auto) or a positive rank, got " + std::to_string(dt_rank));
+  if (!(clamp_min <= 0 && clamp_min >= -100)) fail("clamp_min", "needs a log-gate floor in [-100, 0] (0: none), got " + num(clamp_min));
   if (mlp_size < 0) fail("mlp_size", "needs 0 (fla's default) or a positive width, got " + std::to_string(mlp_size));
   if (train.steps < 1) fail("steps", "must be >= 1, got " + std::to_string(train.steps));
   TrainOptions t = train;
@@ -78,7 +80,7 @@ std::string PretrainSpec::command(int64_t T, uint64_t seed, const std::string& d
     << " --d-model " << d_model << " --n-layer " << n_layer << " --d-conv " << d_conv;
   if (arch == "gla") {
     o << " --heads " << num_heads << " --expand-k " << num(expand_k) << " --expand-v " << num(expand_v) << " --mlp-size "
-      << mlp_size << (short_conv ? " --short-conv" : "");
+      << mlp_size << (short_conv ? " --short-conv" : "") << (clamp_min < 0 ? " --clamp-min " + num(clamp_min) : std::string());
   } else {
     o << " --d-state " << d_state << " --expand " << expand;
     if (arch == "mamba2")
@@ -134,7 +136,7 @@ void read_schedule(const JsonFields& f, TrainOptions& t) {
 PretrainSpec parse_pretrain(const JsonFields& f) {
   f.only({"arch", "d_model", "n_layer", "d_state", "expand", "d_conv", "headdim", "ngroups", "chunk_size", "dt_rank",
           "dt_min", "dt_max", "dt_limit", "a_min", "a_max", "freeze_A", "num_heads", "expand_k", "expand_v", "short_conv",
-          "mlp_size", "steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip"});
+          "clamp_min", "mlp_size", "steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip"});
   PretrainSpec p;
   f.read("arch", p.arch);
   if (p.arch != "mamba2" && p.arch != "mamba1" && p.arch != "gla")
@@ -144,7 +146,7 @@ PretrainSpec parse_pretrain(const JsonFields& f) {
       {"Mamba-2", {"headdim", "ngroups", "chunk_size", "dt_limit", "a_min", "a_max"}},
       {"Mamba-1", {"dt_rank"}},
       {"Mamba", {"d_state", "expand", "dt_min", "dt_max", "freeze_A"}},
-      {"GLA", {"num_heads", "expand_k", "expand_v", "short_conv", "mlp_size"}}};
+      {"GLA", {"num_heads", "expand_k", "expand_v", "short_conv", "clamp_min", "mlp_size"}}};
   for (const auto& [whose, keys] : own) {
     const bool mine = whose == std::string("Mamba-2") ? p.arch == "mamba2"
                       : whose == std::string("Mamba-1") ? p.arch == "mamba1"
@@ -173,6 +175,7 @@ PretrainSpec parse_pretrain(const JsonFields& f) {
   f.read("expand_v", p.expand_v);
   f.read("short_conv", p.short_conv);
   f.read("mlp_size", p.mlp_size);
+  f.read("clamp_min", p.clamp_min);
   read_schedule(f, p.train);
   p.train.freeze_A_log = p.freeze_A;
   p.check(f.src());

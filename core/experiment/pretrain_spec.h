@@ -28,6 +28,7 @@ struct PretrainSpec {
   int64_t num_heads = 4, mlp_size = 0;                  // GLA (mlp_size 0: fla's default width)
   double expand_k = 0.5, expand_v = 1.0;                // GLA: key and value dims over d_model
   bool short_conv = false;                              // GLA: short convolutions on q, k, v
+  double clamp_min = 0;                                 // GLA: floor of the log gate (< 0; 0: none, fla's null)
   // steps, batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip: `statescope-cli pretrain`'s
   // defaults (500 steps, batch 16, lr 1e-3, no warmup). T and seed come from the run.
   TrainOptions train;

@@ -129,4 +129,27 @@ std::string dump_with_infinity(const json& j) {
   return s + "\n";
 }
 
+int64_t fla_mlp_size(int64_t d_model, int64_t hidden_ratio, int64_t intermediate_size) {
+  if (intermediate_size > 0) return intermediate_size;
+  const auto m = static_cast<int64_t>(static_cast<double>(d_model * hidden_ratio) * 2.0 / 3.0);  // fla: int(h * r * 2 / 3)
+  return 256 * ((m + 255) / 256);
+}
+
+void refuse_fla_extras(const ConfigReader& r, const std::string& title, const std::vector<std::string>& modes) {
+  if (r.has("attn"))
+    r.fail("attn", "is set: hybrid " + title + " models with softmax attention layers are not supported "
+                   "(statescope loads pure recurrent models)");
+  if (r.has("attnres_block_size")) r.fail("attnres_block_size", "is set: attention residuals are not supported");
+  if (r.opt_bool("use_l2warp", false)) r.fail("use_l2warp", "is true: the L2-warp training loss is not supported");
+  const std::string act = r.opt_string("hidden_act", "swish");
+  if (act != "swish") r.fail("hidden_act", "is \"" + act + "\"; only swish is supported");
+  const std::string mode = r.opt_string("attn_mode", "chunk");
+  std::string known;
+  for (const auto& m : modes) {
+    if (m == mode) return;
+    known += (known.empty() ? "" : ", ") + m;
+  }
+  r.fail("attn_mode", "is \"" + mode + "\"; fla's " + title + " knows " + known);
+}
+
 }  // namespace statescope

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace statescope {
 
@@ -77,6 +78,52 @@ void write_hf_common(nlohmann::json& j, const C& c) {
   j["pad_token_id"] = 0;
   j["bos_token_id"] = 0;
   j["eos_token_id"] = 0;
+}
+
+// ---- flash-linear-attention's models (GLA, Gated DeltaNet) ----
+
+// fla's GatedMLP width: intermediate_size when given (> 0), else int(d_model * hidden_ratio * 2/3)
+// rounded up to a multiple of 256.
+int64_t fla_mlp_size(int64_t d_model, int64_t hidden_ratio, int64_t intermediate_size);
+
+// Refuses by name what no fla model statescope loads implements: hybrid softmax-attention layers
+// (attn), attention residuals (attnres_block_size), the L2-warp loss, an MLP activation other than
+// swish; attn_mode must be one of `modes` (fla's for that model). `title` names the model in messages.
+void refuse_fla_extras(const ConfigReader& r, const std::string& title, const std::vector<std::string>& modes);
+
+// The fields every fla config names alike, with fla's defaults (num_hidden_layers' differs per model).
+template <class C>
+void read_fla_common(const ConfigReader& r, C& c, int64_t default_layers) {
+  c.d_model = r.opt_int("hidden_size", 2048);
+  c.n_layer = r.opt_int("num_hidden_layers", default_layers);
+  c.hidden_ratio = r.has("hidden_ratio") ? r.req_int("hidden_ratio") : 4;
+  c.intermediate_size = r.has("intermediate_size") ? r.req_int("intermediate_size") : 0;
+  c.use_short_conv = r.opt_bool("use_short_conv", c.use_short_conv);  // the caller's default is fla's for the model
+  c.conv_size = r.opt_int("conv_size", 4);
+  c.norm_eps = r.opt_num("norm_eps", 1e-6);
+  c.vocab_size = r.opt_int("vocab_size", 32000);
+  c.tie_embeddings = r.opt_bool("tie_word_embeddings", false);
+  c.initializer_range = r.opt_num("initializer_range", 0.02);
+}
+
+// ... and written back, with what statescope runs (no hybrid layers, swish, the transformers-style loss).
+template <class C>
+void write_fla_common(nlohmann::json& j, const C& c) {
+  j["hidden_size"] = c.d_model;
+  j["num_hidden_layers"] = c.n_layer;
+  j["hidden_ratio"] = c.hidden_ratio;
+  j["intermediate_size"] = c.mlp_size();
+  j["use_short_conv"] = c.use_short_conv;
+  j["conv_size"] = c.conv_size;
+  j["norm_eps"] = c.norm_eps;
+  j["attn"] = nullptr;
+  j["attn_mode"] = "chunk";
+  j["hidden_act"] = "swish";
+  j["vocab_size"] = c.vocab_size;
+  j["tie_word_embeddings"] = c.tie_embeddings;
+  j["initializer_range"] = c.initializer_range;
+  j["fuse_cross_entropy"] = false;  // transformers-style loss on any device
+  j["fuse_swiglu"] = true;
 }
 
 }  // namespace statescope

@@ -78,6 +78,18 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double ep
   return (w.defined() ? y * w.to(y.scalar_type()) : y).to(x.scalar_type());
 }
 
+torch::Tensor short_conv_silu(const torch::Tensor& x_in, const torch::Tensor& weight, const torch::Tensor& init_conv,
+                              torch::Tensor& final_conv) {
+  const int64_t b = x_in.size(0), L = x_in.size(1), C = x_in.size(2), W = weight.size(-1);
+  auto x = x_in.transpose(1, 2);                                                    // [b, C, L]
+  auto conv0 = init_conv.defined() ? init_conv.to(x.scalar_type()) : torch::zeros({b, C, W - 1}, x.options());
+  auto xin = torch::cat({conv0, x}, 2);                                             // [b, C, W-1+L]
+  final_conv = xin.narrow(2, L, W - 1);                                             // the newest inputs, oldest first
+  if (L == 0) return x_in;
+  namespace F = torch::nn::functional;
+  return F::silu(F::conv1d(xin, weight.to(x.scalar_type()), F::Conv1dFuncOptions().groups(C))).transpose(1, 2);  // [b, L, C]
+}
+
 AutocastScope::AutocastScope(c10::DeviceType d)
     : d_(d), was_on_(at::autocast::is_autocast_enabled(d)), was_(at::autocast::get_autocast_dtype(d)) {
   at::autocast::set_autocast_enabled(d_, true);

@@ -159,6 +159,12 @@ inline torch::Dtype at_least_f32(torch::Dtype d) { return d == torch::kFloat64 ?
 // x [..., C] -> x / rms(x) * w (w undefined: no weight), statistics in >= fp32; returns x's dtype.
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
 
+// fla's ShortConvolution on channel blocks side by side (GLA's and Gated DeltaNet's q|k|v): x [b, L, C]
+// -> SiLU(depthwise causal conv1d, no bias) [b, L, C] from the initial conv state [b, C, W-1] (oldest
+// first; undefined: zeros); weight [C, 1, W]; final_conv gets the last W-1 inputs [b, C, W-1].
+torch::Tensor short_conv_silu(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& init_conv,
+                              torch::Tensor& final_conv);
+
 // bf16 autocast on one device type for the lifetime of the object (restores the previous setting).
 class AutocastScope {
  public:

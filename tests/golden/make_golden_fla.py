@@ -23,7 +23,9 @@ Everything else (projections, head splits and key/value groups, the gate logsigm
 clamp_min, the block's residuals, the cache plumbing) is fla's code as shipped.
 
 Each folder's golden.h5 holds: input_ids [2, 45] and their logits and final states from the zero
-state (45 <= 64: fla's fused_recurrent mode); input_ids_long [1, 70] (the chunk mode) with its
+state (45 <= 64: fla's fused_recurrent mode), and the per-position state norms (layer, batch,
+position, head) read from fla's cache while it steps through the same tokens one at a time (its
+generation path); input_ids_long [1, 70] (the chunk mode) with its
 logits; and a forward of input_ids from random non-zero initial states (given to fla through its
 Cache) with its logits and final states. States as statescope names them: ssm (layer, batch, head,
 key dim, value dim), key first; conv (layer, batch, q|k|v channels, conv_size-1), oldest first.
@@ -55,6 +57,8 @@ sys.path.insert(0, HERE)
 from make_wild_checkpoints import fresh  # noqa: E402
 
 SEED = 20261205
+GLA_SWAPPED = ("fused_recurrent_gla/chunk_gla -> fla.ops.gla.naive.naive_recurrent_gla; "
+               "ShortConvolution, RMSNorm, FusedRMSNormGated, GatedMLP forward -> torch formulas")
 
 
 # ---- the swaps (see the docstring) ----
@@ -142,51 +146,62 @@ def states(cache, model):
     return torch.stack(ssm), (torch.stack(conv) if conv else None)
 
 
-def cache_from(model, ssm, conv):
+def cache_from(model, ssm, conv, conv_sizes):
     """An fla Cache holding statescope's initial states (the column fla keeps beyond W-1 inputs is
     never read: random here, so a reader of it would show)."""
-    cfg, layer = model.config, model.model.layers[0].attn
+    cfg = model.config
     cache = Cache()
     for i in range(cfg.num_hidden_layers):
         cs = None
         if cfg.use_short_conv:
             B = conv.shape[1]
-            sizes = [layer.key_dim, layer.key_dim_per_group, layer.value_dim_per_group]
-            parts = torch.split(conv[i], sizes, 1)
+            parts = torch.split(conv[i], conv_sizes, 1)
             cs = tuple(torch.cat([torch.randn(B, p.shape[1], 1), p], 2) for p in parts)
         cache.update(recurrent_state=ssm[i].transpose(-1, -2).contiguous(), conv_state=cs, layer_idx=i, offset=0)
     return cache
 
 
-def run(model, d):
+def gla_dims(model):
+    """(state heads, key dim, value dim, the q|k|v conv channels) of fla's GLA layer."""
+    a = model.model.layers[0].attn
+    return a.num_heads, a.head_k_dim, a.head_v_dim, [a.key_dim, a.key_dim_per_group, a.value_dim_per_group]
+
+
+def run(model, d, dims=gla_dims, seed=SEED, script="make_golden_fla.py", swapped=GLA_SWAPPED, doc=__doc__, title="GLA"):
     cfg = model.config
-    g = torch.Generator().manual_seed(SEED + 1)
+    g = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, cfg.vocab_size, (2, 45), generator=g)
     long_ids = torch.randint(0, cfg.vocab_size, (1, 70), generator=g)
-    layer = model.model.layers[0].attn
-    H, K, V = layer.num_heads, layer.head_k_dim, layer.head_v_dim
+    H, K, V, conv_sizes = dims(model)
     ssm0 = torch.randn(cfg.num_hidden_layers, 2, H, K, V, generator=g) * 0.7
     conv0 = None
     if cfg.use_short_conv:
-        C = layer.key_dim + layer.key_dim_per_group + layer.value_dim_per_group
-        conv0 = torch.randn(cfg.num_hidden_layers, 2, C, cfg.conv_size - 1, generator=g)
+        conv0 = torch.randn(cfg.num_hidden_layers, 2, sum(conv_sizes), cfg.conv_size - 1, generator=g)
     with torch.no_grad():
         out = model(ids, labels=ids, use_cache=True)
         ssm, conv = states(out.past_key_values, model)
         long_logits = model(long_ids, use_cache=False).logits
-        out0 = model(ids, past_key_values=cache_from(model, ssm0, conv0), use_cache=True)
+        out0 = model(ids, past_key_values=cache_from(model, ssm0, conv0, conv_sizes), use_cache=True)
         ssm1, conv1 = states(out0.past_key_values, model)
+        # Per-position state norms from fla's own token-by-token path (generation through its Cache).
+        cache, norms = None, []
+        for t in range(ids.shape[1]):
+            step = model(ids[:, t:t + 1], past_key_values=cache, use_cache=True)
+            cache = step.past_key_values
+            s, _ = states(cache, model)                                 # [NL, B, H, K, V]
+            norms.append(s.square().sum((-2, -1)).sqrt())               # [NL, B, H]
+        norms = torch.stack(norms, 2)                                   # [NL, B, L, H]
     with h5py.File(os.path.join(d, "golden.h5"), "w") as f:
-        f.attrs["creator"] = "tests/golden/make_golden_fla.py"
-        f.attrs["command"] = "HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden_fla.py"
-        f.attrs["seed"] = SEED
+        f.attrs["creator"] = "tests/golden/" + script
+        f.attrs["command"] = "HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/" + script
+        f.attrs["seed"] = seed
         f.attrs["versions"] = f"torch {torch.__version__}, flash-linear-attention {fla.__version__}"
-        f.attrs["swapped"] = ("fused_recurrent_gla/chunk_gla -> fla.ops.gla.naive.naive_recurrent_gla; "
-                              "ShortConvolution, RMSNorm, FusedRMSNormGated, GatedMLP forward -> torch formulas")
+        f.attrs["swapped"] = swapped
         f["input_ids"] = ids.numpy().astype(np.int64)
         f["logits"] = out.logits.float().numpy()
         f["loss"] = np.array([out.loss.item()], dtype=np.float64)
         f["final_ssm_state"] = ssm.float().numpy()
+        f["ssm_state_norm_per_head"] = norms.float().numpy()
         f["input_ids_long"] = long_ids.numpy().astype(np.int64)
         f["logits_long"] = long_logits.float().numpy()
         f["initial_ssm_state"] = ssm0.float().numpy()
@@ -196,17 +211,13 @@ def run(model, d):
             f["final_conv_state"] = conv.float().numpy()
             f["initial_conv_state"] = conv0.float().numpy()
             f["final_conv_state_from_state"] = conv1.float().numpy()
-    write_readme(d)
+    with open(os.path.join(d, "README.md"), "w") as f:
+        f.write(f"# {os.path.basename(d)}: a {title} reference written by fla {fla.__version__}\n\n"
+                f"Made by `tests/golden/{script}` (seed {seed}); read its docstring for the model and for\n"
+                "exactly which of fla's Triton ops were swapped for fla's own naive recurrence and the kernels'\n"
+                f"formulas so that fla could run on the CPU.\n\n```\n{doc}```\n")
     print(f"{os.path.basename(d)}: loss {out.loss.item():.6f}, logits {tuple(out.logits.shape)}, ssm {tuple(ssm.shape)}, "
           f"conv {None if conv is None else tuple(conv.shape)}")
-
-
-def write_readme(d):
-    with open(os.path.join(d, "README.md"), "w") as f:
-        f.write(f"# {os.path.basename(d)}: a GLA reference written by fla 0.6.0\n\n"
-                "Made by `tests/golden/make_golden_fla.py` (seed %d); read its docstring for the model and for\n"
-                "exactly which of fla's Triton ops were swapped for fla's own naive recurrence and the kernels'\n"
-                "formulas so that fla could run on the CPU.\n\n```\n%s```\n" % (SEED, __doc__))
 
 
 def main():

@@ -47,16 +47,11 @@ import os
 import sys
 import warnings
 
-import h5py
-import numpy as np
 import torch
-import torch.nn.functional as F
 
 warnings.filterwarnings("ignore")
-import fla  # noqa: E402
 import fla.layers.gated_deltanet as fla_gdn_layer  # noqa: E402
 from fla.models import GatedDeltaNetConfig, GatedDeltaNetForCausalLM  # noqa: E402
-from fla.models.cache_utils import Cache  # noqa: E402
 from fla.modules import FusedRMSNormGated  # noqa: E402
 from fla.ops.gated_delta_rule.gate import naive_gdn_gate  # noqa: E402
 from fla.ops.gated_delta_rule.naive import naive_recurrent_gated_delta_rule  # noqa: E402
@@ -114,92 +109,15 @@ def build(**kw):
     return shared.perturb(GatedDeltaNetForCausalLM(cfg).float().eval())
 
 
-def sizes(model):
-    layer = model.model.layers[0].attn
-    return layer, [layer.key_dim, layer.key_dim, layer.value_dim]
+def gdn_dims(model):
+    """(state heads = value heads, key dim, value dim, the q|k|v conv channels) of fla's layer."""
+    a = model.model.layers[0].attn
+    return a.num_v_heads, a.head_k_dim, a.head_v_dim, [a.key_dim, a.key_dim, a.value_dim]
 
 
-def states(cache, model):
-    """statescope's layout from fla's cache: ssm key first, conv the last conv_size-1 inputs of q|k|v."""
-    ssm, conv = [], []
-    for i in range(model.config.num_hidden_layers):
-        s = cache[i]
-        ssm.append(s["recurrent_state"].transpose(-1, -2))             # [B, HV, V, K] -> [B, HV, K, V]
-        if model.config.use_short_conv:
-            conv.append(torch.cat([c[..., 1:] for c in s["conv_state"]], 1))  # [B, Cq+Ck+Cv, W-1]
-    return torch.stack(ssm), (torch.stack(conv) if conv else None)
-
-
-def cache_from(model, ssm, conv):
-    """An fla Cache holding statescope's initial states (the column fla keeps beyond W-1 inputs is
-    never read: random here, so a reader of it would show)."""
-    cfg = model.config
-    _, parts_sizes = sizes(model)
-    cache = Cache()
-    for i in range(cfg.num_hidden_layers):
-        cs = None
-        if cfg.use_short_conv:
-            B = conv.shape[1]
-            parts = torch.split(conv[i], parts_sizes, 1)
-            cs = tuple(torch.cat([torch.randn(B, p.shape[1], 1), p], 2) for p in parts)
-        cache.update(recurrent_state=ssm[i].transpose(-1, -2).contiguous(), conv_state=cs, layer_idx=i, offset=0)
-    return cache
-
-
-def run(model, d):
-    cfg = model.config
-    g = torch.Generator().manual_seed(SEED + 1)
-    ids = torch.randint(0, cfg.vocab_size, (2, 45), generator=g)
-    long_ids = torch.randint(0, cfg.vocab_size, (1, 70), generator=g)
-    layer, parts_sizes = sizes(model)
-    HV, K, V = layer.num_v_heads, layer.head_k_dim, layer.head_v_dim
-    ssm0 = torch.randn(cfg.num_hidden_layers, 2, HV, K, V, generator=g) * 0.7
-    conv0 = None
-    if cfg.use_short_conv:
-        conv0 = torch.randn(cfg.num_hidden_layers, 2, sum(parts_sizes), cfg.conv_size - 1, generator=g)
-    with torch.no_grad():
-        out = model(ids, labels=ids, use_cache=True)
-        ssm, conv = states(out.past_key_values, model)
-        long_logits = model(long_ids, use_cache=False).logits
-        out0 = model(ids, past_key_values=cache_from(model, ssm0, conv0), use_cache=True)
-        ssm1, conv1 = states(out0.past_key_values, model)
-        # Per-position state norms from fla's own token-by-token path (generation through its Cache).
-        cache, norms = None, []
-        for t in range(ids.shape[1]):
-            step = model(ids[:, t:t + 1], past_key_values=cache, use_cache=True)
-            cache = step.past_key_values
-            s, _ = states(cache, model)                                 # [NL, B, HV, K, V]
-            norms.append(s.square().sum((-2, -1)).sqrt())               # [NL, B, HV]
-        norms = torch.stack(norms, 2)                                   # [NL, B, L, HV]
-    with h5py.File(os.path.join(d, "golden.h5"), "w") as f:
-        f.attrs["creator"] = "tests/golden/make_golden_gdn.py"
-        f.attrs["command"] = "HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden_gdn.py"
-        f.attrs["seed"] = SEED
-        f.attrs["versions"] = f"torch {torch.__version__}, flash-linear-attention {fla.__version__}"
-        f.attrs["swapped"] = ("chunk/fused_recurrent_gated_delta_rule -> naive_recurrent_gated_delta_rule after "
-                              "naive_gdn_gate, sigmoid beta, l2norm; fused qkv conv off; ShortConvolution, RMSNorm, "
-                              "FusedRMSNormGated, GatedMLP forward -> torch formulas")
-        f["input_ids"] = ids.numpy().astype(np.int64)
-        f["logits"] = out.logits.float().numpy()
-        f["loss"] = np.array([out.loss.item()], dtype=np.float64)
-        f["final_ssm_state"] = ssm.float().numpy()
-        f["ssm_state_norm_per_head"] = norms.float().numpy()
-        f["input_ids_long"] = long_ids.numpy().astype(np.int64)
-        f["logits_long"] = long_logits.float().numpy()
-        f["initial_ssm_state"] = ssm0.float().numpy()
-        f["logits_from_state"] = out0.logits.float().numpy()
-        f["final_ssm_state_from_state"] = ssm1.float().numpy()
-        if conv is not None:
-            f["final_conv_state"] = conv.float().numpy()
-            f["initial_conv_state"] = conv0.float().numpy()
-            f["final_conv_state_from_state"] = conv1.float().numpy()
-    with open(os.path.join(d, "README.md"), "w") as f:
-        f.write(f"# {os.path.basename(d)}: a Gated DeltaNet reference written by fla 0.6.0\n\n"
-                "Made by `tests/golden/make_golden_gdn.py` (seed %d); read its docstring for the model and for\n"
-                "exactly which of fla's Triton ops were swapped for fla's own naive recurrence and the kernels'\n"
-                "formulas so that fla could run on the CPU.\n\n```\n%s```\n" % (SEED, __doc__))
-    print(f"{os.path.basename(d)}: loss {out.loss.item():.6f}, logits {tuple(out.logits.shape)}, ssm {tuple(ssm.shape)}, "
-          f"conv {None if conv is None else tuple(conv.shape)}")
+SWAPPED = ("chunk/fused_recurrent_gated_delta_rule -> naive_recurrent_gated_delta_rule after naive_gdn_gate, "
+           "sigmoid beta, l2norm; fused qkv conv off; ShortConvolution, RMSNorm, FusedRMSNormGated, GatedMLP "
+           "forward -> torch formulas")
 
 
 def main():
@@ -219,7 +137,8 @@ def main():
         m = build(**kw)
         d = fresh(os.path.join(HERE, name))
         m.save_pretrained(d, safe_serialization=True)
-        run(m, d)
+        shared.run(m, d, dims=gdn_dims, seed=SEED, script="make_golden_gdn.py", swapped=SWAPPED, doc=__doc__,
+                   title="Gated DeltaNet")
     return 0
 
 

@@ -56,14 +56,8 @@ torch::Tensor GatedDeltaNetMixerImpl::forward(const torch::Tensor& u, const Laye
   auto k = F::linear(u, k_proj->weight);  // [b, L, K]
   auto v = F::linear(u, v_proj->weight);  // [b, L, V]
   if (c.use_short_conv) {
-    const int64_t W = c.conv_size, C = c.conv_channels();
-    auto x = torch::cat({q, k, v}, -1).transpose(1, 2);  // [b, C, L]
-    auto conv0 = (init && init->conv.defined()) ? init->conv.to(x.scalar_type()) : torch::zeros({b, C, W - 1}, x.options());
-    auto xin = torch::cat({conv0, x}, 2);                 // [b, C, W-1+L]
-    fin.conv = xin.narrow(2, L, W - 1);                   // [b, C, W-1] the newest inputs, oldest first
-    auto w = torch::cat({q_conv->weight, k_conv->weight, v_conv->weight}, 0);  // [C, 1, W]
-    auto y = L == 0 ? x.transpose(1, 2)
-                    : F::silu(F::conv1d(xin, w, F::Conv1dFuncOptions().groups(C))).transpose(1, 2);  // [b, L, C]
+    auto y = short_conv_silu(torch::cat({q, k, v}, -1), torch::cat({q_conv->weight, k_conv->weight, v_conv->weight}, 0),
+                             init ? init->conv : torch::Tensor(), fin.conv);  // [b, L, 2K+V]; conv [b, C, W-1]
     q = y.narrow(-1, 0, K), k = y.narrow(-1, K, K), v = y.narrow(-1, 2 * K, V);
   } else {
     q = F::silu(q), k = F::silu(k), v = F::silu(v);

@@ -22,11 +22,7 @@ int64_t expanded(int64_t d, double e) { return std::llround(static_cast<double>(
 int64_t GLAConfig::key_dim() const { return expanded(d_model, expand_k); }
 int64_t GLAConfig::value_dim() const { return expanded(d_model, expand_v); }
 
-int64_t GLAConfig::mlp_size() const {
-  if (intermediate_size > 0) return intermediate_size;
-  const auto m = static_cast<int64_t>(static_cast<double>(d_model * hidden_ratio) * 2.0 / 3.0);  // fla: int(h * r * 2 / 3)
-  return 256 * ((m + 255) / 256);
-}
+int64_t GLAConfig::mlp_size() const { return fla_mlp_size(d_model, hidden_ratio, intermediate_size); }
 
 int64_t GLAConfig::parameter_count() const {
   const int64_t D = d_model, K = key_dim(), V = value_dim(), Kg = key_dim_per_group(), Vg = value_dim_per_group();
@@ -76,38 +72,22 @@ GLAConfig parse_gla_hf(const json& j, const std::string& source) {
   auto is_set = [&](const char* k) { return r.has(k); };  // present and not null
   // What statescope does not implement is refused by name, never ignored.
   if (is_set("feature_map")) r.fail("feature_map", "is " + j["feature_map"].dump() + "; statescope implements GLA without a feature map (null)");
-  if (is_set("attn"))
-    r.fail("attn", "is set: hybrid GLA models with softmax attention layers are not supported (statescope loads pure recurrent models)");
-  if (is_set("attnres_block_size")) r.fail("attnres_block_size", "is set: attention residuals are not supported");
-  if (r.opt_bool("use_l2warp", false)) r.fail("use_l2warp", "is true: the L2-warp training loss is not supported");
-  const std::string act = r.opt_string("hidden_act", "swish");
-  if (act != "swish") r.fail("hidden_act", "is \"" + act + "\"; only swish is supported");
-  const std::string mode = r.opt_string("attn_mode", "chunk");
-  if (mode != "chunk" && mode != "fused_recurrent" && mode != "fused_chunk")
-    r.fail("attn_mode", "is \"" + mode + "\"; fla knows chunk, fused_recurrent and fused_chunk");
-  GLAConfig c;
-  c.d_model = r.opt_int("hidden_size", 2048);  // fla's GLAConfig defaults throughout
-  c.n_layer = r.opt_int("num_hidden_layers", 24);
+  refuse_fla_extras(r, "GLA", {"chunk", "fused_recurrent", "fused_chunk"});
+  GLAConfig c;  // fla's GLAConfig defaults throughout
+  c.use_short_conv = false;
+  read_fla_common(r, c, /*default_layers=*/24);
   c.num_heads = r.opt_int("num_heads", 4);
   c.num_kv_heads = is_set("num_kv_heads") ? r.req_int("num_kv_heads") : 0;
   c.expand_k = r.opt_num("expand_k", 0.5);
   c.expand_v = r.opt_num("expand_v", 1.0);
-  c.hidden_ratio = is_set("hidden_ratio") ? r.req_int("hidden_ratio") : 4;
-  c.intermediate_size = is_set("intermediate_size") ? r.req_int("intermediate_size") : 0;
-  c.use_short_conv = r.opt_bool("use_short_conv", false);
-  c.conv_size = r.opt_int("conv_size", 4);
   c.use_output_gate = r.opt_bool("use_output_gate", true);
   c.fuse_norm = r.opt_bool("fuse_norm", true);
   // Absent: true (fla's default); null: fla's `if elementwise_affine` reads it as false.
   c.elementwise_affine = !j.contains("elementwise_affine") || r.opt_bool("elementwise_affine", false);
-  c.norm_eps = r.opt_num("norm_eps", 1e-6);
   if (is_set("clamp_min")) {
     c.has_clamp_min = true;
     c.clamp_min = r.opt_num("clamp_min", 0.0);
   }
-  c.vocab_size = r.opt_int("vocab_size", 32000);
-  c.tie_embeddings = r.opt_bool("tie_word_embeddings", false);
-  c.initializer_range = r.opt_num("initializer_range", 0.02);
   if (c.num_kv_heads < 0) r.fail("num_kv_heads", "must be positive");
   return c;
 }
@@ -116,30 +96,16 @@ std::string to_hf_config_json(const GLAConfig& c) {
   json j;
   j["architectures"] = {"GLAForCausalLM"};
   j["model_type"] = "gla";
-  j["hidden_size"] = c.d_model;
-  j["num_hidden_layers"] = c.n_layer;
+  write_fla_common(j, c);
   j["num_heads"] = c.num_heads;
   j["num_kv_heads"] = c.num_kv_heads > 0 ? json(c.num_kv_heads) : json(nullptr);
   j["expand_k"] = c.expand_k;
   j["expand_v"] = c.expand_v;
-  j["hidden_ratio"] = c.hidden_ratio;
-  j["intermediate_size"] = c.mlp_size();
-  j["use_short_conv"] = c.use_short_conv;
-  j["conv_size"] = c.conv_size;
   j["use_output_gate"] = c.use_output_gate;
   j["fuse_norm"] = c.fuse_norm;
   j["elementwise_affine"] = c.elementwise_affine;
-  j["norm_eps"] = c.norm_eps;
   j["clamp_min"] = c.has_clamp_min ? json(c.clamp_min) : json(nullptr);
   j["feature_map"] = nullptr;
-  j["attn"] = nullptr;
-  j["attn_mode"] = "chunk";
-  j["hidden_act"] = "swish";
-  j["vocab_size"] = c.vocab_size;
-  j["tie_word_embeddings"] = c.tie_embeddings;
-  j["initializer_range"] = c.initializer_range;
-  j["fuse_cross_entropy"] = false;  // transformers-style loss on any device
-  j["fuse_swiglu"] = true;
   return dump_with_infinity(j);
 }
 

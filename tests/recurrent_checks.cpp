@@ -1,0 +1,98 @@
+// recurrent_checks.cpp — see recurrent_checks.h.
+#include "tests/recurrent_checks.h"
+
+#include <gtest/gtest.h>
+
+#include "core/model/checkpoint.h"
+#include "core/store/h5file.h"
+#include "tests/golden_util.h"
+#include "tests/test_util.h"
+
+namespace statescope::test {
+
+void expect_matches_fla_golden(const std::string& dir, const std::string& architecture) {
+  for (ScanImpl scan : {ScanImpl::Chunked, ScanImpl::Sequential}) {
+    auto model = load_model_dir(kGolden + dir);
+    ASSERT_EQ(model->architecture(), architecture) << dir;
+    H5File g(kGolden + dir + "/golden.h5", H5File::Mode::Read);
+    const bool conv = g.has("final_conv_state");
+    EXPECT_EQ(model->state_layout().conv.empty(), !conv) << dir;
+    torch::NoGradGuard ng;
+    ForwardOptions opt;
+    opt.scan = scan;
+    opt.chunk_size = 16;  // chunk boundaries inside the 45 and 70 tokens
+    opt.state_norms = true;
+    const std::string what = dir + (scan == ScanImpl::Chunked ? " chunked" : " sequential");
+    auto ids = read(g, "input_ids");
+    auto out = model->forward(ids, nullptr, opt);
+    EXPECT_TRUE(close(out.logits, read(g, "logits"), 1e-4, what + " logits"));
+    const int64_t V = out.logits.size(-1), L = ids.size(1);
+    auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
+                                                     ids.narrow(1, 1, L - 1).reshape({-1}));
+    EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4) << what;
+    EXPECT_TRUE(close(out.norm_per_head, read(g, "ssm_state_norm_per_head"), 1e-4, what + " state norms"));
+    auto ssm = read(g, "final_ssm_state");
+    for (size_t i = 0; i < out.final_state.size(); ++i) {
+      EXPECT_TRUE(close(out.final_state[i].ssm, ssm[i], 1e-4, what + " ssm"));
+      if (conv) EXPECT_TRUE(close(out.final_state[i].conv, read(g, "final_conv_state")[i], 1e-5, what + " conv"));
+    }
+    EXPECT_TRUE(close(model->forward(read(g, "input_ids_long"), nullptr, opt).logits, read(g, "logits_long"), 1e-4,
+                      what + " long logits"));
+    ModelState init;
+    auto ssm0 = read(g, "initial_ssm_state");
+    for (int64_t i = 0; i < ssm0.size(0); ++i)
+      init.push_back({ssm0[i], conv ? read(g, "initial_conv_state")[i] : torch::Tensor()});
+    auto from = model->forward(ids, &init, opt);
+    EXPECT_TRUE(close(from.logits, read(g, "logits_from_state"), 1e-4, what + " logits from a state"));
+    auto ssm1 = read(g, "final_ssm_state_from_state");
+    for (size_t i = 0; i < from.final_state.size(); ++i) {
+      EXPECT_TRUE(close(from.final_state[i].ssm, ssm1[i], 1e-4, what + " ssm from a state"));
+      if (conv)
+        EXPECT_TRUE(close(from.final_state[i].conv, read(g, "final_conv_state_from_state")[i], 1e-5, what + " conv from a state"));
+    }
+  }
+}
+
+void expect_pieces_equal_one_pass(RecurrentLM& m, const torch::Tensor& ids, int64_t split,
+                                  const std::vector<ScanImpl>& scans, int64_t chunk_size) {
+  ForwardOptions opt;
+  opt.state_norms = true;
+  opt.chunk_size = chunk_size;
+  for (ScanImpl scan : scans) {
+    opt.scan = scan;
+    torch::NoGradGuard ng;
+    auto whole = m->forward(ids, nullptr, opt);
+    auto a = m->forward(ids.narrow(1, 0, split), nullptr, opt);
+    auto b = m->forward(ids.narrow(1, split, ids.size(1) - split), &a.final_state, opt);
+    EXPECT_TRUE(close(torch::cat({a.logits, b.logits}, 1), whole.logits, 1e-5, "pieces logits"));
+    EXPECT_TRUE(close(torch::cat({a.norm_per_head, b.norm_per_head}, 2), whole.norm_per_head, 1e-5, "pieces norms"));
+    EXPECT_TRUE(close(torch::cat({a.delta_norm, b.delta_norm}, 2), whole.delta_norm, 1e-5, "pieces delta norms"));
+    for (size_t i = 0; i < whole.final_state.size(); ++i) {
+      EXPECT_TRUE(close(b.final_state[i].ssm, whole.final_state[i].ssm, 1e-5, "pieces ssm"));
+      if (whole.final_state[i].conv.defined())
+        EXPECT_TRUE(close(b.final_state[i].conv, whole.final_state[i].conv, 1e-5, "pieces conv"));
+    }
+  }
+}
+
+std::vector<torch::Tensor> parameter_grads(RecurrentLM& m, const torch::Tensor& ids, ScanImpl scan, int64_t chunk_size) {
+  m->zero_grad();
+  ForwardOptions o;
+  o.scan = scan;
+  o.chunk_size = chunk_size;
+  torch::manual_seed(9);
+  auto init = m->zero_state(ids.size(0));
+  for (auto& l : init) {
+    l.ssm.normal_();
+    if (l.conv.defined()) l.conv.normal_();
+  }
+  auto out = m->forward(ids, &init, o);
+  const int64_t V = out.logits.size(-1), L = ids.size(1);
+  torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}), ids.narrow(1, 1, L - 1).reshape({-1}))
+      .backward();
+  std::vector<torch::Tensor> g;
+  for (auto& p : m->parameters()) g.push_back(p.grad().clone());
+  return g;
+}
+
+}  // namespace statescope::test

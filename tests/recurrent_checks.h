@@ -1,0 +1,27 @@
+// recurrent_checks.h — the checks every architecture behind RecurrentLM passes, written once: a model
+// against an fla golden file (make_golden_fla.py's layout), two pieces with the state handed over
+// against one pass, and parameter gradients from a random non-zero state on one scan against another.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+#include "core/model/recurrent_lm.h"
+
+namespace statescope::test {
+
+// tests/golden/<dir> (a model and its golden.h5) on the chunked form and the sequential recurrence:
+// logits, loss, final states and per-position state norms from the zero state, logits over the long
+// input, logits and final states from the file's non-zero initial states.
+void expect_matches_fla_golden(const std::string& dir, const std::string& architecture);
+
+// ids split at `split`: logits, per-head norms, delta norms and final states of the two pieces (the
+// state handed over) equal one pass, for each scan.
+void expect_pieces_equal_one_pass(RecurrentLM& m, const torch::Tensor& ids, int64_t split,
+                                  const std::vector<ScanImpl>& scans, int64_t chunk_size = 0);
+
+// Every parameter's gradient of the next-token loss from a random non-zero initial state (seeded).
+std::vector<torch::Tensor> parameter_grads(RecurrentLM& m, const torch::Tensor& ids, ScanImpl scan, int64_t chunk_size = 0);
+
+}  // namespace statescope::test
