@@ -13,6 +13,9 @@ namespace statescope {
 namespace {
 namespace F = torch::nn::functional;
 using Shape = std::vector<int64_t>;
+// The chunked scan materialises a [b, C, C, H, K] decay per chunk, so its cost grows with C: chunks of
+// 16 halve the scan's training time against 64 on the CPU (bench/bench_fla_scan.cpp, bench/RESULTS.md).
+constexpr int64_t kDefaultChunk = 16;
 }  // namespace
 
 GLAMixerImpl::GLAMixerImpl(const GLAConfig& c) : cfg(c) {
@@ -84,7 +87,7 @@ torch::Tensor GLAMixerImpl::forward(const torch::Tensor& u, const LayerState* in
   const bool clip = Intervention::clips(iv), want = norms != nullptr;
   auto s = (opt.scan == ScanImpl::Sequential || clip)
                ? gla_scan_sequential(qh, kh, vh, g, h0, want, clip ? iv->max_norm : torch::Tensor())
-               : gla_scan_chunked(qh, kh, vh, g, h0, opt.chunk_size > 0 ? opt.chunk_size : 64, want);
+               : gla_scan_chunked(qh, kh, vh, g, h0, opt.chunk_size > 0 ? opt.chunk_size : kDefaultChunk, want);
   fin.ssm = s.final_state;                      // [b, H, dk, dv]
   if (want) *norms = s.norms;                   // [b, L, H]
   if (want && delta_norm) *delta_norm = s.delta_norms;  // [b, L]
