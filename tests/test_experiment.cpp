@@ -701,6 +701,9 @@ TEST(Experiment, ModelsRunSideBySideInOneFile) {
       EXPECT_EQ(f.attr(name, "status"), "finished") << name;
     }
   EXPECT_EQ(f.attr(l1 + ":passing", "model"), m1);
+  // Each run records its model's architecture, so the file says it without the model at hand.
+  EXPECT_EQ(f.attr(l1 + ":passing", "architecture"), "Mamba-1 \u00b7 1 layers \u00b7 state (d_inner, d_state) 64 \u00d7 8 \u00b7 1 channel groups");
+  EXPECT_EQ(f.attr(l2 + ":zero", "architecture").rfind("Mamba-2 \u00b7", 0), 0u) << f.attr(l2 + ":zero", "architecture");
   EXPECT_EQ(f.attr(l2 + ":passing", "model"), m2);
   run_experiment(R"({"model": ")" + m1 + R"(", )" + body, "spec.json", only1, {}, {}, true);
   H5File g(only1, H5File::Mode::Read);

@@ -41,7 +41,8 @@ TEST(Report, EveryRunTheCancelledOneAsSuchAndNothingFromElsewhere) {
   // has analyses; the cancelled run has none); a sweep of seeds only draws no sweep chart
   EXPECT_EQ(svgs, 11u);
   for (const char* part : {"How to read this", "The spec as run", "Unexplored states", "T = 32",
-                           "Effective Remembrance: passing@seed=1", "State distributions", "fit at T-1"})
+                           "Effective Remembrance: passing@seed=1", "State distributions", "fit at T-1",
+                           "<h2>Model</h2>", "Mamba-2 \u00b7 2 layers \u00b7 state (heads, headdim, d_state) 8 \u00d7 16 \u00d7 32"})
     EXPECT_NE(page.find(part), std::string::npos) << part;
   // Self-contained: no script, no link, no URL to fetch.
   EXPECT_EQ(page.find("<script"), std::string::npos);

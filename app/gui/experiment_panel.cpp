@@ -572,15 +572,7 @@ void ExperimentPanel::describe_model() {
       if (m.empty()) throw Error("an empty model name (use a committed model: " + committed_model_list() + "; or a directory)");
       const std::string dir = resolve_model(m);
       const ModelConfig c = load_model_config((std::filesystem::path(dir) / "config.json").string());
-      const StateLayout l = state_layout(c);
-      QStringList sizes;
-      for (const auto& a : l.ssm) sizes << QString::number(a.size);
-      described << tr("%1 · %2 layers · state %3 %4 · %5 %6s")
-                       .arg(QString::fromStdString(architecture_title(c)))
-                       .arg(l.n_layer)
-                       .arg(QString::fromStdString(l.ssm_axes()), sizes.join(QString::fromUtf8(" × ")))
-                       .arg(l.groups)
-                       .arg(QString::fromStdString(l.group_name));
+      described << QString::fromStdString(architecture_line(c));
     } catch (const std::exception& e) {  // not a model name, no such folder, or a config.json it cannot read
       described << tr("unknown");
       if (architecture_problem_.isEmpty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());

@@ -25,6 +25,7 @@
 #include "core/experiment/analyses.h"
 #include "core/experiment/sweep.h"
 #include "core/model/checkpoint.h"
+#include "core/model/model_config.h"
 #include "core/model/model_factory.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
@@ -290,8 +291,13 @@ class ExperimentRunner {
       extra["sweep_group"] = run.group;
     }
     js["run"] = extra;
+    std::string arch;  // what the run's model is, recorded so the file says it without the model at hand
+    try {
+      arch = architecture_line(load_model_config((std::filesystem::path(model.dir) / "config.json").string()));
+    } catch (const Error&) {
+    }
     return RunInfo{run.name, js.dump(), model.name, model.hash, label, run.spec.seed,
-                   std::string(kVersionString) + ", " + runtime_summary(), compute_.summary()};
+                   std::string(kVersionString) + ", " + runtime_summary(), compute_.summary(), arch};
   }
 
   RunSummary ended(const std::string& name, const std::string& label, const std::string& status,

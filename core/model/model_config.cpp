@@ -97,6 +97,14 @@ StateLayout state_layout(const ModelConfig& c) {
                     c);
 }
 
+std::string architecture_line(const ModelConfig& c) {
+  const StateLayout l = state_layout(c);
+  std::string sizes;
+  for (const auto& a : l.ssm) sizes += (sizes.empty() ? "" : " \u00d7 ") + std::to_string(a.size);
+  return architecture_title(c) + " \u00b7 " + std::to_string(l.n_layer) + " layers \u00b7 state " + l.ssm_axes() + " " +
+         sizes + " \u00b7 " + std::to_string(l.groups) + " " + l.group_name + "s";
+}
+
 std::vector<std::pair<std::string, std::string>> describe(const ModelConfig& c) {
   using S = std::vector<std::pair<std::string, std::string>>;
   auto n = [](int64_t v) { return std::to_string(v); };

@@ -32,6 +32,10 @@ int64_t parameter_count(const ModelConfig& c);
 StateLayout state_layout(const ModelConfig& c);
 void validate(const ModelConfig& c, const std::string& source);
 
+// "GLA · 2 layers · state (heads, head_k_dim, head_v_dim) 4 × 8 × 16 · 4 heads": the architecture and
+// its recurrent state per layer in one line (the app's model field, runs' `architecture` attribute).
+std::string architecture_line(const ModelConfig& c);
+
 // One line per field that describes the architecture, "name value" (statescope-cli info).
 std::vector<std::pair<std::string, std::string>> describe(const ModelConfig& c);
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -83,6 +84,25 @@ std::string html_report(const std::string& h5_path) {
     }
     e << "</table>\n";
     o << section("environment", "Environment", e.str());
+  }
+
+  // Models: each run's model and its architecture (recorded in the file; a multi-model spec has several).
+  {
+    std::map<std::string, std::pair<std::string, int>> models;  // model -> (architecture, runs)
+    for (auto& r : runs) {
+      auto& m = models[r.model];
+      if (m.first.empty()) m.first = r.architecture;
+      ++m.second;
+    }
+    if (std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.architecture.empty(); })) {
+      std::ostringstream m;
+      m << "<table><tr><th>model</th><th>architecture and recurrent state per layer</th><th>runs</th></tr>\n";
+      for (auto& [model, v] : models)
+        m << "<tr><td>" << esc(model) << "</td><td>" << esc(v.first.empty() ? "not recorded" : v.first) << "</td><td>"
+          << v.second << "</td></tr>\n";
+      m << "</table>\n";
+      o << section("models", models.size() > 1 ? "Models" : "Model", m.str());
+    }
   }
 
   // Summary of every run.

@@ -23,6 +23,7 @@ class H5File;
 struct RunRecord : RunResults {
   std::string name, file;                        // group name; the experiment file it came from
   std::string status, message, intervention, model, seed, versions, device;  // "" when absent
+  std::string architecture;  // e.g. "GLA · 2 layers · state ..." ("" in files before it was recorded)
 };
 
 // What a report section gets besides the runs.

@@ -139,6 +139,7 @@ void ExperimentFile::begin_run(const RunInfo& i, bool replace) {
   f_->set_attr(g, "spec", i.spec_json);
   f_->set_attr(g, "model", i.model);
   f_->set_attr(g, "checkpoint_hash", i.checkpoint_hash);
+  if (!i.architecture.empty()) f_->set_attr(g, "architecture", i.architecture);
   f_->set_attr(g, "intervention", i.intervention);
   f_->set_attr_i64(g, "seed", static_cast<int64_t>(i.seed));
   f_->set_attr(g, "versions", i.versions);

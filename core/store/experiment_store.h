@@ -3,7 +3,7 @@
 // write; the run's status attribute is written last). No LibTorch, no Qt.
 //
 // Root attributes: format, format_version, creator, created. Run group attributes: spec (JSON),
-// model, checkpoint_hash, intervention, seed, versions, device, status, message.
+// model, checkpoint_hash, architecture, intervention, seed, versions, device, status, message.
 // Datasets: train/{step, loss, lr, grad_norm} (growable); ppl/{position, nll, nll_stderr,
 // windowed_nll, excess, excess_stderr}; state_norm/{position, layer, head, norm [layer, position],
 // norm_per_head [layer, head, position]}; effrem/{T, t, value [T, t], stderr [T, t]};
@@ -32,6 +32,7 @@ struct RunInfo {
   uint64_t seed = 0;
   std::string versions;        // statescope, torch
   std::string device;
+  std::string architecture;    // model_config.h architecture_line(); "" when not known
 };
 
 // How an experiment file is written: under the output rule (core/base/output_rule.h). A new file or

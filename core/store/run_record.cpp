@@ -20,6 +20,7 @@ RunRecord read_run_record(const H5File& f, const std::string& run) {
   };
   r.status = attr("status"), r.message = attr("message"), r.intervention = attr("intervention");
   r.model = attr("model"), r.seed = attr("seed"), r.versions = attr("versions"), r.device = attr("device");
+  r.architecture = attr("architecture");
   r.train = read_train(f, run);
   for (const auto& a : analysis_records())
     if (f.has(run + "/" + a.marker)) a.read(f, run, r);
