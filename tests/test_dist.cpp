@@ -59,12 +59,17 @@ std::string posttrain(const std::string& out, const std::string& policy, int bat
 struct OneAndTwo {
   std::string one, two;  // the files
   Run r1, r2;
+  std::string tmpdir;     // the two-process job's TMPDIR
 };
+// The two-process job gets a temp folder of its own (TMPDIR, b.tmpdir), so what its ranks leave
+// there is its own even while other tests' jobs run beside it.
 void one_and_two(const std::string& args, const std::string& name, OneAndTwo& b) {
   b = OneAndTwo{tmp(name + "1.h5"), tmp(name + "2.h5"), {}, {}};
+  b.tmpdir = tmp(name + "_tmpdir");
+  fs::create_directories(b.tmpdir);
   b.r1 = sh(kCli + " " + args + " " + b.one);
   ASSERT_EQ(b.r1.code, 0) << b.r1.output;
-  b.r2 = sh(kCli + " --nproc 2 " + args + " " + b.two);
+  b.r2 = sh("TMPDIR=" + b.tmpdir + " " + kCli + " --nproc 2 " + args + " " + b.two);
   ASSERT_EQ(b.r2.code, 0) << b.r2.output;
 }
 
@@ -237,7 +242,7 @@ TEST(Dist, EvaluationOverTwoProcessesWritesTheFileOfOne) {
   };
   EXPECT_EQ(table(r1.output), table(r2.output)) << "the printed tables differ";
   // Only rank 0 wrote: no scratch file of rank 1 is left behind.
-  EXPECT_EQ(sh("ls " + fs::temp_directory_path().string() + " | grep -c '^statescope-rank1-'").output, "0\n");
+  EXPECT_EQ(sh("ls " + both.tmpdir + " | grep -c '^statescope-rank1-'").output, "0\n");
 }
 
 // A whole experiment spec (post-training, evaluation, an analysis) as one job of two processes.
