@@ -5,7 +5,10 @@
 
 #include "core/model/checkpoint.h"
 #include "core/store/h5file.h"
+#include "core/model/model_config.h"
+#include "tests/error_text.h"
 #include "tests/golden_util.h"
+#include "tests/scratch.h"
 #include "tests/test_util.h"
 
 namespace statescope::test {
@@ -93,6 +96,40 @@ std::vector<torch::Tensor> parameter_grads(RecurrentLM& m, const torch::Tensor& 
   std::vector<torch::Tensor> g;
   for (auto& p : m->parameters()) g.push_back(p.grad().clone());
   return g;
+}
+
+void expect_saves_and_reloads(const std::string& dir) {
+  auto m = load_model_dir(kGolden + dir);
+  int64_t n = 0;
+  for (auto& p : m->parameters()) n += p.numel();
+  EXPECT_EQ(n, parameter_count(m->model_config())) << dir;
+  const auto out = scratch("save-" + dir);
+  save_model_dir(m, out);
+  auto r = load_model_dir(out);
+  auto ids = torch::randint(0, vocab_size(m->model_config()), {1, 20}, torch::kInt64);
+  torch::NoGradGuard ng;
+  EXPECT_TRUE(close(r->forward(ids).logits, m->forward(ids).logits, 0, dir + " reloaded"));
+}
+
+void expect_refused_by_name(const std::function<std::string(const std::string&)>& config,
+                            const std::vector<std::pair<std::string, std::string>>& extra_and_field) {
+  for (const auto& [extra, field] : extra_and_field) {
+    const auto msg = error_of([&] { parse_model_config(config(extra), "fla.json"); });
+    EXPECT_NE(msg.find("fla.json"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(field), std::string::npos) << extra << " -> " << msg;
+  }
+}
+
+void expect_misfit_states_refused(const std::string& dir, const std::vector<int64_t>& wrong_ssm) {
+  auto m = load_model_dir(kGolden + dir);
+  auto s = m->zero_state(1);
+  s[0].conv = torch::zeros({1, 3, 3});
+  const auto msg = error_of([&] { m->forward(torch::zeros({1, 4}, torch::kInt64), &s); });
+  EXPECT_NE(msg.find("has no conv state"), std::string::npos) << msg;
+  s = m->zero_state(1);
+  s[1].ssm = torch::zeros(wrong_ssm);
+  const auto msg2 = error_of([&] { m->forward(torch::zeros({1, 4}, torch::kInt64), &s); });
+  EXPECT_NE(msg2.find("heads, head_k_dim, head_v_dim"), std::string::npos) << msg2;
 }
 
 }  // namespace statescope::test

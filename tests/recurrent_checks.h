@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,5 +24,17 @@ void expect_pieces_equal_one_pass(RecurrentLM& m, const torch::Tensor& ids, int6
 
 // Every parameter's gradient of the next-token loss from a random non-zero initial state (seeded).
 std::vector<torch::Tensor> parameter_grads(RecurrentLM& m, const torch::Tensor& ids, ScanImpl scan, int64_t chunk_size = 0);
+
+// tests/golden/<dir> saved by statescope and read back gives the same logits bit for bit, and the
+// model holds as many parameters as its config counts.
+void expect_saves_and_reloads(const std::string& dir);
+
+// Each config text (a field added to a valid one) is refused naming the source and that field.
+void expect_refused_by_name(const std::function<std::string(const std::string&)>& config,
+                            const std::vector<std::pair<std::string, std::string>>& extra_and_field);
+
+// tests/golden/<dir> (a model without short convolutions) refuses a conv state, and an ssm state of
+// shape `wrong_ssm` in layer 1 naming the axes (heads, head_k_dim, head_v_dim).
+void expect_misfit_states_refused(const std::string& dir, const std::vector<int64_t>& wrong_ssm);
 
 }  // namespace statescope::test
