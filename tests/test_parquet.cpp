@@ -146,3 +146,35 @@ TEST(Parquet, AWrongFileIsNamedWithWhatIsWrong) {
   m = error_of([&] { read_parquet_texts(fifo.string(), "text", noop); });
   EXPECT_NE(m.find("not a regular file"), std::string::npos) << m;
 }
+
+// A damaged size field must not take the machine's memory: a page that declares 2 GiB of text is
+// refused by the reader's memory cap (kParquetMemoryCap) naming the row group, after the rows before it.
+// The same cap, set below a real row group's size, refuses that row group too; at the default it reads.
+TEST(Parquet, APageThatDeclaresGigabytesIsRefusedByTheMemoryCap) {
+  std::ifstream in(kDir + "default.parquet", std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream rd(kDir + "README.json");
+  const size_t at = nlohmann::json::parse(rd).at("default_row_group_1_text_offset").get<size_t>();
+  // Row group 1's first page header (Thrift compact): type (field 1), uncompressed_page_size (field 2).
+  ASSERT_EQ(bytes.substr(at, 4), std::string("\x15\x04\x15\x80", 4)) << "the fixture's page header moved";
+  const size_t varint = at + 3, old_len = 3;  // 80 f6 01: 15744, zigzag-coded
+  ASSERT_EQ(static_cast<unsigned char>(bytes[varint + old_len - 1]), 0x01u);
+  const std::string huge("\xfe\xff\xff\xff\x0f", 5);  // INT32_MAX, zigzag-coded
+  const fs::path dir = test::scratch("parquet_cap");
+  fs::create_directories(dir);
+  const fs::path file = dir / "huge_page.parquet";
+  std::ofstream(file, std::ios::binary) << bytes.substr(0, varint) + huge + bytes.substr(varint + old_len);
+  int64_t seen = 0;
+  const auto count = [&](int64_t, std::string_view) { ++seen; };
+  std::string m = error_of([&] { read_parquet_texts(file.string(), "text", count); });
+  EXPECT_NE(m.find("huge_page.parquet: row group 1 needs more than 1024 MiB of memory to read"), std::string::npos) << m;
+  EXPECT_NE(m.find("smaller row groups"), std::string::npos) << m;
+  EXPECT_EQ(seen, 25);  // row group 0, whole
+
+  // The cap itself: below what the file's footer and first row group take, it refuses; the default reads.
+  seen = 0;
+  m = error_of([&] { read_parquet_texts(kDir + "default.parquet", "text", count, {}, 8 << 10); });
+  EXPECT_NE(m.find("default.parquet needs more than 8 KiB of memory to read"), std::string::npos) << m;
+  EXPECT_EQ(seen, 0);
+  EXPECT_EQ(parquet_texts(kDir + "default.parquet").size(), 61u);
+}

@@ -4,9 +4,12 @@
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 
+#include <atomic>
+
 #ifdef STATESCOPE_HAVE_PARQUET
 #include <arrow/api.h>
 #include <arrow/io/file.h>
+#include <arrow/io/interfaces.h>
 #include <parquet/arrow/reader.h>
 #include <parquet/exception.h>
 #include <parquet/file_reader.h>
@@ -22,7 +25,7 @@ bool parquet_available() { return false; }
 
 ParquetSummary read_parquet_texts(const std::string& path, const std::string&,
                                   const std::function<void(int64_t, std::string_view)>&,
-                                  const std::function<void(int, int)>&) {
+                                  const std::function<void(int, int)>&, int64_t) {
   throw Error(path + ": this build reads no Parquet (configured without Apache Arrow: run tools/setup.sh, "
               "which installs pyarrow into the virtual environment, and configure again)");
 }
@@ -64,18 +67,88 @@ void each_value(const arrow::Array& chunk, int64_t& index,
     if (a.IsValid(i)) row(index, a.GetView(i));
 }
 
+// Arrow's system allocator with a ceiling: an allocation that would take the bytes held past `cap`
+// fails with OutOfMemory (Arrow turns it into a Status or a ParquetException) and is remembered, so
+// the error can say what happened. The system allocator, not the wheel's default jemalloc, so that
+// freed row groups go back to the OS and sanitizers see every buffer.
+class CappedPool final : public arrow::MemoryPool {
+ public:
+  explicit CappedPool(int64_t cap) : cap_(cap) {}
+  arrow::Status Allocate(int64_t size, int64_t alignment, uint8_t** out) override {
+    if (!take(size)) return refuse(size);
+    auto st = base_->Allocate(size, alignment, out);
+    if (!st.ok()) held_ -= size;
+    return st;
+  }
+  arrow::Status Reallocate(int64_t old_size, int64_t new_size, int64_t alignment, uint8_t** ptr) override {
+    const int64_t grow = new_size - old_size;
+    if (!take(grow)) return refuse(new_size);
+    auto st = base_->Reallocate(old_size, new_size, alignment, ptr);
+    if (!st.ok()) held_ -= grow;
+    return st;
+  }
+  void Free(uint8_t* buffer, int64_t size, int64_t alignment) override {
+    base_->Free(buffer, size, alignment);
+    held_ -= size;
+  }
+  int64_t bytes_allocated() const override { return held_; }
+  int64_t total_bytes_allocated() const override { return base_->total_bytes_allocated(); }
+  int64_t num_allocations() const override { return base_->num_allocations(); }
+  std::string backend_name() const override { return "capped " + base_->backend_name(); }
+  bool refused() const { return refused_; }
+  int64_t cap() const { return cap_; }
+
+ private:
+  // Counts `bytes` as held if that keeps the total within the cap (Arrow may allocate from threads).
+  bool take(int64_t bytes) {
+    int64_t now = held_.load();
+    do {
+      if (bytes > cap_ - now) return false;
+    } while (!held_.compare_exchange_weak(now, now + bytes));
+    return true;
+  }
+  arrow::Status refuse(int64_t size) {
+    refused_ = true;
+    return arrow::Status::OutOfMemory("a buffer of ", size, " bytes would pass the cap of ", cap_, " bytes");
+  }
+  arrow::MemoryPool* base_ = arrow::system_memory_pool();
+  int64_t cap_;
+  std::atomic<int64_t> held_{0};
+  std::atomic<bool> refused_{false};
+};
+
+std::string kib_or_mib(int64_t bytes) {
+  return bytes >= (1 << 20) ? std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"
+                            : std::to_string((bytes + 1023) >> 10) + " KiB";
+}
+
 }  // namespace
 
 ParquetSummary read_parquet_texts(const std::string& path, const std::string& column,
                                   const std::function<void(int64_t, std::string_view)>& row,
-                                  const std::function<void(int, int)>& group_done) {
+                                  const std::function<void(int, int)>& group_done, int64_t memory_cap) {
   require_regular_file(path, "Parquet file");  // a FIFO or a device is refused before it is opened
   ParquetSummary s;
   int group = -1;  // the row group being read, for errors
+  CappedPool pool(memory_cap);
+  const auto too_big = [&] {
+    return Error(path + (group >= 0 ? ": row group " + std::to_string(group) : std::string()) +
+                 " needs more than " + kib_or_mib(pool.cap()) +
+                 " of memory to read (a damaged size field, or a row group larger than statescope reads at "
+                 "once: write the file with smaller row groups)");
+  };
   try {
-    auto file = value_or_throw(arrow::io::ReadableFile::Open(path), path + ": cannot open");
-    auto reader = value_or_throw(parquet::arrow::OpenFile(file, arrow::default_memory_pool()),
-                                 path + ": not a readable Parquet file");
+    auto file = value_or_throw(arrow::io::ReadableFile::Open(path, &pool), path + ": cannot open");
+    parquet::ReaderProperties props(&pool);
+    parquet::arrow::FileReaderBuilder builder;
+    if (auto st = builder.Open(file, props); !st.ok()) {
+      if (pool.refused()) throw too_big();
+      throw Error(path + ": not a readable Parquet file (" + clean(st.ToString()) + ")");
+    }
+    parquet::ArrowReaderProperties arrow_props;
+    arrow_props.set_io_context(arrow::io::IOContext(&pool));  // pre-buffered reads, too, from the capped pool
+    builder.memory_pool(&pool)->properties(arrow_props);
+    auto reader = value_or_throw(builder.Build(), path + ": not a readable Parquet file");
     std::shared_ptr<arrow::Schema> schema;
     if (auto st = reader->GetSchema(&schema); !st.ok())
       throw Error(path + ": cannot read the Parquet schema (" + clean(st.ToString()) + ")");
@@ -95,9 +168,10 @@ ParquetSummary read_parquet_texts(const std::string& path, const std::string& co
     s.row_groups = reader->num_row_groups();
     int64_t index = 0;
     for (group = 0; group < s.row_groups; ++group) {
-      auto table = value_or_throw(reader->ReadRowGroup(group, std::vector<int>{leaf}),
-                                  path + ": row group " + std::to_string(group) + " of " +
-                                      std::to_string(s.row_groups) + " is unreadable");
+      auto read = reader->ReadRowGroup(group, std::vector<int>{leaf});
+      if (!read.ok() && pool.refused()) throw too_big();
+      auto table = value_or_throw(std::move(read), path + ": row group " + std::to_string(group) + " of " +
+                                                       std::to_string(s.row_groups) + " is unreadable");
       for (const auto& chunk : table->column(0)->chunks()) {
         switch (chunk->type_id()) {
           case arrow::Type::STRING: each_value<arrow::StringArray>(*chunk, index, row); break;
@@ -113,6 +187,7 @@ ParquetSummary read_parquet_texts(const std::string& path, const std::string& co
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {  // parquet::ParquetException and friends from a damaged file
+    if (pool.refused()) throw too_big();
     throw Error(path + (group >= 0 ? ": row group " + std::to_string(group) : std::string()) +
                 ": not a readable Parquet file (" + clean(e.what()) + ")");
   }

@@ -22,12 +22,21 @@ struct ParquetSummary {
   std::vector<std::string> columns;  // top-level names, in order
 };
 
+// The most memory Arrow may hold at once while reading one file (a row group's column, its pages,
+// their decompression buffers). A damaged or hostile file can declare page and value counts whose
+// buffers would take gigabytes; past this cap the read stops with an Error naming the row group,
+// instead of the allocator taking the machine's memory. Real row groups are far smaller (`datasets`
+// and pyarrow write some 100 MB at most); a file beyond it is re-written with smaller row groups.
+inline constexpr int64_t kParquetMemoryCap = int64_t{1} << 30;  // 1 GiB
+
 // Calls `row(index, text)` for every non-null value of the string column `column` (string,
 // large_string or string_view; binary is refused by name), in row order, row group by row group;
 // `group_done(k, n)` after each. Throws Error naming the file and the row group at fault, or, when
-// the column is missing, the columns the file has.
+// the column is missing, the columns the file has. Arrow's buffers come from the system allocator
+// (not the wheel's jemalloc), counted against `memory_cap` bytes.
 ParquetSummary read_parquet_texts(const std::string& path, const std::string& column,
                                   const std::function<void(int64_t row, std::string_view text)>& row,
-                                  const std::function<void(int done, int row_groups)>& group_done = {});
+                                  const std::function<void(int done, int row_groups)>& group_done = {},
+                                  int64_t memory_cap = kParquetMemoryCap);
 
 }  // namespace statescope
