@@ -145,8 +145,11 @@ ParquetSummary read_parquet_texts(const std::string& path, const std::string& co
       if (pool.refused()) throw too_big();
       throw Error(path + ": not a readable Parquet file (" + clean(st.ToString()) + ")");
     }
-    parquet::ArrowReaderProperties arrow_props;
-    arrow_props.set_io_context(arrow::io::IOContext(&pool));  // pre-buffered reads, too, from the capped pool
+    // No pre-buffering: it reads ahead on Arrow's IO threads, which could still be filling a buffer from
+    // `pool` after an error ends this function. One column, one row group at a time needs none.
+    parquet::ArrowReaderProperties arrow_props(/*use_threads=*/false);
+    arrow_props.set_pre_buffer(false);
+    arrow_props.set_io_context(arrow::io::IOContext(&pool));
     builder.memory_pool(&pool)->properties(arrow_props);
     auto reader = value_or_throw(builder.Build(), path + ": not a readable Parquet file");
     std::shared_ptr<arrow::Schema> schema;
