@@ -118,29 +118,48 @@ TEST(Summary, OneYardstickDoesNotMoveWithThePolicy) {
   means(better_long);
   const auto b = summarize(base, "base", "none"), w = summarize(worse_short, "w", "passing"),
              l = summarize(better_long, "l", "passing");
-  ASSERT_EQ(b.fixed_excess.size(), b.bins.size());
+  ASSERT_EQ(b.excess.size(), b.bins.size());
+  ASSERT_TRUE(b.fixed && w.fixed && l.fixed);
   const double k = 1.0 / std::log(2.0);
   for (size_t i = 0; i < b.bins.size(); ++i) {
-    EXPECT_NEAR(b.fixed_excess[i], b.excess[i], 1e-12) << "the baseline's own reference is the yardstick";
-    EXPECT_NEAR(w.excess[i], b.excess[i] - 0.5 * k, 1e-6) << "measured against its own reference: a false gain";
-    EXPECT_NEAR(w.fixed_excess[i], b.fixed_excess[i], 1e-12) << "against the yardstick: no gain";
-    EXPECT_NEAR(w.fixed_excess_se[i], b.fixed_excess_se[i], 1e-12);
-    EXPECT_NEAR(l.fixed_excess[i], b.fixed_excess[i] - 0.2 * k, 1e-6) << "a real gain shows in full";
+    EXPECT_NEAR(b.own_excess[i], b.excess[i], 1e-12) << "the baseline's own reference is the yardstick";
+    EXPECT_NEAR(w.own_excess[i], b.excess[i] - 0.5 * k, 1e-6) << "measured against its own reference: a false gain";
+    EXPECT_NEAR(w.excess[i], b.excess[i], 1e-12) << "against the yardstick: no gain";
+    EXPECT_NEAR(w.excess_se[i], b.excess_se[i], 1e-12);
+    EXPECT_NEAR(w.reference[i], b.reference[i], 1e-12) << "one reference for every run";
+    EXPECT_NEAR(l.excess[i], b.excess[i] - 0.2 * k, 1e-6) << "a real gain shows in full";
   }
+  // The table reads the excess against the yardstick; the run that also has its own reference gets a
+  // second table against that (the baseline's own is the yardstick: not repeated).
   const std::string table = format_summary_table({b, w, l});
-  EXPECT_NE(table.find("vs base 2-4"), std::string::npos) << table;
   EXPECT_NE(table.find("one reference for every run"), std::string::npos) << table;
+  EXPECT_NE(table.find("own 2-4 (ref)"), std::string::npos) << table;
+  const std::string own = table.substr(table.find("own 2-4 (ref)"));
+  EXPECT_NE(own.find("\nw "), std::string::npos) << own;
+  EXPECT_EQ(own.find("\nbase "), std::string::npos) << own;
+  // A post-trained run scored without its own reference (the default): the same excess, no own table.
+  EvalResult lean = worse_short;
+  lean.windowed_seq.clear(), lean.windowed_nll.clear();
+  const auto wl = summarize(lean, "w", "passing");
+  EXPECT_EQ(wl.excess, w.excess);
+  EXPECT_TRUE(wl.own_excess.empty());
+  EXPECT_EQ(format_summary_table({b, wl}).find("own 2-4"), std::string::npos);
+  // No yardstick (a lone evaluation): the run's own reference, said so.
   EvalResult none = base;
   none.fixed_seq.clear();
-  EXPECT_TRUE(summarize(none, "n", "none").fixed_excess.empty());
-  EXPECT_EQ(format_summary_table({summarize(none, "n", "none")}).find("vs base"), std::string::npos);
+  const auto n = summarize(none, "n", "none");
+  EXPECT_FALSE(n.fixed);
+  EXPECT_EQ(n.excess, b.own_excess);
+  const std::string lone = format_summary_table({n});
+  EXPECT_NE(lone.find("the state-reset windowed loss"), std::string::npos) << lone;
+  EXPECT_EQ(lone.find("own 2-4"), std::string::npos) << lone;
 }
 
 TEST(Summary, SweepTableReadsEachGroupOverItsSeeds) {
   // Two seeds of one setting: loss near T 2 and 4, far excess +0.1 and +0.3, norm growth 1 and 3.
   // Mean 3, half-width t(0.975, 1) x sd / sqrt(2) = 12.706 x 1.414 / 1.414 = 12.706 for loss near T.
   std::vector<RunSummary> runs(3);
-  runs[2].name = "baseline", runs[2].status = "finished", runs[2].excess = {0.0, 0.5}, runs[2].fixed_excess = runs[2].excess;
+  runs[2].name = "baseline", runs[2].status = "finished", runs[2].excess = {0.0, 0.5}, runs[2].fixed = true;
   runs[2].loss_near = 2.25;
   EXPECT_EQ(format_sweep_table({runs[2]}), "") << "no swept run: no sweep table";
   for (int s = 0; s < 2; ++s) {
@@ -149,7 +168,7 @@ TEST(Summary, SweepTableReadsEachGroupOverItsSeeds) {
     r.cell = {{"seed", double(s)}};
     r.loss_near = 2 + 2 * s, r.loss_far = 1, r.norm_ratio = 1 + 2 * s;
     r.excess = {0.0, 0.1 + 0.2 * s};
-    r.fixed_excess = r.excess;
+    r.fixed = true;
   }
   const std::string table = format_sweep_table(runs);
   EXPECT_NE(table.find("loss T..2T"), std::string::npos) << table;

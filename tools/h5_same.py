@@ -4,7 +4,7 @@
 Usage: h5_same.py A.h5 B.h5
 
 Compares every dataset (values, shape, dtype) and every attribute of every group and dataset,
-leaving out the timestamps (created, started, finished). Prints the first differences and exits 1
+leaving out the timestamps (created, started, finished) and the wall times (seconds_*). Prints the first differences and exits 1
 if there are any, else prints how many objects matched and exits 0. h5py only.
 """
 import sys
@@ -20,7 +20,7 @@ def walk(h):
 
     def visit(name, obj):
         for k, v in obj.attrs.items():
-            if k not in TIMES:
+            if k not in TIMES and not k.startswith("seconds_"):
                 out[f"{name}@{k}"] = v
         if isinstance(obj, h5py.Dataset):
             out[name] = obj[()]

@@ -1,6 +1,7 @@
 // line_views.cpp — loss, per-position loss and state norm plots.
 #include "views/line_views.h"
 #include "core/base/constants.h"
+#include "core/base/eval_reference.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -33,7 +34,7 @@ void LossView::set_runs(const Runs& runs) {
 
 PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per position"), parent) {
   what_ = new QComboBox(this);
-  what_->addItems({tr("loss (bits/token)"), tr("excess over state-reset reference"), tr("perplexity"),
+  what_->addItems({tr("loss (bits/token)"), tr("excess over the loaded model's state-reset loss"), tr("perplexity"),
                    tr("state-reset reference loss (bits/token)")});
   toolbar()->insertWidget(0, what_);
   connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { set_runs(runs_); });
@@ -51,21 +52,26 @@ void PositionLossView::set_runs(const Runs& runs) {
     if (!r.checked || !r.eval) continue;
     const auto& e = *r.eval;
     Ts.insert(e.T);
-    if (mode == 3 && e.windowed_nll.empty()) continue;  // evaluated without the reference: nothing to show
+    // The excess and the reference: the one yardstick (the loaded model's state-reset loss) when the
+    // run has it, so runs compare; else the run's own state-reset reference.
+    const std::vector<double> ref = reference_nll(e);
+    const std::vector<float>& ref_seq = reference_seq(e);
+    if ((mode == 1 || mode == 3) && ref.empty()) continue;  // evaluated without a reference: nothing to show
     std::vector<double> x, y, err;
     const int64_t L = e.length, n = e.sequences;
+    const bool per_seq = static_cast<int64_t>(ref_seq.size()) == n * L;
     for (int64_t i = 0; i < L; ++i) {
       x.push_back(static_cast<double>(i + 1));  // 1-based so position 0 shows on a log axis
       double v = e.nll[i];
-      if (mode == 1 && !e.windowed_nll.empty()) v = e.nll[i] - e.windowed_nll[i];
-      if (mode == 3) v = e.windowed_nll[i];
+      if (mode == 1) v = e.nll[i] - ref[i];
+      if (mode == 3) v = ref[i];
       y.push_back(mode == 2 ? std::exp(v) : v * kBits);
-      if (n > 1 && mode != 2 && static_cast<int64_t>(e.nll_seq.size()) == n * L &&
-          (mode != 3 || static_cast<int64_t>(e.windowed_seq.size()) == n * L)) {
+      if (n > 1 && mode != 2 && static_cast<int64_t>(e.nll_seq.size()) == n * L && (mode == 0 || per_seq)) {
         double m = 0, s = 0;
         for (int64_t q = 0; q < n; ++q) {
-          double d = mode == 3 ? e.windowed_seq[q * L + i]
-                               : e.nll_seq[q * L + i] - (mode == 1 && !e.windowed_seq.empty() ? e.windowed_seq[q * L + i] : 0.f);
+          const double d = mode == 3   ? ref_seq[q * L + i]
+                           : mode == 1 ? e.nll_seq[q * L + i] - static_cast<double>(ref_seq[q * L + i])
+                                       : e.nll_seq[q * L + i];
           m += d;
           s += d * d;
         }

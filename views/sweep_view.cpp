@@ -1,6 +1,7 @@
 // sweep_view.cpp — mean and spread over seeds against a swept field (see sweep_view.h).
 #include "views/sweep_view.h"
 #include "core/base/constants.h"
+#include "core/base/eval_reference.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -16,11 +17,12 @@ constexpr double kBits = kBitsPerNat;
 }
 
 double far_excess_bits(const EvalResult& e) {
-  if (e.windowed_nll.empty() || e.T <= 0 || e.length <= e.T) return std::nan("");
+  const std::vector<double> ref = reference_nll(e);  // the one yardstick, else the run's own reference
+  if (ref.empty() || e.T <= 0 || e.length <= e.T) return std::nan("");
   int64_t lo = e.T;
   while (2 * lo < e.length) lo *= 2;  // the last bin [lo, length)
   double s = 0;
-  for (int64_t p = lo; p < e.length; ++p) s += e.nll[p] - e.windowed_nll[p];
+  for (int64_t p = lo; p < e.length; ++p) s += e.nll[p] - ref[p];
   return s / static_cast<double>(e.length - lo) * kBits;
 }
 

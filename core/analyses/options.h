@@ -16,6 +16,10 @@ struct EvalOptions {
   int64_t segment = 512;   // tokens per forward; the state is carried between segments
   int64_t batch = 8;       // sequences per forward
   bool windowed = true;    // also score with the state reset (the excess reference)
+  // In an experiment, a run other than the baseline is measured against the one yardstick (the
+  // loaded model's state-reset loss, computed once for every run); true: it also scores its own
+  // state-reset reference (`windowed`), about twice the full pass's cost again.
+  bool own_reference = false;
   bool norms = true;       // SSM state norms per position
 };
 

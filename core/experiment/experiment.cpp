@@ -401,17 +401,25 @@ class ExperimentRunner {
                                                reservoir_capacity(c, rs.analyses.unexplored->samples), SeedStreams::met_states(rs.seed));
       }
       std::vector<torch::Tensor> met_states;
+      // Wall time of each phase, seconds, as attributes of the run's group (seconds_posttrain,
+      // seconds_eval, seconds_reference where this run made the one yardstick, seconds_analyses).
+      using clk = std::chrono::steady_clock;
+      auto since = [](clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); };
       if (!is_baseline && !training_free && rs.posttrain.steps > 0) {
+        const auto t0 = clk::now();
         const TrainResult tr = posttrain(model, run, met.get(), model_ref);
         if (tr.status != "finished") return ended(name, label, tr.status, tr.message);
         if (met) met->gather(), met_states = met->states();  // data parallel: every rank's rows
+        file_->file().set_attr_f64(name, "seconds_posttrain", since(t0));
       }
       EvalResult eval;
+      const auto t_eval = clk::now();
       RunSummary summary = evaluate(model, run, label, eval, is_baseline, model_ref);
+      file_->file().set_attr_f64(name, "seconds_eval", since(t_eval));
+      const auto t_analyses = clk::now();
       summary.group = run.group;
       summary.cell = run.cell;
       if (spec_.analyses.any() && !cancelled_) {
-        using clk = std::chrono::steady_clock;
         std::string phase_now;
         clk::time_point phase_t0;
         // A training-free run is measured as loaded (no task fine-tuning), its intervention applied.
@@ -435,6 +443,7 @@ class ExperimentRunner {
           return common_envelopes(o, dir, seed, name);  // the baseline's own envelope (its seed + 5)
         };
         run_analyses(model, spec_.analyses, ctx, *file_, name);
+        file_->file().set_attr_f64(name, "seconds_analyses", since(t_analyses));
       }
       file_->set_status(name, "finished");
       run_finished(name);
@@ -485,7 +494,11 @@ class ExperimentRunner {
     const std::string& name = run.name;
     using clk = std::chrono::steady_clock;
     const auto t0 = clk::now();
-    r = evaluate_positions(model, corpus_.validation, run.spec.eval, [&](int64_t done, int64_t total) {
+    // The excess is measured against the one yardstick (fixed_reference): the baseline's own state-reset
+    // reference is it; a run that changed the model scores its own only on request (eval.own_reference).
+    EvalOptions eo = run.spec.eval;
+    eo.windowed = eo.windowed && (is_baseline || eo.own_reference);
+    r = evaluate_positions(model, corpus_.validation, eo, [&](int64_t done, int64_t total) {
       const double el = std::chrono::duration<double>(clk::now() - t0).count();
       return report(ExperimentProgress{name, "eval", done, total, done / std::max(1e-9, el), el / done * (total - done), 0});
     });
@@ -518,6 +531,7 @@ class ExperimentRunner {
       return report(ExperimentProgress{name, "reference", done, total, done / std::max(1e-9, el),
                                        el / done * (total - done), 0});
     });
+    file_->file().set_attr_f64(name, "seconds_reference", std::chrono::duration<double>(clk::now() - t0).count());
     return references_[key] = std::move(r.windowed_seq);
   }
 

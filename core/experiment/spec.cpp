@@ -244,9 +244,10 @@ InterventionSpec parse_intervention(const JsonFields& f, size_t index) {
 }
 
 EvalOptions parse_eval(const JsonFields& f) {
-  f.only({"length", "sequences", "segment", "batch"});
+  f.only({"length", "sequences", "segment", "batch", "own_reference"});
   EvalOptions e = ExperimentSpec::default_eval();
   f.read("length", e.length);
+  f.read("own_reference", e.own_reference);
   f.read("sequences", e.sequences);
   f.read("segment", e.segment);
   f.read("batch", e.batch);

@@ -50,10 +50,14 @@ struct ForwardOptions {
   const Intervention* intervention = nullptr;
   int64_t position = 0;
   int64_t layer = -1;         // set by the backbone for each layer's mixer
+  // Logits only for positions >= logits_from (ForwardOutput::logits is then [b, L - logits_from,
+  // vocab]): a forward whose first positions only warm the state up (the state-reset reference's
+  // windows) skips their final norm and LM head.
+  int64_t logits_from = 0;
 };
 
 struct ForwardOutput {
-  torch::Tensor logits;          // [b, L, vocab]
+  torch::Tensor logits;          // [b, L, vocab] ([b, L - logits_from, vocab] with ForwardOptions::logits_from)
   ModelState final_state;        // state after the last token
   torch::Tensor norm_per_head;   // [n_layer, b, L, groups] ||S_t||_F per group (head) (if requested)
   torch::Tensor norm;            // [n_layer, b, L] ||S_t||_F over the whole layer (if requested)

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "core/base/error.h"
 #include "core/model/intervention.h"
 
 namespace statescope {
@@ -87,6 +88,8 @@ void ResidualLMImpl::reset_backbone(at::Generator& gen, double std) {
 ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
   const int64_t k = opt.intervention ? opt.intervention->reset_period : 0;
   const int64_t L = tokens.dim() == 2 ? tokens.size(1) : 0;
+  if (opt.logits_from < 0 || opt.logits_from > L)
+    throw Error("forward: logits_from " + std::to_string(opt.logits_from) + " outside [0, " + std::to_string(L) + "]");
   if (k <= 0 || L == 0) return forward_span(tokens, init, opt);
   // Pieces between the multiples of k; the first keeps `init` unless it starts on a multiple.
   std::vector<ForwardOutput> parts;
@@ -96,6 +99,7 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
     const int64_t b = std::min(L, a + (k - pos % k));
     ForwardOptions o = opt;
     o.position = pos;
+    o.logits_from = 0;  // the pieces' logits are cut below
     const bool fresh = pos % k == 0 && (pos > 0 || a > 0);
     parts.push_back(forward_span(tokens.narrow(1, a, b - a), fresh ? nullptr : (a == 0 ? init : &parts.back().final_state), o));
     a = b;
@@ -108,6 +112,7 @@ ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelSt
   };
   ForwardOutput out;
   out.logits = cat([](ForwardOutput& p) { return p.logits; }, 1);               // [b, L, vocab]
+  if (opt.logits_from > 0) out.logits = out.logits.narrow(1, opt.logits_from, L - opt.logits_from);
   out.final_state = std::move(parts.back().final_state);
   out.norm_per_head = cat([](ForwardOutput& p) { return p.norm_per_head; }, 2);  // [NL, b, L, groups]
   out.norm = cat([](ForwardOutput& p) { return p.norm; }, 2);                    // [NL, b, L]
@@ -145,6 +150,7 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
       h = h + F::linear(F::silu(F::linear(x, m.gate->weight)) * F::linear(x, m.up->weight), m.down->weight);
     }
   }
+  if (opt.logits_from > 0) h = h.narrow(1, opt.logits_from, h.size(1) - opt.logits_from);  // [b, L - from, d_model]
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
   out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
   if (autocast) {

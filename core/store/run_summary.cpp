@@ -61,13 +61,15 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
     s.bins.emplace_back(a, b);
     if (!r.windowed_seq.empty()) {
       const BinExcess e = bin_excess(r.nll_seq, r.windowed_seq, n, L, a, b);
-      s.reference.push_back(k * e.reference), s.excess.push_back(k * e.mean), s.excess_se.push_back(k * e.se);
+      s.own_reference.push_back(k * e.reference), s.own_excess.push_back(k * e.mean), s.own_excess_se.push_back(k * e.se);
     }
     if (!r.fixed_seq.empty()) {
       const BinExcess e = bin_excess(r.nll_seq, r.fixed_seq, n, L, a, b);
-      s.fixed_excess.push_back(k * e.mean), s.fixed_excess_se.push_back(k * e.se);
+      s.reference.push_back(k * e.reference), s.excess.push_back(k * e.mean), s.excess_se.push_back(k * e.se);
     }
   }
+  s.fixed = !r.fixed_seq.empty();
+  if (!s.fixed) s.excess = s.own_excess, s.excess_se = s.own_excess_se, s.reference = s.own_reference;
   if (!r.norm.empty() && T - 1 < L) {
     double at = 0, far = 0;
     for (int64_t l = 0; l < r.n_layer; ++l) {
@@ -89,38 +91,41 @@ int intervention_width(const std::vector<RunSummary>& runs) {
   return static_cast<int>(w);
 }
 
-std::string format_fixed_table(const std::vector<RunSummary>& runs, size_t name_w) {
+// Runs measured against the one yardstick that also have their own state-reset reference, against
+// that (the baseline's own reference is the yardstick itself: left out when it equals it).
+std::string format_own_table(const std::vector<RunSummary>& runs, size_t name_w) {
   const int iv_w = intervention_width(runs);
+  auto shown = [](const RunSummary& r) { return r.fixed && !r.own_excess.empty() && r.own_excess != r.excess; };
   std::ostringstream o;
   o << std::fixed;
   std::vector<bool> done(runs.size(), false);
   for (size_t g = 0; g < runs.size(); ++g) {
-    if (done[g] || runs[g].fixed_excess.empty()) continue;
+    if (done[g] || !shown(runs[g])) continue;
     const auto& bins = runs[g].bins;
     o << "\n" << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(iv_w) << "intervention" << std::right;
     for (auto& [a, b] : bins) {
       std::ostringstream h;
-      h << "vs base " << a << "-" << b;
-      o << std::setw(18) << h.str();
+      h << "own " << a << "-" << b << " (ref)";
+      o << std::setw(26) << h.str();
     }
     o << "\n";
     for (size_t k = g; k < runs.size(); ++k) {
       const auto& r = runs[k];
-      if (done[k] || r.bins != bins || r.fixed_excess.empty()) continue;
+      if (done[k] || r.bins != bins || !shown(r)) continue;
       done[k] = true;
       o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(iv_w) << r.intervention << std::right;
-      for (size_t i = 0; i < r.fixed_excess.size(); ++i) {
+      for (size_t i = 0; i < r.own_excess.size(); ++i) {
         std::ostringstream c;
-        c << std::showpos << std::setprecision(3) << std::fixed << r.fixed_excess[i] << std::noshowpos << "±"
-          << r.fixed_excess_se[i];
-        o << std::setw(19) << c.str();  // "±" is two bytes
+        c << std::showpos << std::setprecision(3) << std::fixed << r.own_excess[i] << std::noshowpos << "±"
+          << r.own_excess_se[i] << " (" << r.own_reference[i] << ")";
+        o << std::setw(27) << c.str();  // "±" is two bytes
       }
       o << "\n";
     }
   }
   if (o.str().empty()) return "";
-  o << "(vs base: full-context loss minus the loaded model's state-reset loss on the same bytes, one reference for "
-       "every run: lower is better, and runs compare; mean ± standard error over sequences, bits per token)\n";
+  o << "(own: full-context loss minus the run's own state-reset loss, a reference the run's post-training moved: "
+       "it says whether longer context helps this model, not which run is better; (ref) = that reference loss)\n";
   return o.str();
 }
 
@@ -164,9 +169,14 @@ std::string format_summary_table(const std::vector<RunSummary>& runs) {
         << (r.status.empty() || r.status == "finished" ? "" : "  [" + r.status + "]") << "\n";
     }
   }
-  o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus the state-reset windowed loss, "
-       "mean ± standard error over sequences; (ref) = that windowed reference loss itself; bins are positions)\n";
-  o << format_fixed_table(runs, name_w);
+  const bool all_fixed = std::all_of(runs.begin(), runs.end(), [](const RunSummary& r) { return r.fixed || r.excess.empty(); });
+  const bool any_fixed = std::any_of(runs.begin(), runs.end(), [](const RunSummary& r) { return r.fixed; });
+  o << "(losses and excess in bits per token, i.e. per byte for byte-level models; excess = full-context loss minus "
+    << (all_fixed && any_fixed ? "the loaded model's state-reset loss on the same bytes, one reference for every run: lower is better, and runs compare"
+        : any_fixed ? "the loaded model's state-reset loss on the same bytes where a run has it, else the run's own state-reset loss"
+                    : "the state-reset windowed loss")
+    << "; mean ± standard error over sequences; (ref) = that reference loss itself; bins are positions)\n";
+  o << format_own_table(runs, name_w);
   return o.str();
 }
 
@@ -199,7 +209,7 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
   // Against the one yardstick when every run has it (runs compare), else each run's own reference.
   bool fixed = true;
   for (const auto& g : order)
-    for (auto* r : by[g]) fixed = fixed && !r->fixed_excess.empty();
+    for (auto* r : by[g]) fixed = fixed && r->fixed;
   auto stat = [](const std::vector<double>& v, int digits, bool sign) {
     const MeanInterval m = mean_interval(v);
     std::ostringstream c;
@@ -218,7 +228,7 @@ std::string format_sweep_table(const std::vector<RunSummary>& runs) {
     }
     std::vector<double> ex, ln, lf, nr;
     for (auto* r : rs) {
-      ex.push_back(fixed ? r->fixed_excess.back() : r->excess.back()), ln.push_back(r->loss_near), lf.push_back(r->loss_far);
+      ex.push_back(fixed || r->own_excess.empty() ? r->excess.back() : r->own_excess.back()), ln.push_back(r->loss_near), lf.push_back(r->loss_far);
       if (std::isfinite(r->norm_ratio) && r->norm_ratio > 0) nr.push_back(r->norm_ratio);
     }
     rows.push_back({g, std::to_string(rs.size()), stat(ex, 3, true), stat(ln, 3, false), stat(lf, 3, false), nr.empty() ? "-" : stat(nr, 2, false)});

@@ -17,14 +17,19 @@ struct RunSummary {
   double loss_near = 0;                  // mean nll over positions [T, 2T), bits/token (= bits/byte for byte-level models)
   double loss_far = 0;                   // mean nll over the last half of positions, bits/token (= bits/byte for byte-level models)
   std::vector<std::pair<int64_t, int64_t>> bins;  // log-spaced position bins [T,2T), [2T,4T), ...
+  // The excess per bin against the run's yardstick: the experiment's one yardstick when the run has
+  // it (the loaded model's state-reset loss on the same bytes, EvalResult::fixed_seq: the same for
+  // every run, so runs compare), else the run's own state-reset reference (a lone evaluation, or a
+  // file from before the one yardstick). `fixed` says which.
   std::vector<double> excess;            // mean excess per bin, bits/token (= bits/byte for byte-level models)
   std::vector<double> excess_se;         // its standard error (over sequences)
-  std::vector<double> reference;         // mean state-reset (windowed) loss per bin, bits/token: what
-                                         // the excess is measured against, so a negative excess
-                                         // can be told from a reference that got worse
-  // Against the experiment's one yardstick (the loaded model's state-reset loss on the same bytes,
-  // EvalResult::fixed_seq): the same reference for every run, so runs compare. Empty without one.
-  std::vector<double> fixed_excess, fixed_excess_se;  // per bin, bits/token
+  std::vector<double> reference;         // mean reference loss per bin, bits/token: what the excess
+                                         // is measured against, so a negative excess can be told
+                                         // from a reference that got worse
+  bool fixed = false;
+  // Against the run's own state-reset reference (EvalResult::windowed_seq), when it was computed
+  // beside the one yardstick (the baseline's is the yardstick; others on request: eval.own_reference).
+  std::vector<double> own_excess, own_excess_se, own_reference;  // per bin, bits/token
   double norm_ratio = 0;                 // mean layer state norm far (last half) / at position T-1
   std::string group;                     // sweep group: the run's name without its seed (sweep.h)
   std::vector<std::pair<std::string, double>> cell;  // its sweep cell (empty: no sweep)
@@ -32,7 +37,8 @@ struct RunSummary {
 
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
-// The runs' table; when they have the one yardstick, a second table of the excess against it.
+// The runs' table (excess against each run's yardstick); when runs measured against the one yardstick
+// also have their own state-reset reference, a second table of the excess against that.
 std::string format_summary_table(const std::vector<RunSummary>& runs);
 // A sweep's runs by group (the seeds of one setting): finished runs, the excess in the farthest bin
 // and the loss far, mean and [min, max] over the seeds; a run outside the grid (the baseline) is a

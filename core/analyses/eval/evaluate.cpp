@@ -109,15 +109,23 @@ torch::Tensor score_windowed(RecurrentLM& model, const torch::Tensor& tok, const
       std::vector<torch::Tensor> rows;
       for (int64_t k = 0; k < nk; ++k) rows.push_back(tok.narrow(1, starts[k0 + k], len + 1));
       auto w = torch::cat(rows, 0);                                     // [nk*b, len+1]
-      auto out = model->forward(w.narrow(1, 0, len));
-      auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32), w.narrow(1, 1, len).reshape({-1}),
+      // Only positions from s + skip are scored (window s keeps [max(s + T/2, T), s + len)): the
+      // first ones only warm the state up, so they get no final norm, LM head or cross-entropy.
+      int64_t skip = len;
+      for (int64_t k = 0; k < nk; ++k) skip = std::min(skip, std::max<int64_t>(half, o.T - starts[k0 + k]));
+      ForwardOptions fo = model->forward_options(0);  // the run's scan and intervention, from a reset state
+      fo.logits_from = std::clamp<int64_t>(skip, 0, len);
+      auto out = model->forward(w.narrow(1, 0, len), nullptr, fo);
+      const int64_t kept = len - fo.logits_from;
+      auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
+                                 w.narrow(1, 1 + fo.logits_from, kept).reshape({-1}),
                                  F::CrossEntropyFuncOptions().reduction(torch::kNone))
-                    .view({nk, b, len}).to(torch::kCPU, torch::kFloat64);   // [nk, b, len]
+                    .view({nk, b, kept}).to(torch::kCPU, torch::kFloat64);   // [nk, b, kept]
       for (int64_t k = 0; k < nk; ++k) {
         const int64_t s = starts[k0 + k];
         const int64_t p0 = std::max<int64_t>(s + half, o.T), p1 = std::min<int64_t>(s + len, L);
         if (p1 > p0) {
-          win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s, p1 - p0));
+          win.narrow(1, p0, p1 - p0).copy_(lp[k].narrow(1, p0 - s - fo.logits_from, p1 - p0));
           check_finite_loss(win.narrow(1, p0, p1 - p0), p0, "state-reset reference");
         }
       }

@@ -4,6 +4,7 @@
 
 #include "core/analyses/eval/record.h"
 #include "core/base/constants.h"
+#include "core/base/eval_reference.h"
 #include "core/report/html.h"
 #include "core/report/svg_chart.h"
 
@@ -12,7 +13,7 @@ namespace statescope {
 std::string report_eval(const std::vector<RunRecord>& runs, const ReportContext& ctx) {
   using namespace report;
   const double T = static_cast<double>(ctx.T);
-  Chart exc{"Excess over the state-reset reference", "position (tokens)", "excess (bits/token)", true, {}, {{T, "T"}}};
+  Chart exc{"Excess over the state-reset reference (the loaded model's, one for every run, where the file has it)", "position (tokens)", "excess (bits/token)", true, {}, {{T, "T"}}};
   Chart nll{"Loss per position", "position (tokens)", "loss (bits/token)", true, {}, {{T, "T"}}};
   Chart norm{"SSM state norm per position (mean over layers)", "position (tokens)", "||h_t||", true, {}, {{T, "T"}}};
   bool any = false;
@@ -21,8 +22,9 @@ std::string report_eval(const std::vector<RunRecord>& runs, const ReportContext&
     any = true;
     const auto& e = *runs[ri].eval;
     std::vector<double> ex(e.length), lv(e.length), nv(e.length, 0.0);
+    const std::vector<double> ref = reference_nll(e);  // the one yardstick, else the run's own reference
     for (int64_t p = 0; p < e.length; ++p) {
-      ex[p] = e.windowed_nll.empty() ? NAN : (e.nll[p] - e.windowed_nll[p]) * kBitsPerNat;
+      ex[p] = ref.empty() ? NAN : (e.nll[p] - ref[p]) * kBitsPerNat;
       lv[p] = e.nll[p] * kBitsPerNat;
       for (int64_t l = 0; l < e.n_layer && !e.norm.empty(); ++l) nv[p] += e.norm[l * e.length + p] / double(e.n_layer);
     }

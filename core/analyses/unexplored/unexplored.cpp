@@ -1,5 +1,6 @@
 // unexplored.cpp — the unexplored-states detector (see unexplored.h).
 #include "core/analyses/unexplored/unexplored.h"
+#include "core/base/eval_reference.h"
 #include "core/base/constants.h"
 
 #include <torch/torch.h>
@@ -359,11 +360,11 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
   r.excess.assign(npos, kNaN);
   r.excess_rho = r.excess_rho_lo = r.excess_rho_hi = kNaN;
   r.common_rho = r.common_rho_lo = r.common_rho_hi = kNaN;
-  if (!eval || eval->sequences != S || eval->length != L || eval->windowed_seq.size() != static_cast<size_t>(S * L))
-    return r;
   // The one yardstick when the evaluation has it; else the run's own state-reset reference.
-  const bool fixed = eval->fixed_seq.size() == static_cast<size_t>(S * L);
-  const std::vector<float>& reference = fixed ? eval->fixed_seq : eval->windowed_seq;
+  if (!eval || eval->sequences != S || eval->length != L) return r;
+  const std::vector<float>& reference = reference_seq(*eval);
+  if (reference.size() != static_cast<size_t>(S * L)) return r;
+  const bool fixed = !eval->fixed_seq.empty();
   r.excess_reference = fixed ? "fixed" : "own";
   std::vector<double> ex(static_cast<size_t>(S * npos), kNaN);  // [S, npos]
   std::vector<int64_t> used;                                     // grid points with a defined excess

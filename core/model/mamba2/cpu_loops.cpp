@@ -154,9 +154,10 @@ inline void add_f64(v4d& acc, v8 v) {
          __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d);
 }
 
-// step_row that also measures: adds this row's sum of s'^2 and of (s' - s)^2 into sq and dq (float64).
+// step_row that also measures: this row's lane sums of s'^2 and of (s' - s)^2 into *q and *d (float,
+// over N/8 products each); the block of rows adds them up and goes to float64 once per block.
 inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __restrict B, const float* __restrict C,
-                         int64_t N, int64_t Nv, float a, float* tail, v4d& sq, v4d& dq, double& sq_tail,
+                         int64_t N, int64_t Nv, float a, float* tail, v8* q_out, v8* d_out, double& sq_tail,
                          double& dq_tail) {
   const v8 xdv = splat(xd);
   v8 acc = splat(0.0f), q = splat(0.0f), d = splat(0.0f);
@@ -167,8 +168,8 @@ inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __re
     q += v * v;
     d += e * e;
   }
-  add_f64(sq, q);
-  add_f64(dq, d);
+  *q_out = q;
+  *d_out = d;
   float t = 0.0f;
   for (int64_t n = Nv; n < N; ++n) {
     const float o = s[n];
@@ -183,6 +184,9 @@ inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __re
 
 inline double hsum4(v4d v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
+// The sum of eight vectors as a tree (depth 3, not a chain of 7).
+inline v8 tree8(const v8* v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
+
 }  // namespace
 
 STATESCOPE_CLONES void scan_step_norms(float* __restrict S, const float* __restrict x, float dt, float a,
@@ -194,16 +198,21 @@ STATESCOPE_CLONES void scan_step_norms(float* __restrict S, const float* __restr
   double q_tail = 0, d_tail = 0;
   int64_t p = 0;
   for (; p + W <= P; p += W) {
-    v8 acc[W];
+    v8 acc[W], qr[W], dr[W];
     float tail[W];
     for (int j = 0; j < W; ++j)
-      acc[j] = step_row_norms(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j], q, d, q_tail, d_tail);
+      acc[j] = step_row_norms(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j], &qr[j], &dr[j], q_tail, d_tail);
     store(y + p, hsum8x8(acc) + load(tail));
+    add_f64(q, tree8(qr));
+    add_f64(d, tree8(dr));
   }
   for (; p < P; ++p) {
     float tail;
-    const v8 acc = step_row_norms(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail, q, d, q_tail, d_tail);
+    v8 qr, dr;
+    const v8 acc = step_row_norms(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail, &qr, &dr, q_tail, d_tail);
     y[p] = hsum(acc) + tail;
+    add_f64(q, qr);
+    add_f64(d, dr);
   }
   sq = hsum4(q) + q_tail;
   dsq = hsum4(d) + d_tail;
