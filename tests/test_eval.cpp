@@ -7,6 +7,7 @@
 
 #include "core/model/checkpoint.h"
 #include "core/base/error.h"
+#include "core/model/intervention.h"
 #include "core/model/model_registry.h"
 #include "core/analyses/eval/evaluate.h"
 #include "tests/test_util.h"
@@ -144,4 +145,32 @@ TEST(Eval, EmbeddedModelFailsPastItsTrainingContext) {
   EXPECT_GT(far / std::log(2.0), 0.15);  // clearly worse far past T than the state-reset reference
   EXPECT_GT(far / std::log(2.0), near / std::log(2.0) + 0.1);  // and growing with position
   EXPECT_GT(norm_far / norm_T, 2.0);     // the state norm keeps growing
+}
+
+// ForwardOptions::logits_from (the state-reset windows' warm-up half gets no LM head): the logits it
+// returns are the full forward's from that position on, in one span and across a state reset every
+// k tokens; outside [0, L] it is refused by name.
+TEST(Eval, LogitsFromGivesTheFullForwardsLastPositions) {
+  Fixture fx;
+  auto tok = torch::randint(0, 256, {2, 37}, torch::kInt64);
+  const auto full = fx.model->forward(tok).logits;  // [2, 37, 256]
+  ForwardOptions o = fx.model->forward_options(0);
+  o.logits_from = 13;
+  const auto part = fx.model->forward(tok, nullptr, o).logits;
+  ASSERT_EQ(part.sizes(), (std::vector<int64_t>{2, 24, 256}));
+  EXPECT_TRUE(torch::allclose(part, full.narrow(1, 13, 24), 1e-10, 1e-10));
+  Intervention reset;
+  reset.reset_period = 8;
+  o.intervention = &reset;
+  ForwardOptions all = o;
+  all.logits_from = 0;
+  EXPECT_TRUE(torch::allclose(fx.model->forward(tok, nullptr, o).logits,
+                              fx.model->forward(tok, nullptr, all).logits.narrow(1, 13, 24), 1e-10, 1e-10));
+  o.logits_from = 38;
+  try {
+    fx.model->forward(tok, nullptr, o);
+    ADD_FAILURE() << "logits_from past the end was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("logits_from 38 outside [0, 37]"), std::string::npos) << e.what();
+  }
 }
