@@ -174,3 +174,26 @@ TEST(Eval, LogitsFromGivesTheFullForwardsLastPositions) {
     EXPECT_NE(std::string(e.what()).find("logits_from 38 outside [0, 37]"), std::string::npos) << e.what();
   }
 }
+
+// ForwardOptions::delta_norms false (what the evaluation asks): the same state norms, bit for bit, on
+// the CPU fast path and ATen's, from a non-zero initial state, and no delta norms.
+TEST(Eval, StateNormsWithoutDeltaNormsAreTheSame) {
+  Mamba2Config c;
+  c.d_model = 32; c.n_layer = 2; c.d_state = 12; c.headdim = 8; c.vocab_size = 256; c.chunk_size = 16;  // 12: a tail
+  RecurrentLM m = Mamba2LM(c);
+  m->reset_parameters(5);
+  torch::NoGradGuard ng;
+  auto tok = torch::randint(0, 256, {3, 29}, torch::kInt64);
+  const ModelState h0 = m->forward(torch::randint(0, 256, {3, 11}, torch::kInt64)).final_state;
+  for (ScanImpl scan : {ScanImpl::Fused, ScanImpl::Chunked}) {
+    ForwardOptions with = m->forward_options(0);
+    with.scan = scan, with.state_norms = true;
+    ForwardOptions without = with;
+    without.delta_norms = false;
+    const auto a = m->forward(tok, &h0, with), b = m->forward(tok, &h0, without);
+    EXPECT_TRUE(torch::equal(a.norm_per_head, b.norm_per_head));
+    EXPECT_TRUE(torch::equal(a.logits, b.logits));
+    EXPECT_TRUE(a.delta_norm.defined());
+    EXPECT_FALSE(b.delta_norm.defined());
+  }
+}

@@ -41,6 +41,7 @@ struct ForwardOptions {
   ScanImpl scan = ScanImpl::Chunked;
   int64_t chunk_size = 0;     // 0: the config's chunk_size (Mamba-2)
   bool state_norms = false;   // also return per-token SSM state norms
+  bool delta_norms = true;    // with state_norms: also ||S_t - S_{t-1}|| (ForwardOutput::delta_norm)
   bool log_decay = false;     // also return the per-token log decay dt_t * A per group (ForwardOutput)
   bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
   bool mixer_inputs = false;  // also return each layer's mixer input (ForwardOutput::mixer_inputs)

@@ -143,7 +143,7 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
     ForwardOptions lo = opt;
     lo.layer = i;
     h = h + mix(i, u, li, lo, out.final_state[i], opt.state_norms ? &norms[i] : nullptr,
-                opt.state_norms ? &deltas[i] : nullptr, opt.log_decay ? &decays[i] : nullptr);
+                opt.state_norms && opt.delta_norms ? &deltas[i] : nullptr, opt.log_decay ? &decays[i] : nullptr);
     if (!mlps_.empty()) {  // fla: h + down(silu(gate(x)) * up(x)), x = RMSNorm(h)
       const auto& m = mlps_[i];
       auto x = rms_norm(h, m.norm->weight, shape_.norm_eps).to(emb.scalar_type());  // [b, L, d_model]
@@ -160,7 +160,7 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
   if (opt.state_norms) {
     out.norm_per_head = torch::stack(norms, 0);                             // [n_layer, b, L, groups]
     out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [n_layer, b, L]
-    out.delta_norm = torch::stack(deltas, 0);                               // [n_layer, b, L]
+    if (opt.delta_norms) out.delta_norm = torch::stack(deltas, 0);         // [n_layer, b, L]
   }
   if (opt.log_decay) out.log_decay = torch::stack(decays, 0);              // [n_layer, b, L, groups]
   return out;

@@ -60,6 +60,7 @@ torch::Tensor score_full_context(RecurrentLM& model, const torch::Tensor& tok, c
     const int64_t n = std::min(o.segment, L - p);
     ForwardOptions fo = model->forward_options(p);  // the run's Compute: the CUDA kernels on a GPU when fused
     fo.state_norms = o.norms;
+    fo.delta_norms = false;  // the evaluation keeps ||S_t|| only
     auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
     auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
                                tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));

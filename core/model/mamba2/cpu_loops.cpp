@@ -154,19 +154,24 @@ inline void add_f64(v4d& acc, v8 v) {
          __builtin_convertvector(__builtin_shufflevector(v, v, 4, 5, 6, 7), v4d);
 }
 
-// step_row that also measures: this row's lane sums of s'^2 and of (s' - s)^2 into *q and *d (float,
-// over N/8 products each); the block of rows adds them up and goes to float64 once per block.
-inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __restrict B, const float* __restrict C,
+// step_row that also measures: this row's lane sums of s'^2 (and, with Delta, of (s' - s)^2) into
+// *q_out and *d_out (float, over N/8 products each); the block of rows adds them up and goes to
+// float64 once per block.
+template <bool Delta>
+__attribute__((always_inline)) inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __restrict B, const float* __restrict C,
                          int64_t N, int64_t Nv, float a, float* tail, v8* q_out, v8* d_out, double& sq_tail,
                          double& dq_tail) {
   const v8 xdv = splat(xd);
   v8 acc = splat(0.0f), q = splat(0.0f), d = splat(0.0f);
   for (int64_t n = 0; n < Nv; n += W) {
-    const v8 o = load(s + n), v = av * o + xdv * load(B + n), e = v - o;
+    const v8 o = load(s + n), v = av * o + xdv * load(B + n);
     store(s + n, v);
     acc += v * load(C + n);
     q += v * v;
-    d += e * e;
+    if constexpr (Delta) {
+      const v8 e = v - o;
+      d += e * e;
+    }
   }
   *q_out = q;
   *d_out = d;
@@ -176,7 +181,7 @@ inline v8 step_row_norms(float* __restrict s, float xd, v8 av, const float* __re
     s[n] = a * o + xd * B[n];
     t += s[n] * C[n];
     sq_tail += static_cast<double>(s[n]) * s[n];
-    dq_tail += (static_cast<double>(s[n]) - o) * (static_cast<double>(s[n]) - o);
+    if constexpr (Delta) dq_tail += (static_cast<double>(s[n]) - o) * (static_cast<double>(s[n]) - o);
   }
   *tail = t;
   return acc;
@@ -187,11 +192,10 @@ inline double hsum4(v4d v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 // The sum of eight vectors as a tree (depth 3, not a chain of 7).
 inline v8 tree8(const v8* v) { return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7])); }
 
-}  // namespace
-
-STATESCOPE_CLONES void scan_step_norms(float* __restrict S, const float* __restrict x, float dt, float a,
-                                       const float* __restrict B, const float* __restrict C, float* __restrict y,
-                                       int64_t P, int64_t N, double& sq, double& dsq) {
+// Inlined into each clone of scan_step_norms (so compiled for its target, not the default one).
+template <bool Delta>
+__attribute__((always_inline)) inline void step_norms(float* __restrict S, const float* __restrict x, float dt, float a, const float* __restrict B,
+                       const float* __restrict C, float* __restrict y, int64_t P, int64_t N, double& sq, double& dsq) {
   const int64_t Nv = N - N % W;
   const v8 av = splat(a);
   v4d q = {0, 0, 0, 0}, d = {0, 0, 0, 0};
@@ -201,21 +205,32 @@ STATESCOPE_CLONES void scan_step_norms(float* __restrict S, const float* __restr
     v8 acc[W], qr[W], dr[W];
     float tail[W];
     for (int j = 0; j < W; ++j)
-      acc[j] = step_row_norms(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j], &qr[j], &dr[j], q_tail, d_tail);
+      acc[j] = step_row_norms<Delta>(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j], &qr[j], &dr[j],
+                                     q_tail, d_tail);
     store(y + p, hsum8x8(acc) + load(tail));
     add_f64(q, tree8(qr));
-    add_f64(d, tree8(dr));
+    if constexpr (Delta) add_f64(d, tree8(dr));
   }
   for (; p < P; ++p) {
     float tail;
     v8 qr, dr;
-    const v8 acc = step_row_norms(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail, &qr, &dr, q_tail, d_tail);
+    const v8 acc = step_row_norms<Delta>(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail, &qr, &dr, q_tail, d_tail);
     y[p] = hsum(acc) + tail;
     add_f64(q, qr);
-    add_f64(d, dr);
+    if constexpr (Delta) add_f64(d, dr);
   }
   sq = hsum4(q) + q_tail;
   dsq = hsum4(d) + d_tail;
+}
+
+}  // namespace
+
+STATESCOPE_CLONES void scan_step_norms(float* __restrict S, const float* __restrict x, float dt, float a,
+                                       const float* __restrict B, const float* __restrict C, float* __restrict y,
+                                       int64_t P, int64_t N, double& sq, double* dsq) {
+  double unused = 0;
+  if (dsq) step_norms<true>(S, x, dt, a, B, C, y, P, N, sq, *dsq);
+  else step_norms<false>(S, x, dt, a, B, C, y, P, N, sq, unused);
 }
 
 // ---------------------------------------------------------------------------------------------------

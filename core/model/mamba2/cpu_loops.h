@@ -22,10 +22,11 @@ void scan_step_back(float* R, const float* S, const float* Sprev, const float* x
                     const float* C, const float* dy, float* dx, float* dB, float* dC, int64_t P, int64_t N,
                     float& ddt_x, float& da);
 
-// scan_step (with y) that also measures the new state: sq = ||S_t||^2 and dsq = ||S_t - S_{t-1}||^2,
-// each row's eight lanes (N/8 terms each) summed in float32, rows added in float64.
+// scan_step (with y) that also measures the new state: sq = ||S_t||^2 and, when dsq is given,
+// *dsq = ||S_t - S_{t-1}||^2; each row's eight lanes (N/8 terms each) summed in float32, a block of
+// eight rows' sums added in float32, blocks in float64.
 void scan_step_norms(float* S, const float* x, float dt, float a, const float* B, const float* C, float* y, int64_t P,
-                     int64_t N, double& sq, double& dsq);
+                     int64_t N, double& sq, double* dsq);
 
 // --- causal depthwise conv over time, then SiLU -----------------------------------------------------
 // Token-major rows: input row t of one sequence at in + t * in_stride (channels contiguous, C of

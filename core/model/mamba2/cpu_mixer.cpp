@@ -96,7 +96,7 @@ struct CpuMixerFn : torch::autograd::Function<CpuMixerFn> {
     auto nm = torch::empty({norms ? s.b : 0, s.L, H}, opt), dl = torch::empty_like(nm);
     auto starts = torch::empty({grad ? cpu_scan_starts_size(sa) : 0}, opt);
     cpu_scan_forward(sa, y.data_ptr<float>(), hf.data_ptr<float>(), grad ? starts.data_ptr<float>() : nullptr,
-                     norms ? nm.data_ptr<float>() : nullptr, norms ? dl.data_ptr<float>() : nullptr);
+                     norms ? nm.data_ptr<float>() : nullptr, norms && d.delta_norms ? dl.data_ptr<float>() : nullptr);
 
     // gate with z, then RMSNorm: out [b, L, Di]
     const int64_t ng = d.norm_groups;

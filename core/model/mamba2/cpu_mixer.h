@@ -20,6 +20,7 @@ struct CpuMixerDims {
   double norm_eps = 1e-5;
   bool clamp_dt = false;               // dt = clamp(softplus(.), dt_lo, dt_hi) when set
   double dt_lo = 0, dt_hi = 0;
+  bool delta_norms = true;             // with the norms: also ||S_t - S_{t-1}|| (else delta_norm is unset)
 };
 
 struct CpuMixerOut {

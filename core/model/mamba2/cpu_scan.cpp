@@ -27,7 +27,8 @@ int64_t bc_at(const CpuScanArgs& a, int64_t bl, int64_t g) { return bl * a.bc_ro
 int64_t Q_of(const CpuScanArgs& a) { return cpu_scan_chunk(a.P, a.N); }
 int64_t nc_of(const CpuScanArgs& a) { return (a.L + Q_of(a) - 1) / Q_of(a); }
 
-// Forward of (bi, h): y, the final state, chunk-start states (when `starts`), norms (when `nm`).
+// Forward of (bi, h): y, the final state, chunk-start states (when `starts`), norms (when `nm`) and
+// delta norms (when `dl` too).
 void forward_head(const CpuScanArgs& d, int64_t bi, int64_t h, float* y, float* hf, float* starts, float* nm,
                   float* dl) {
   const int64_t H = d.H, P = d.P, N = d.N, PN = P * N, g = h / (H / d.G), Q = Q_of(d), nc = nc_of(d);
@@ -43,9 +44,9 @@ void forward_head(const CpuScanArgs& d, int64_t bi, int64_t h, float* y, float* 
     const float a = std::exp(dt * A), *Bv = d.B + bc_at(d, bl, g), *Cv = d.C + bc_at(d, bl, g);
     if (nm) {  // with the measurements
       double sq = 0, dsq = 0;
-      cpu::scan_step_norms(S.data(), xv, dt, a, Bv, Cv, yv, P, N, sq, dsq);
+      cpu::scan_step_norms(S.data(), xv, dt, a, Bv, Cv, yv, P, N, sq, dl ? &dsq : nullptr);
       nm[bl * H + h] = static_cast<float>(std::sqrt(sq));
-      dl[bl * H + h] = static_cast<float>(std::sqrt(dsq));
+      if (dl) dl[bl * H + h] = static_cast<float>(std::sqrt(dsq));
     } else {
       cpu::scan_step(S.data(), xv, dt, a, Bv, Cv, yv, P, N);
     }

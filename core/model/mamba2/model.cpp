@@ -89,6 +89,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
     CpuMixerDims md;
     md.H = H, md.P = P, md.G = G, md.N = N, md.norm_groups = c.norm_per_group ? G : 1, md.norm_eps = c.norm_eps;
     md.clamp_dt = c.has_dt_limit(), md.dt_lo = c.dt_limit_lo, md.dt_hi = c.dt_limit_hi;
+    md.delta_norms = delta_norm != nullptr;
     auto conv0 = init && init->conv.defined() ? init->conv.to(torch::kFloat32) : torch::Tensor();
     auto h0 = init && init->ssm.defined() ? init->ssm.to(torch::kFloat32) : torch::Tensor();
     auto m = cpu_mixer_core(zxbcdt, conv1d->weight, conv1d->bias, dt_bias, A_log, D, norm->weight, conv0, h0, md,
