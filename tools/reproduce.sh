@@ -37,9 +37,9 @@ recipe_failure_long() {
   table inspect failure_sweep_long.h5 --table sweep
 }
 
-# The demo's six runs, seed 0: each run's own excess and the one yardstick.
+# The demo's six runs, seed 0: the one yardstick, and each run's own state-reset reference beside it.
 recipe_demo() {
-  step run data/experiments/demo.json -o demo.h5 --jobs "$jobs" --overwrite
+  step run data/experiments/demo_own_reference.json -o demo.h5 --jobs "$jobs" --overwrite
   table inspect demo.h5 --table runs
 }
 
