@@ -145,14 +145,14 @@ std::string html_report(const std::string& h5_path) {
       t << "<p class=\"note\">Excess against one yardstick: each run's full-context loss minus the <i>loaded</i> "
            "model's state-reset loss on the same bytes, the same reference for every run, so the runs compare "
            "(lower is better).</p>\n";
-    if (std::any_of(sums.begin(), sums.end(), [](auto& s) { return s.fixed && !s.own_excess.empty() && s.own_excess != s.excess; })) {
+    if (std::any_of(sums.begin(), sums.end(), has_distinct_own_reference)) {
       t << "<p class=\"note\">Against each run's own state-reset reference (computed on request: "
            "<code>eval.own_reference</code>), which the run's post-training moves: whether longer context helps "
            "that model, not which run is better.</p>\n<table><tr><th>run</th><th>intervention</th>";
       for (auto& [a, b] : bins) t << "<th>own " << a << "-" << b << "</th>";
       t << "</tr>\n";
       for (auto& s : sums) {
-        if (!s.fixed || s.own_excess.empty() || s.own_excess == s.excess) continue;
+        if (!has_distinct_own_reference(s)) continue;
         t << "<tr><td>" << esc(s.name) << "</td><td>" << esc(s.intervention) << "</td>";
         for (size_t i = 0; i < bins.size(); ++i)
           t << "<td>" << (i < s.own_excess.size() ? fmt(s.own_excess[i], "%+.3f") + " ± " + fmt(s.own_excess_se[i]) : "–")

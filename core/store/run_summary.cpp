@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/base/constants.h"
+#include "core/base/eval_reference.h"
 
 namespace statescope {
 namespace {
@@ -56,20 +57,20 @@ RunSummary summarize(const EvalResult& r, const std::string& name, const std::st
   const int64_t L = r.length, T = r.T, n = r.sequences;
   s.loss_near = k * mean_range(r.nll, std::min(T, L), std::min(2 * T, L));
   s.loss_far = k * mean_range(r.nll, L / 2, L);
+  const std::vector<float>& reference = reference_seq(r);  // the one yardstick, else the run's own
+  s.fixed = !r.fixed_seq.empty();
   for (int64_t a = T; a < L; a *= 2) {
     const int64_t b = std::min(2 * a, L);
     s.bins.emplace_back(a, b);
-    if (!r.windowed_seq.empty()) {
+    if (!reference.empty()) {
+      const BinExcess e = bin_excess(r.nll_seq, reference, n, L, a, b);
+      s.reference.push_back(k * e.reference), s.excess.push_back(k * e.mean), s.excess_se.push_back(k * e.se);
+    }
+    if (s.fixed && !r.windowed_seq.empty()) {
       const BinExcess e = bin_excess(r.nll_seq, r.windowed_seq, n, L, a, b);
       s.own_reference.push_back(k * e.reference), s.own_excess.push_back(k * e.mean), s.own_excess_se.push_back(k * e.se);
     }
-    if (!r.fixed_seq.empty()) {
-      const BinExcess e = bin_excess(r.nll_seq, r.fixed_seq, n, L, a, b);
-      s.reference.push_back(k * e.reference), s.excess.push_back(k * e.mean), s.excess_se.push_back(k * e.se);
-    }
   }
-  s.fixed = !r.fixed_seq.empty();
-  if (!s.fixed) s.excess = s.own_excess, s.excess_se = s.own_excess_se, s.reference = s.own_reference;
   if (!r.norm.empty() && T - 1 < L) {
     double at = 0, far = 0;
     for (int64_t l = 0; l < r.n_layer; ++l) {
@@ -95,12 +96,11 @@ int intervention_width(const std::vector<RunSummary>& runs) {
 // that (the baseline's own reference is the yardstick itself: left out when it equals it).
 std::string format_own_table(const std::vector<RunSummary>& runs, size_t name_w) {
   const int iv_w = intervention_width(runs);
-  auto shown = [](const RunSummary& r) { return r.fixed && !r.own_excess.empty() && r.own_excess != r.excess; };
   std::ostringstream o;
   o << std::fixed;
   std::vector<bool> done(runs.size(), false);
   for (size_t g = 0; g < runs.size(); ++g) {
-    if (done[g] || !shown(runs[g])) continue;
+    if (done[g] || !has_distinct_own_reference(runs[g])) continue;
     const auto& bins = runs[g].bins;
     o << "\n" << std::left << std::setw(static_cast<int>(name_w)) << "run" << std::setw(iv_w) << "intervention" << std::right;
     for (auto& [a, b] : bins) {
@@ -111,7 +111,7 @@ std::string format_own_table(const std::vector<RunSummary>& runs, size_t name_w)
     o << "\n";
     for (size_t k = g; k < runs.size(); ++k) {
       const auto& r = runs[k];
-      if (done[k] || r.bins != bins || !shown(r)) continue;
+      if (done[k] || r.bins != bins || !has_distinct_own_reference(r)) continue;
       done[k] = true;
       o << std::left << std::setw(static_cast<int>(name_w)) << r.name << std::setw(iv_w) << r.intervention << std::right;
       for (size_t i = 0; i < r.own_excess.size(); ++i) {

@@ -35,6 +35,13 @@ struct RunSummary {
   std::vector<std::pair<std::string, double>> cell;  // its sweep cell (empty: no sweep)
 };
 
+// Whether the run's own state-reset reference says something its table row does not: it was
+// measured against the one yardstick and also has its own reference, which differs from it (the
+// baseline's own reference is the yardstick itself).
+inline bool has_distinct_own_reference(const RunSummary& r) {
+  return r.fixed && !r.own_excess.empty() && r.own_excess != r.excess;
+}
+
 // Summary of an evaluated run (bits per token: per byte for byte-level models).
 RunSummary summarize(const EvalResult& r, const std::string& name, const std::string& intervention);
 // The runs' table (excess against each run's yardstick); when runs measured against the one yardstick
