@@ -4,6 +4,11 @@
 // Prints one JSON line. bench/run_forward.sh runs this and transformers' Mamba2 or Mamba
 // (bench/hf_forward.py) on the same shapes, torch build and thread count, and prints the ratios. A
 // shape with "arch": "mamba1" is a Mamba-1.
+// For the side-by-side with llama.cpp (bench/run_llamacpp.sh), three environment entries:
+//   BENCH_CHECKPOINT=DIR   load the weights from DIR (a save_pretrained directory) instead of a random init
+//                          (the shape's batch and length still say the tokens' shape)
+//   BENCH_TOKENS=FILE      the tokens, int32 little-endian, batch x length (default: seeded random ids)
+//   BENCH_LOGITS_OUT=FILE  write the forward's logits there, float32, (batch, length, vocab)
 #include <torch/torch.h>
 
 #include <chrono>
@@ -13,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/memory_tuning.h"
+#include "core/model/checkpoint.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
 
@@ -81,7 +87,15 @@ int main(int argc, char** argv) {
   const int64_t B = s["batch"], L = s["length"], V = s["vocab_size"];
   RecurrentLM model{nullptr};
   Flops f;
-  if (mamba1) {
+  const char* checkpoint = std::getenv("BENCH_CHECKPOINT");
+  if (checkpoint) {
+    model = load_model_dir(checkpoint);
+    if (const auto* c1 = std::get_if<Mamba1Config>(&model->model_config())) {
+      f = flops_per_token(*c1);
+    } else {
+      f = flops_per_token(std::get<Mamba2Config>(model->model_config()));
+    }
+  } else if (mamba1) {
     Mamba1Config c;
     c.d_model = s["d_model"]; c.n_layer = s["n_layer"]; c.d_state = s["d_state"]; c.vocab_size = V;
     c.tie_embeddings = true;
@@ -95,7 +109,16 @@ int main(int argc, char** argv) {
     f = flops_per_token(c);
   }
   torch::manual_seed(0);
-  auto tokens = torch::randint(0, V, {B, L}, torch::kInt64);
+  auto tokens = torch::randint(0, V, {B, L}, torch::kInt64);  // (B, L)
+  if (const char* path = std::getenv("BENCH_TOKENS")) {
+    std::vector<int32_t> ids(static_cast<size_t>(B * L));
+    std::ifstream in(path, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(ids.data()), static_cast<std::streamsize>(ids.size() * 4))) {
+      std::cerr << path << ": expected " << B * L << " int32 tokens\n";
+      return 2;
+    }
+    tokens = torch::from_blob(ids.data(), {B, L}, torch::kInt32).to(torch::kInt64);
+  }
   const std::string scan = argc == 6 ? argv[5] : "aten";  // fused on the CPU: the plain-loop scan (cpu_scan.h)
   ForwardOptions fo;
   fo.scan = scan == "fused" ? ScanImpl::Fused : ScanImpl::Chunked;
@@ -119,6 +142,12 @@ int main(int argc, char** argv) {
     return static_cast<double>(B * L) / best;
   };
   const double fwd = time_it(false);
+  if (const char* path = std::getenv("BENCH_LOGITS_OUT")) {
+    torch::NoGradGuard ng;
+    auto logits = model->forward(tokens, nullptr, fo).logits.to(torch::kFloat32).contiguous();  // (B, L, V)
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(logits.data_ptr<float>()), static_cast<std::streamsize>(logits.numel() * 4));
+  }
   if (std::getenv("BENCH_FORWARD_ONLY")) {  // for profiling the forward alone (perf record)
     std::cout << nlohmann::json{{"shape", argv[2]}, {"threads", threads}, {"fwd_tok_s", fwd}}.dump() << std::endl;
     return 0;
