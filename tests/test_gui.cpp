@@ -462,8 +462,8 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   }
   EXPECT_EQ(w.runs()[1].train.size(), 40u);
   EXPECT_EQ(w.run_list()->model()->rowCount(), 2);
-  auto* loss = qobject_cast<views::LossView*>(w.tabs()->widget(0));
-  auto* ppl = qobject_cast<views::PositionLossView*>(w.tabs()->widget(1));
+  auto* loss = dynamic_cast<views::LossView*>(w.tabs()->widget(0));
+  auto* ppl = dynamic_cast<views::PositionLossView*>(w.tabs()->widget(1));
   w.tabs()->setCurrentIndex(1);  // views draw when shown
   EXPECT_EQ(loss->series_count(), 1);  // only the post-trained run has training steps
   EXPECT_EQ(ppl->series_count(), 2);
@@ -624,7 +624,7 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };
   EXPECT_EQ(plots(0)[0]->series_count(), 1);  // loss: fitted
   EXPECT_EQ(plots(1)[0]->series_count(), 2);  // per-position
-  auto* norm = qobject_cast<views::StateNormView*>(w.tabs()->widget(2));
+  auto* norm = dynamic_cast<views::StateNormView*>(w.tabs()->widget(2));
   ASSERT_NE(norm, nullptr);
   EXPECT_EQ(plots(2).size(), 2);  // curves and the per-head map, both exported
   EXPECT_EQ(norm->curves()->series_count(), 2);
@@ -642,20 +642,20 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   heads->mode_box()->setCurrentIndex(1);  // absolute: the first row's last cell is the norm at position 128
   EXPECT_DOUBLE_EQ(heads->color_map()->data()->cell(heads->color_map()->data()->keySize() - 1, 0),
                    e.norm_per_head[e.length - 1]);
-  auto* eff = qobject_cast<views::EffRemView*>(w.tabs()->widget(3));
+  auto* eff = dynamic_cast<views::EffRemView*>(w.tabs()->widget(3));
   EXPECT_EQ(eff->curves()->series_count(), 2);
   ASSERT_NE(eff->heatmap()->color_map(), nullptr);
   EXPECT_EQ(eff->heatmap()->color_map()->data()->keySize(), 5);    // t = 0 + 4 points
   EXPECT_EQ(eff->heatmap()->color_map()->data()->valueSize(), 2);  // T = 16, 32
-  auto* pk = qobject_cast<views::PasskeyView*>(w.tabs()->widget(4));
+  auto* pk = dynamic_cast<views::PasskeyView*>(w.tabs()->widget(4));
   ASSERT_NE(pk->color_map(), nullptr);
   EXPECT_EQ(pk->color_map()->data()->keySize(), 3);
   EXPECT_EQ(pk->color_map()->data()->valueSize(), 2);
-  auto* st = qobject_cast<views::StatesView*>(w.tabs()->widget(5));
+  auto* st = dynamic_cast<views::StatesView*>(w.tabs()->widget(5));
   EXPECT_EQ(st->histogram()->series_count(), 4);  // 2 runs x (histogram + fitted Gaussian)
   EXPECT_EQ(st->position_box()->count(), 3);
   EXPECT_EQ(st->change()->series_count(), 2);
-  auto* un = qobject_cast<views::UnexploredView*>(w.tabs()->widget(6));
+  auto* un = dynamic_cast<views::UnexploredView*>(w.tabs()->widget(6));
   ASSERT_NE(un, nullptr);
   EXPECT_TRUE(field<QCheckBox>(w.panel(), "a_unexplored")->isChecked());
   EXPECT_EQ(un->outside_plot()->series_count(), 2);  // outside fraction per run, above
@@ -666,14 +666,14 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   for (const auto& r : w.runs())
     EXPECT_EQ(r.unexplored->common_outside_mean.size(), r.unexplored->outside_mean.size()) << r.name.toStdString();
   un->envelope_box()->setCurrentIndex(0);
-  auto* sw = qobject_cast<views::SweepView*>(w.tabs()->widget(7));
+  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(7));
   ASSERT_NE(sw, nullptr);
   EXPECT_EQ(sw->series_count(), 0);  // no sweep in this file: nothing to draw
-  auto* tb = qobject_cast<views::TablesView*>(w.tabs()->widget(8));
+  auto* tb = dynamic_cast<views::TablesView*>(w.tabs()->widget(8));
   EXPECT_EQ(tb->copying_table()->columnCount(), 2);
   EXPECT_EQ(tb->copying_table()->rowCount(), 6);
   EXPECT_EQ(tb->babi_table()->rowCount(), 2);
-  auto* attn = qobject_cast<views::AttentionView*>(w.tabs()->widget(10));
+  auto* attn = dynamic_cast<views::AttentionView*>(w.tabs()->widget(10));
   ASSERT_NE(attn, nullptr);
   EXPECT_EQ(attn->curves()->series_count(), 2);   // how far back, per run
   EXPECT_EQ(attn->head_box()->count(), 9);         // mean + the embedded model's 8 heads
@@ -773,7 +773,7 @@ TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
   ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
   w.tabs()->setCurrentIndex(7);
   QTest::qWait(50);
-  auto* sw = qobject_cast<views::SweepView*>(w.tabs()->widget(7));
+  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(7));
   ASSERT_NE(sw, nullptr);
   EXPECT_EQ(sw->field_box()->currentText(), "posttrain.steps");
   ASSERT_EQ(sw->series_count(), 2);  // zero and passing

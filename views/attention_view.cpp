@@ -145,11 +145,10 @@ QString AttentionView::describe_cell(int64_t i, int64_t j, HeatmapWidget* map) {
   return {};
 }
 
-void AttentionView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void AttentionView::show_runs() {
   const QSignalBlocker b1(head_), b2(map_->run_box()), b3(map2_->run_box());
   const QString second = map2_->run_box()->currentText();
-  for (HeatmapWidget* m : {map_, map2_}) m->fill_run_box(runs, [](const RunData& r) { return r.attention.has_value(); });
+  for (HeatmapWidget* m : {map_, map2_}) m->fill_run_box(runs_, [](const RunData& r) { return r.attention.has_value(); });
   // Unless chosen there before: the first map opens on a baseline run and the second on a
   // state-passing run (the comparison the tab is for), else on the run after the first's.
   auto first_named = [](QComboBox* box, const QString& prefix) {
@@ -168,7 +167,7 @@ void AttentionView::set_runs(const Runs& runs) {
   }
   if (map_->run_box()->count() > 0) first_fill_ = false;
   std::vector<int64_t> heads;
-  for (auto& r : runs)
+  for (auto& r : runs_)
     if (r.attention)
       for (auto h : r.attention->heads)
         if (std::find(heads.begin(), heads.end(), h) == heads.end()) heads.push_back(h);

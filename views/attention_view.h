@@ -15,10 +15,8 @@ class QLabel;
 namespace statescope::views {
 
 class AttentionView : public QWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit AttentionView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   PlotWidget* curves() const { return curves_; }
   HeatmapWidget* matrix() const { return map_; }
   HeatmapWidget* second_matrix() const { return map2_; }
@@ -31,6 +29,7 @@ class AttentionView : public QWidget, public RunsView {
   QString describe_cell(int64_t t, int64_t s, HeatmapWidget* map = nullptr);
 
  private:
+  void show_runs() override;
   void draw_curves();
   void draw_map();
   void draw_map(HeatmapWidget* map);
@@ -39,7 +38,6 @@ class AttentionView : public QWidget, public RunsView {
   HeatmapWidget *map_, *map2_;
   QLabel* strip_;
   QComboBox* head_;  // "mean over heads" or one head (the curves); the map shows one head
-  Runs runs_;
   bool first_fill_ = true;  // the maps open on baseline and state passing once; later the user's choice stands
 };
 

@@ -13,15 +13,14 @@ DecayView::DecayView(QWidget* parent) : PlotWidget(tr("Decay timescales"), paren
   layer_->setObjectName("decay_layer");
   layer_->addItem(tr("all layers"));
   toolbar()->insertWidget(0, layer_);
-  connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { set_runs(runs_); });
+  connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { show_runs(); });
   set_log_x(true);
   set_labels(tr("memory length -1/(dt A) (tokens)"), tr("fraction of tokens"));
 }
 
-void DecayView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void DecayView::show_runs() {
   int64_t layers = 0;
-  for (auto& r : runs)
+  for (auto& r : runs_)
     if (r.decay) layers = std::max(layers, r.decay->n_layer);
   if (layer_->count() != layers + 1) {  // the layer list follows the runs shown
     const QSignalBlocker block(layer_);
@@ -33,7 +32,7 @@ void DecayView::set_runs(const Runs& runs) {
   }
   const int64_t only = layer_->currentIndex() - 1;  // -1: all
   clear_series();
-  for (auto& r : runs) {
+  for (auto& r : runs_) {
     if (!r.checked || !r.decay) continue;
     const auto& d = *r.decay;
     if (only >= d.n_layer) continue;

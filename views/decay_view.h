@@ -11,14 +11,12 @@ class QComboBox;
 namespace statescope::views {
 
 class DecayView : public PlotWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit DecayView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
 
  private:
+  void show_runs() override;
   QComboBox* layer_;  // "all layers" or one layer
-  Runs runs_;
 };
 
 }  // namespace statescope::views

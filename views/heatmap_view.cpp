@@ -200,14 +200,13 @@ EffRemView::EffRemView(QWidget* parent) : QWidget(parent) {
   connect(heat_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
 }
 
-void EffRemView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void EffRemView::show_runs() {
   const QString keepT = Tbox_->currentText();
   const QSignalBlocker b1(Tbox_), b2(heat_->run_box());
   Tbox_->clear();
-  heat_->fill_run_box(runs, [](const RunData& r) { return r.effrem.has_value(); });
+  heat_->fill_run_box(runs_, [](const RunData& r) { return r.effrem.has_value(); });
   std::vector<int64_t> Ts;
-  for (auto& r : runs) {
+  for (auto& r : runs_) {
     if (!r.effrem) continue;
     for (auto T : r.effrem->T)
       if (std::find(Ts.begin(), Ts.end(), T) == Ts.end()) Ts.push_back(T);
@@ -263,9 +262,8 @@ PasskeyView::PasskeyView(QWidget* parent) : HeatmapWidget(tr("Passkey retrieval 
   connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
 }
 
-void PasskeyView::set_runs(const Runs& runs) {
-  runs_ = runs;
-  fill_run_box(runs, [](const RunData& r) { return r.passkey.has_value(); });
+void PasskeyView::show_runs() {
+  fill_run_box(runs_, [](const RunData& r) { return r.passkey.has_value(); });
   draw();
 }
 

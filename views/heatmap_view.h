@@ -53,32 +53,28 @@ class HeatmapWidget : public PlotWidget {
 };
 
 class EffRemView : public QWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit EffRemView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   PlotWidget* curves() const { return curves_; }
   HeatmapWidget* heatmap() const { return heat_; }
 
  private:
+  void show_runs() override;
   void draw_curves();
   void draw_map();
   PlotWidget* curves_;
   HeatmapWidget* heat_;
   QComboBox* Tbox_;
-  Runs runs_;
 };
 
 class PasskeyView : public HeatmapWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit PasskeyView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
 
  private:
+  void show_runs() override;
   void draw();
   QComboBox* metric_;
-  Runs runs_;
 };
 
 }  // namespace statescope::views

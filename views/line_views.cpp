@@ -21,9 +21,9 @@ LossView::LossView(QWidget* parent) : PlotWidget(tr("Training loss"), parent) {
   set_smoothing(90);   // per-step losses are noisy (one batch each); the raw curves stay faint beneath
 }
 
-void LossView::set_runs(const Runs& runs) {
+void LossView::show_runs() {
   clear_series();
-  for (auto& r : runs) {
+  for (auto& r : runs_) {
     if (!r.checked || r.train.empty()) continue;
     std::vector<double> x, y;
     for (auto& s : r.train) x.push_back(static_cast<double>(s.step)), y.push_back(s.loss * kBits);
@@ -37,18 +37,17 @@ PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per po
   what_->addItems({tr("loss (bits/token)"), tr("excess over the loaded model's state-reset loss"), tr("perplexity"),
                    tr("state-reset reference loss (bits/token)")});
   toolbar()->insertWidget(0, what_);
-  connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { set_runs(runs_); });
+  connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { show_runs(); });
   set_log_x(true);
   set_smoothing(97);  // per-position losses are noisy; the raw curves stay faint beneath
 }
 
-void PositionLossView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void PositionLossView::show_runs() {
   clear_series();
   const int mode = what_->currentIndex();
   set_labels(tr("position (tokens)"), what_->currentText());
   std::set<int64_t> Ts;  // runs of several files may have other training contexts
-  for (auto& r : runs) {
+  for (auto& r : runs_) {
     if (!r.checked || !r.eval) continue;
     const auto& e = *r.eval;
     Ts.insert(e.T);
@@ -99,10 +98,9 @@ NormCurvesView::NormCurvesView(QWidget* parent) : PlotWidget(tr("SSM state norm 
   set_labels(tr("position (tokens)"), tr("||h_t||_F"));
 }
 
-void NormCurvesView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void NormCurvesView::show_runs() {
   int64_t nl = 0, nh = 0;
-  for (auto& r : runs)
+  for (auto& r : runs_)
     if (r.eval) nl = std::max(nl, r.eval->n_layer), nh = std::max(nh, r.eval->nheads);
   const QSignalBlocker b1(layer_), b2(head_);
   const int li = layer_->currentIndex(), hi = head_->currentIndex();

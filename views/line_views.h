@@ -11,35 +11,32 @@ class QComboBox;
 namespace statescope::views {
 
 class LossView : public PlotWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit LossView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
+
+ private:
+  void show_runs() override;
 };
 
 class PositionLossView : public PlotWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit PositionLossView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
 
  private:
+  void show_runs() override;
   QComboBox* what_;  // loss | excess over the windowed reference
-  Runs runs_;
 };
 
 class NormCurvesView : public PlotWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit NormCurvesView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   QComboBox* layer_box() const { return layer_; }
   QComboBox* head_box() const { return head_; }
 
  private:
+  void show_runs() override;
   void redraw();
   QComboBox *layer_, *head_;
-  Runs runs_;
 };
 
 }  // namespace statescope::views

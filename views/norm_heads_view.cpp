@@ -21,9 +21,8 @@ NormHeadsView::NormHeadsView(QWidget* parent) : HeatmapWidget(tr("State norm per
   connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
 }
 
-void NormHeadsView::set_runs(const Runs& runs) {
-  runs_ = runs;
-  fill_run_box(runs, [](const RunData& r) { return r.eval && !r.eval->norm_per_head.empty(); });
+void NormHeadsView::show_runs() {
+  fill_run_box(runs_, [](const RunData& r) { return r.eval && !r.eval->norm_per_head.empty(); });
   draw();
 }
 
@@ -76,9 +75,9 @@ StateNormView::StateNormView(QWidget* parent) : QWidget(parent) {
   v->addWidget(split);
 }
 
-void StateNormView::set_runs(const Runs& runs) {
-  curves_->set_runs(runs);
-  heads_->set_runs(runs);
+void StateNormView::show_runs() {
+  curves_->set_runs(runs_);
+  heads_->set_runs(runs_);
 }
 
 }  // namespace statescope::views

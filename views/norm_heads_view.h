@@ -11,27 +11,24 @@
 namespace statescope::views {
 
 class NormHeadsView : public HeatmapWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit NormHeadsView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   QComboBox* mode_box() const { return mode_; }
 
  private:
+  void show_runs() override;
   void draw();
   QComboBox* mode_;  // relative to T-1 | absolute
-  Runs runs_;
 };
 
 class StateNormView : public QWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit StateNormView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   NormCurvesView* curves() const { return curves_; }
   NormHeadsView* heads() const { return heads_; }
 
  private:
+  void show_runs() override;
   NormCurvesView* curves_;
   NormHeadsView* heads_;
 };

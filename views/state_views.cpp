@@ -38,10 +38,9 @@ StatesView::StatesView(QWidget* parent) : QWidget(parent) {
   v->addWidget(split);
 }
 
-void StatesView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void StatesView::show_runs() {
   const StateStatsResult* first = nullptr;
-  for (auto& r : runs)
+  for (auto& r : runs_)
     if (r.states && !first) first = &*r.states;
   const QSignalBlocker b1(layer_), b2(head_), b3(pos_);
   const int li = layer_->currentIndex(), hi = head_->currentIndex(), pi = pos_->currentIndex();
@@ -137,7 +136,7 @@ TablesView::TablesView(QWidget* parent) : QWidget(parent) {
   }
 }
 
-void TablesView::set_runs(const Runs& runs) {
+void TablesView::show_runs() {
   auto fill = [](QTableWidget* t, const Runs& runs, bool copying) {
     std::vector<const RunData*> cols;
     std::vector<int64_t> lengths;
@@ -181,10 +180,10 @@ void TablesView::set_runs(const Runs& runs) {
       }
     }
   };
-  fill(copy_, runs, true);
-  fill(babi_, runs, false);
+  fill(copy_, runs_, true);
+  fill(babi_, runs_, false);
   plot_->clear_series();
-  for (auto& r : runs) {
+  for (auto& r : runs_) {
     if (!r.checked) continue;
     if (r.copying) {
       std::vector<double> x(r.copying->lengths.begin(), r.copying->lengths.end());

@@ -13,32 +13,29 @@ class QTableWidget;
 namespace statescope::views {
 
 class StatesView : public QWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit StatesView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   PlotWidget* histogram() const { return hist_; }
   PlotWidget* change() const { return delta_; }
   QComboBox* position_box() const { return pos_; }
 
  private:
+  void show_runs() override;
   void draw();
   PlotWidget *hist_, *delta_;
   QComboBox *layer_, *head_, *pos_;
   QLabel* head_label_ = nullptr;  // "head", or "channel group" for Mamba-1 runs
-  Runs runs_;
 };
 
 class TablesView : public QWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit TablesView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   QTableWidget* copying_table() const { return copy_; }
   QTableWidget* babi_table() const { return babi_; }
   PlotWidget* plot() const { return plot_; }
 
  private:
+  void show_runs() override;
   QTableWidget *copy_, *babi_;
   PlotWidget* plot_;
 };

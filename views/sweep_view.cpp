@@ -43,17 +43,16 @@ SweepView::SweepView(QWidget* parent) : PlotWidget(tr("Sweep: mean over seeds, e
   connect(measure_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
 }
 
-void SweepView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void SweepView::show_runs() {
   std::set<std::string> fields;
-  for (auto& r : runs)
+  for (auto& r : runs_)
     for (auto& [k, v] : r.sweep.values)
       if (k != "seed") fields.insert(k);
   const QSignalBlocker b(field_);
   const QString was = field_->currentText();
   field_->clear();
   for (auto& f : fields) field_->addItem(QString::fromStdString(f));
-  if (fields.empty() && std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.sweep.values.empty(); }))
+  if (fields.empty() && std::any_of(runs_.begin(), runs_.end(), [](auto& r) { return !r.sweep.values.empty(); }))
     field_->addItem("seed");  // only seeds swept: one point per run, spread by seed
   const int i = field_->findText(was);
   field_->setCurrentIndex(i >= 0 ? i : 0);

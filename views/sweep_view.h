@@ -11,17 +11,15 @@ class QComboBox;
 namespace statescope::views {
 
 class SweepView : public PlotWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit SweepView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   QComboBox* field_box() const { return field_; }
   QComboBox* measure_box() const { return measure_; }
 
  private:
+  void show_runs() override;
   void redraw();
   QComboBox *field_, *measure_;
-  Runs runs_;
 };
 
 // The far-past-T measures of one evaluation, bits/token: the mean excess over the last of the

@@ -41,10 +41,9 @@ UnexploredView::UnexploredView(QWidget* parent) : QWidget(parent) {
   lay->addWidget(split);
 }
 
-void UnexploredView::set_runs(const Runs& runs) {
-  runs_ = runs;
+void UnexploredView::show_runs() {
   int64_t nl = 0;
-  for (auto& r : runs)
+  for (auto& r : runs_)
     if (r.unexplored) nl = std::max(nl, r.unexplored->n_layer);
   const QSignalBlocker b(layer_);
   const int li = layer_->currentIndex();

@@ -16,19 +16,17 @@ class QComboBox;
 namespace statescope::views {
 
 class UnexploredView : public QWidget, public RunsView {
-  Q_OBJECT
  public:
   explicit UnexploredView(QWidget* parent = nullptr);
-  void set_runs(const Runs& runs) override;
   PlotWidget* outside_plot() const { return outside_; }
   PlotWidget* excess_plot() const { return excess_; }
   QComboBox* envelope_box() const { return envelope_; }  // 0: each run's own envelope, 1: the common one
 
  private:
+  void show_runs() override;
   void redraw();
   PlotWidget *outside_, *excess_;
   QComboBox *layer_, *envelope_;
-  Runs runs_;
 };
 
 }  // namespace statescope::views
