@@ -132,4 +132,30 @@ void expect_misfit_states_refused(const std::string& dir, const std::vector<int6
   EXPECT_NE(msg2.find("heads, head_k_dim, head_v_dim"), std::string::npos) << msg2;
 }
 
+InterventionProbe::InterventionProbe(const std::string& dir) : m(load_model_dir(kGolden + dir)) {
+  torch::manual_seed(0);
+  ids = torch::randint(0, 64, {1, 30}, torch::kInt64);
+  opt.state_norms = true;
+  opt.log_decay = true;
+  torch::NoGradGuard ng;
+  base = m->forward(ids, nullptr, opt);
+  iv.label = "probe";
+  iv.layers.resize(2);
+  opt.intervention = &iv;
+}
+
+ForwardOutput InterventionProbe::run() {
+  torch::NoGradGuard ng;
+  return m->forward(ids, nullptr, opt);
+}
+
+void expect_clip_bounds_the_norm(InterventionProbe& p) {
+  p.iv.layers.assign(2, LayerIntervention{});
+  const double cap = 0.5 * p.base.norm_per_head[0].max().item<double>();
+  p.iv.layers[0].max_norm = torch::full({4}, cap, torch::kFloat64);
+  auto clipped = p.run();
+  EXPECT_LE(clipped.norm_per_head[0].max().item<double>(), cap * (1 + 1e-6));
+  EXPECT_GT(clipped.norm_per_head[0].max().item<double>(), 0.9 * cap);  // the cap binds
+}
+
 }  // namespace statescope::test

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model/intervention.h"
 #include "core/model/recurrent_lm.h"
 
 namespace statescope::test {
@@ -36,5 +37,22 @@ void expect_refused_by_name(const std::function<std::string(const std::string&)>
 // tests/golden/<dir> (a model without short convolutions) refuses a conv state, and an ssm state of
 // shape `wrong_ssm` in layer 1 naming the axes (heads, head_k_dim, head_v_dim).
 void expect_misfit_states_refused(const std::string& dir, const std::vector<int64_t>& wrong_ssm);
+
+// An fla golden model (2 layers, 4 heads), 30 seeded random ids, and its forward with per-head norms
+// and log decay from the zero state, for the interventions' tests: run() applies `iv`, whose two
+// layers start with no intervention.
+struct InterventionProbe {
+  explicit InterventionProbe(const std::string& dir);
+  ForwardOutput run();
+  RecurrentLM m{nullptr};
+  torch::Tensor ids;  // [1, 30]
+  ForwardOptions opt;
+  ForwardOutput base;
+  Intervention iv;
+};
+
+// Clipping layer 0's state at half the largest norm it reaches bounds every head's norm there,
+// and the cap binds.
+void expect_clip_bounds_the_norm(InterventionProbe& p);
 
 }  // namespace statescope::test

@@ -165,29 +165,14 @@ TEST(GLAConfig, RefusesWhatItDoesNotImplementByName) {
 
 // A dt intervention names GLA; a_scale multiplies the log gate; clip bounds each head's norm.
 TEST(GLAModel, InterventionsActOnTheGateOrAreRefusedByName) {
-  auto m = load_model_dir(kGolden + "fla-gla");
-  auto ids = torch::randint(0, 64, {1, 30}, torch::kInt64);
-  torch::NoGradGuard ng;
-  ForwardOptions opt;
-  opt.state_norms = true;
-  opt.log_decay = true;
-  auto base = m->forward(ids, nullptr, opt);
-  Intervention iv;
-  iv.label = "dt x2";
-  iv.layers.resize(2);
-  iv.layers[0].dt_factor = torch::full({4}, 2.0, torch::kFloat64);
-  opt.intervention = &iv;
-  const auto msg = error_of([&] { m->forward(ids, nullptr, opt); });
+  InterventionProbe p("fla-gla");
+  p.iv.layers[0].dt_factor = torch::full({4}, 2.0, torch::kFloat64);
+  const auto msg = error_of([&] { p.run(); });
   EXPECT_NE(msg.find("GLA has no dt"), std::string::npos) << msg;
-  iv.layers[0] = LayerIntervention{};
-  iv.layers[1].a_factor = 0.5;
-  auto half = m->forward(ids, nullptr, opt);
-  EXPECT_TRUE(close(half.log_decay[1], base.log_decay[1] * 0.5, 1e-6, "a_scale halves the log gate"));
-  EXPECT_TRUE(close(half.log_decay[0], base.log_decay[0], 0, "other layer untouched"));
-  iv.layers[1] = LayerIntervention{};
-  const double cap = 0.5 * base.norm_per_head[0].max().item<double>();  // half the largest norm reached
-  iv.layers[0].max_norm = torch::full({4}, cap, torch::kFloat64);
-  auto clipped = m->forward(ids, nullptr, opt);
-  EXPECT_LE(clipped.norm_per_head[0].max().item<double>(), cap * (1 + 1e-6));
-  EXPECT_GT(clipped.norm_per_head[0].max().item<double>(), 0.9 * cap);  // the cap binds
+  p.iv.layers[0] = LayerIntervention{};
+  p.iv.layers[1].a_factor = 0.5;
+  auto half = p.run();
+  EXPECT_TRUE(close(half.log_decay[1], p.base.log_decay[1] * 0.5, 1e-6, "a_scale halves the log gate"));
+  EXPECT_TRUE(close(half.log_decay[0], p.base.log_decay[0], 0, "other layer untouched"));
+  expect_clip_bounds_the_norm(p);
 }

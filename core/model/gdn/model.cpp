@@ -108,26 +108,13 @@ torch::Tensor GatedDeltaNetMixerImpl::forward(const torch::Tensor& u, const Laye
   return F::linear(o.reshape({b, L, V}).to(u.scalar_type()), o_proj->weight);  // [b, L, d_model]
 }
 
-GatedDeltaNetLMImpl::GatedDeltaNetLMImpl(const GatedDeltaNetConfig& c) : ResidualLMImpl(c, "Gated DeltaNet config") {
+GatedDeltaNetLMImpl::GatedDeltaNetLMImpl(const GatedDeltaNetConfig& c)
+    : ResidualLMOf(c, "Gated DeltaNet config", {"A_log", "dt_bias", ".bias"}) {
   build(fla_shape(c.vocab_size, c.d_model, c.n_layer, c.tie_embeddings, c.norm_eps, c.mlp_size()), [&](int64_t) {
     mixers_.push_back(GatedDeltaNetMixer(c));
     return mixers_.back().ptr();
   });
   reset_parameters(/*seed=*/0);
-}
-
-std::vector<std::string> GatedDeltaNetLMImpl::no_weight_decay() const {
-  return norms_and_names_ending({"A_log", "dt_bias", ".bias"});
-}
-
-std::shared_ptr<RecurrentLMImpl> GatedDeltaNetLMImpl::make_empty() const {
-  return std::make_shared<GatedDeltaNetLMImpl>(config());
-}
-
-torch::Tensor GatedDeltaNetLMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                                       LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                                       torch::Tensor* log_decay) {
-  return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms, log_decay);
 }
 
 void GatedDeltaNetLMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {

@@ -8,7 +8,7 @@
 // the transpose [b, HV, V, K]), conv [b, q|k|v channels, conv_size-1] (oldest first) when use_short_conv.
 #pragma once
 #include "core/model/gdn/config.h"
-#include "core/model/residual_lm.h"
+#include "core/model/residual_lm_of.h"
 
 namespace statescope {
 
@@ -28,26 +28,13 @@ class GatedDeltaNetMixerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(GatedDeltaNetMixer);
 
-class GatedDeltaNetLMImpl : public ResidualLMImpl {
+class GatedDeltaNetLMImpl : public ResidualLMOf<GatedDeltaNetLMImpl, GatedDeltaNetConfig, GatedDeltaNetMixer> {
  public:
   explicit GatedDeltaNetLMImpl(const GatedDeltaNetConfig& cfg);
-  const GatedDeltaNetConfig& config() const { return std::get<GatedDeltaNetConfig>(mc_); }
-  // Norms, A_log, dt_bias and biases.
-  std::vector<std::string> no_weight_decay() const override;
   // fla's init: every linear and conv normal(0, initializer_range), embeddings likewise, norms 1;
   // A = U(a_min, a_max) per value head (fla: U(0, 16); statescope's defaults 1..16 keep A > 0 away
   // from 0), dt = exp(U(log 1e-3, log 1e-1)) floored at 1e-4, dt_bias its inverse softplus.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
-  std::shared_ptr<RecurrentLMImpl> make_empty() const override;
-  GatedDeltaNetMixer mixer(int64_t i) const { return mixers_.at(i); }
-
- protected:
-  torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                    torch::Tensor* log_decay) override;
-
- private:
-  std::vector<GatedDeltaNetMixer> mixers_;
 };
 TORCH_MODULE(GatedDeltaNetLM);
 

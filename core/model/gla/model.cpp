@@ -99,22 +99,13 @@ torch::Tensor GLAMixerImpl::forward(const torch::Tensor& u, const LayerState* in
   return F::linear(o, o_proj->weight);                                                 // [b, L, d_model]
 }
 
-GLALMImpl::GLALMImpl(const GLAConfig& c) : ResidualLMImpl(c, "GLA config") {
+GLALMImpl::GLALMImpl(const GLAConfig& c)
+    : ResidualLMOf(c, "GLA config", {".bias"}) {
   build(fla_shape(c.vocab_size, c.d_model, c.n_layer, c.tie_embeddings, c.norm_eps, c.mlp_size()), [&](int64_t) {
     mixers_.push_back(GLAMixer(c));
     return mixers_.back().ptr();
   });
   reset_parameters(/*seed=*/0);
-}
-
-std::vector<std::string> GLALMImpl::no_weight_decay() const { return norms_and_names_ending({".bias"}); }
-
-std::shared_ptr<RecurrentLMImpl> GLALMImpl::make_empty() const { return std::make_shared<GLALMImpl>(config()); }
-
-torch::Tensor GLALMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                             LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                             torch::Tensor* log_decay) {
-  return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms, log_decay);
 }
 
 void GLALMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {

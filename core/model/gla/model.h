@@ -8,7 +8,7 @@
 // holds the transpose), conv [b, q|k|v channels, conv_size-1] (oldest first) when use_short_conv.
 #pragma once
 #include "core/model/gla/config.h"
-#include "core/model/residual_lm.h"
+#include "core/model/residual_lm_of.h"
 
 namespace statescope {
 
@@ -28,25 +28,12 @@ class GLAMixerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(GLAMixer);
 
-class GLALMImpl : public ResidualLMImpl {
+class GLALMImpl : public ResidualLMOf<GLALMImpl, GLAConfig, GLAMixer> {
  public:
   explicit GLALMImpl(const GLAConfig& cfg);
-  const GLAConfig& config() const { return std::get<GLAConfig>(mc_); }
-  // Norms, biases and embeddings.
-  std::vector<std::string> no_weight_decay() const override;
   // fla's _init_weights: every linear and conv normal(0, initializer_range), biases 0, embeddings
   // normal(0, initializer_range), norms 1. a_min/a_max must stay at their defaults (GLA has no A).
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
-  std::shared_ptr<RecurrentLMImpl> make_empty() const override;
-  GLAMixer mixer(int64_t i) const { return mixers_.at(i); }
-
- protected:
-  torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                    torch::Tensor* log_decay) override;
-
- private:
-  std::vector<GLAMixer> mixers_;
 };
 TORCH_MODULE(GLALM);
 

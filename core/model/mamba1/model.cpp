@@ -27,9 +27,9 @@ Mamba1MixerImpl::Mamba1MixerImpl(const Mamba1Config& c) : cfg(c) {
 }
 
 torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                                       int64_t groups, LayerState& fin, torch::Tensor* norm_per_group,
-                                       torch::Tensor* delta_norm, torch::Tensor* log_decay) {
-  const int64_t b = u.size(0), L = u.size(1), Di = cfg.d_inner();
+                                       LayerState& fin, torch::Tensor* norm_per_group, torch::Tensor* delta_norm,
+                                       torch::Tensor* log_decay) {
+  const int64_t b = u.size(0), L = u.size(1), Di = cfg.d_inner(), groups = channel_groups(Di);
 
   // 1-3. In-projection, conv, dt, B, C, A (scan_inputs).
   torch::Tensor z;
@@ -95,22 +95,10 @@ Mamba1ScanInputs Mamba1MixerImpl::scan_inputs(const torch::Tensor& u, const Laye
   return in;
 }
 
-Mamba1LMImpl::Mamba1LMImpl(const Mamba1Config& c) : ResidualLMImpl(c, "Mamba1LM config") {
+Mamba1LMImpl::Mamba1LMImpl(const Mamba1Config& c)
+    : ResidualLMOf(c, "Mamba1LM config", {"A_log", ".D", ".bias"}) {  // mamba_ssm: A_log, D _no_weight_decay
   build_layers(c, mixers_);
   reset_parameters(/*seed=*/0);
-}
-
-std::vector<std::string> Mamba1LMImpl::no_weight_decay() const {
-  // mamba_ssm marks A_log and D _no_weight_decay; norms and biases take none either (as for Mamba-2).
-  return norms_and_names_ending({"A_log", ".D", ".bias"});
-}
-
-std::shared_ptr<RecurrentLMImpl> Mamba1LMImpl::make_empty() const { return std::make_shared<Mamba1LMImpl>(config()); }
-
-torch::Tensor Mamba1LMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                         torch::Tensor* log_decay) {
-  return mixers_[i]->forward(u, init, opt, state_layout().groups, final_state, norms, delta_norms, log_decay);
 }
 
 void Mamba1LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {

@@ -5,7 +5,7 @@
 // lm_head when untied). State per layer: ssm [b, d_inner, d_state], conv [b, d_inner, d_conv-1].
 #pragma once
 #include "core/model/mamba1/config.h"
-#include "core/model/residual_lm.h"
+#include "core/model/residual_lm_of.h"
 
 namespace statescope {
 
@@ -23,8 +23,8 @@ class Mamba1MixerImpl : public torch::nn::Module {
   Mamba1ScanInputs scan_inputs(const torch::Tensor& u, const LayerState* init, torch::Tensor* z = nullptr,
                                torch::Tensor* conv_final = nullptr);
   // u [b, L, d_model] (already normed) -> [b, L, d_model]; writes the final state. norms: per channel
-  // group ||h_t|| and ||h_t - h_{t-1}|| [b, L, groups] when not null.
-  torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt, int64_t groups,
+  // group (channel_groups(d_inner) of them) ||h_t|| and ||h_t - h_{t-1}|| [b, L, groups] when not null.
+  torch::Tensor forward(const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
                         LayerState& final_state, torch::Tensor* norm_per_group, torch::Tensor* delta_norm,
                         torch::Tensor* log_decay = nullptr);  // [b, L, groups] when not null
   Mamba1Config cfg;
@@ -34,27 +34,14 @@ class Mamba1MixerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Mamba1Mixer);
 
-class Mamba1LMImpl : public ResidualLMImpl {
+class Mamba1LMImpl : public ResidualLMOf<Mamba1LMImpl, Mamba1Config, Mamba1Mixer> {
  public:
   explicit Mamba1LMImpl(const Mamba1Config& cfg);
-  const Mamba1Config& config() const { return std::get<Mamba1Config>(mc_); }
-  // A_log, D, norms and biases (mamba_ssm marks A_log and D _no_weight_decay).
-  std::vector<std::string> no_weight_decay() const override;
   // mamba_ssm's initialisation: A = 1..d_state per channel (S4D real), D = 1, dt_proj's bias the
   // inverse softplus of dt log-uniform in [dt_min, dt_max] (floored), dt_proj's weight uniform in
   // +-dt_scale/sqrt(dt_rank); projections and embeddings normal(0, 0.02), out_proj scaled by
   // 1/sqrt(2 n_layer); conv uniform like PyTorch's default. a_min/a_max must stay at their defaults.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
-  std::shared_ptr<RecurrentLMImpl> make_empty() const override;
-  Mamba1Mixer mixer(int64_t i) const { return mixers_.at(i); }
-
- protected:
-  torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                    torch::Tensor* log_decay) override;
-
- private:
-  std::vector<Mamba1Mixer> mixers_;
 };
 TORCH_MODULE(Mamba1LM);
 

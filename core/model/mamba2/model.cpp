@@ -190,21 +190,10 @@ Mamba2ScanInputs Mamba2MixerImpl::scan_inputs(const torch::Tensor& u, const Laye
   return in;
 }
 
-Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c) : ResidualLMImpl(c, "Mamba2LM config") {
+Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c)
+    : ResidualLMOf(c, "Mamba2LM config", {"A_log", "dt_bias", ".D", ".bias"}) {
   build_layers(c, mixers_);
   reset_parameters(/*seed=*/0);
-}
-
-std::vector<std::string> Mamba2LMImpl::no_weight_decay() const {
-  return norms_and_names_ending({"A_log", "dt_bias", ".D", ".bias"});
-}
-
-std::shared_ptr<RecurrentLMImpl> Mamba2LMImpl::make_empty() const { return std::make_shared<Mamba2LMImpl>(config()); }
-
-torch::Tensor Mamba2LMImpl::mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                                LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                         torch::Tensor* log_decay) {
-  return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms, log_decay);
 }
 
 void Mamba2LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {

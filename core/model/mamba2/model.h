@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/model/mamba2/config.h"
-#include "core/model/residual_lm.h"
+#include "core/model/residual_lm_of.h"
 
 namespace statescope {
 
@@ -40,26 +40,13 @@ class Mamba2MixerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Mamba2Mixer);
 
-class Mamba2LMImpl : public ResidualLMImpl {
+class Mamba2LMImpl : public ResidualLMOf<Mamba2LMImpl, Mamba2Config, Mamba2Mixer> {
  public:
   explicit Mamba2LMImpl(const Mamba2Config& cfg);
-  const Mamba2Config& config() const { return std::get<Mamba2Config>(mc_); }
-  // A_log, dt_bias, D, norms and biases (mamba_ssm's _no_weight_decay and the usual exemptions).
-  std::vector<std::string> no_weight_decay() const override;
   // Mamba-2 initialisation: dt log-uniform in [dt_min, dt_max] (floored), dt_bias its inverse
   // softplus; A uniform in [a_min, a_max], A_log = log A; D = 1; norms 1; projections and
   // embeddings normal(0, 0.02), conv uniform like PyTorch's default.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
-  std::shared_ptr<RecurrentLMImpl> make_empty() const override;
-  Mamba2Mixer mixer(int64_t i) const { return mixers_.at(i); }
-
- protected:
-  torch::Tensor mix(int64_t i, const torch::Tensor& u, const LayerState* init, const ForwardOptions& opt,
-                    LayerState& final_state, torch::Tensor* norms, torch::Tensor* delta_norms,
-                    torch::Tensor* log_decay) override;
-
- private:
-  std::vector<Mamba2Mixer> mixers_;
 };
 TORCH_MODULE(Mamba2LM);
 
