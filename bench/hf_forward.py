@@ -11,19 +11,24 @@ import torch
 from transformers import Mamba2Config, Mamba2ForCausalLM, MambaConfig, MambaForCausalLM
 
 
+def hf_model(s):
+    """transformers' Mamba2ForCausalLM (MambaForCausalLM for "arch": "mamba1") at bench/shapes.json's
+    shape `s`, fp32, tied embeddings, its own init from torch's global generator."""
+    if s.get("arch", "mamba2") == "mamba1":
+        cfg = MambaConfig(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
+                          vocab_size=s["vocab_size"], tie_word_embeddings=True, use_mambapy=False)
+        return MambaForCausalLM(cfg).float()
+    cfg = Mamba2Config(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
+                       head_dim=s["headdim"], num_heads=2 * s["d_model"] // s["headdim"], n_groups=1,
+                       vocab_size=s["vocab_size"], chunk_size=s["chunk_size"], tie_word_embeddings=True)
+    return Mamba2ForCausalLM(cfg).float()
+
+
 def main():
     shapes, name, threads, iters = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     s = json.load(open(shapes))[name]
     torch.set_num_threads(threads)
-    if s.get("arch", "mamba2") == "mamba1":
-        cfg = MambaConfig(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
-                          vocab_size=s["vocab_size"], tie_word_embeddings=True, use_mambapy=False)
-        model = MambaForCausalLM(cfg).float()
-    else:
-        cfg = Mamba2Config(hidden_size=s["d_model"], num_hidden_layers=s["n_layer"], state_size=s["d_state"],
-                           head_dim=s["headdim"], num_heads=2 * s["d_model"] // s["headdim"], n_groups=1,
-                           vocab_size=s["vocab_size"], chunk_size=s["chunk_size"], tie_word_embeddings=True)
-        model = Mamba2ForCausalLM(cfg).float()
+    model = hf_model(s)
     torch.manual_seed(0)
     tokens = torch.randint(0, s["vocab_size"], (s["batch"], s["length"]))
     ntok = s["batch"] * s["length"]

@@ -8,8 +8,8 @@
 # each running statescope's CPU path and transformers back to back (order alternating), one ratio
 # per round; printed: every round, then the median ratio with its min and max. Each side of a round
 # is best-of-ITERS (the tiny shape at least 20: a step takes ~10-30 ms). ATEN=1 also measures
-# statescope with ATen's chunked scan (one run per round). The sgemm share uses each round's own
-# one-thread 1024^3 sgemm, measured by bench_forward in the same process.
+# statescope with ATen's chunked scan (one run per round). The sgemm shares use each round's own
+# 1024^3 sgemm at THREADS threads, measured by bench_forward in the same process.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 threads="${1:-1}"; iters="${2:-3}"; rounds="${ROUNDS:-3}"
@@ -57,6 +57,11 @@ f = pairs[0]["ours"]["train_flop_per_token"]
 ours = [r["ours"]["fwdbwd_tok_s"] * f / r["ours"]["sgemm_flop_s"] for r in pairs]
 theirs = [r["theirs"]["fwdbwd_tok_s"] * f / r["ours"]["sgemm_flop_s"] for r in pairs]
 print(f"{shape:<6} training {f/1e6:.3f} MFLOP/token; share of the round's one-thread sgemm: statescope median "
+      f"{statistics.median(ours):.0%} ({min(ours):.0%}-{max(ours):.0%}), transformers {statistics.median(theirs):.0%}")
+g = pairs[0]["ours"]["fwd_flop_per_token"]
+ours = [r["ours"]["fwd_tok_s"] * g / r["ours"]["sgemm_flop_s"] for r in pairs]
+theirs = [r["theirs"]["fwd_tok_s"] * g / r["ours"]["sgemm_flop_s"] for r in pairs]
+print(f"{shape:<6} forward {g/1e6:.3f} MFLOP/token; share of the round's sgemm: statescope median "
       f"{statistics.median(ours):.0%} ({min(ours):.0%}-{max(ours):.0%}), transformers {statistics.median(theirs):.0%}")
 PY
 done

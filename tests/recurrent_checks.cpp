@@ -28,11 +28,7 @@ void expect_matches_fla_golden(const std::string& dir, const std::string& archit
     const std::string what = dir + (scan == ScanImpl::Chunked ? " chunked" : " sequential");
     auto ids = read(g, "input_ids");
     auto out = model->forward(ids, nullptr, opt);
-    EXPECT_TRUE(close(out.logits, read(g, "logits"), 1e-4, what + " logits"));
-    const int64_t V = out.logits.size(-1), L = ids.size(1);
-    auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
-                                                     ids.narrow(1, 1, L - 1).reshape({-1}));
-    EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4) << what;
+    expect_logits_and_loss(out, ids, g, what);
     EXPECT_TRUE(close(out.norm_per_head, read(g, "ssm_state_norm_per_head"), 1e-4, what + " state norms"));
     auto ssm = read(g, "final_ssm_state");
     for (size_t i = 0; i < out.final_state.size(); ++i) {
@@ -130,6 +126,24 @@ void expect_misfit_states_refused(const std::string& dir, const std::vector<int6
   s[1].ssm = torch::zeros(wrong_ssm);
   const auto msg2 = error_of([&] { m->forward(torch::zeros({1, 4}, torch::kInt64), &s); });
   EXPECT_NE(msg2.find("heads, head_k_dim, head_v_dim"), std::string::npos) << msg2;
+}
+
+void expect_logits_and_loss(const ForwardOutput& out, const torch::Tensor& ids, const H5File& g, const std::string& what) {
+  EXPECT_TRUE(close(out.logits, read(g, "logits"), 1e-4, what + " logits"));
+  const int64_t V = out.logits.size(-1), L = ids.size(1);
+  auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
+                                                   ids.narrow(1, 1, L - 1).reshape({-1}));
+  EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4) << what;
+}
+
+torch::Tensor step_through(RecurrentLM& m, const torch::Tensor& steps, ModelState& s, const ForwardOptions& opt) {
+  std::vector<torch::Tensor> logits;
+  for (int64_t t = 0; t < steps.size(1); ++t) {
+    auto o = m->forward(steps.narrow(1, t, 1), &s, opt);
+    logits.push_back(o.logits);
+    s = o.final_state;
+  }
+  return torch::cat(logits, 1);
 }
 
 InterventionProbe::InterventionProbe(const std::string& dir) : m(load_model_dir(kGolden + dir)) {

@@ -10,6 +10,7 @@
 
 #include "core/model/intervention.h"
 #include "core/model/recurrent_lm.h"
+#include "core/store/h5file.h"
 
 namespace statescope::test {
 
@@ -22,6 +23,14 @@ void expect_matches_fla_golden(const std::string& dir, const std::string& archit
 // state handed over) equal one pass, for each scan.
 void expect_pieces_equal_one_pass(RecurrentLM& m, const torch::Tensor& ids, int64_t split,
                                   const std::vector<ScanImpl>& scans, int64_t chunk_size = 0);
+
+// The forward's logits against the golden file's "logits" and their next-token loss over `ids`
+// against its "loss", both to 1e-4; `what` names the case in failures.
+void expect_logits_and_loss(const ForwardOutput& out, const torch::Tensor& ids, const H5File& g, const std::string& what);
+
+// `steps` [b, n] fed one token at a time from `s`, which ends as the state after them; returns the
+// logits [b, n, V].
+torch::Tensor step_through(RecurrentLM& m, const torch::Tensor& steps, ModelState& s, const ForwardOptions& opt);
 
 // Every parameter's gradient of the next-token loss from a random non-zero initial state (seeded).
 std::vector<torch::Tensor> parameter_grads(RecurrentLM& m, const torch::Tensor& ids, ScanImpl scan, int64_t chunk_size = 0);

@@ -241,6 +241,27 @@ TEST(Cli, VersionAndUnwritableOutputRefusedBeforeTheRun) {
   EXPECT_NE(r.output.find(file + " is not a folder"), std::string::npos) << r.output;
 }
 
+// `eval --no-reference --no-state-norms`: the full pass alone (the long-context measurement's mode):
+// the same per-position losses as with the reference and norms, neither's datasets, and the output
+// says which.
+TEST(Cli, EvalWithoutTheReferenceScoresTheSameFullPass) {
+  const std::string with = tmp("eval_ref.h5"), without = tmp("eval_noref.h5");
+  const std::string args = "eval --model embedded --length 96 --sequences 2 --segment 32 --batch 2 --overwrite -o ";
+  auto a = cli(args + with), b = cli(args + without + " --no-reference --no-state-norms");
+  ASSERT_EQ(a.code, 0) << a.output;
+  ASSERT_EQ(b.code, 0) << b.output;
+  EXPECT_NE(a.output.find("with the state-reset reference"), std::string::npos) << a.output;
+  EXPECT_NE(b.output.find("full pass only"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find(" positions/s"), std::string::npos) << b.output;
+  H5File fa(with, H5File::Mode::Read), fb(without, H5File::Mode::Read);
+  EXPECT_EQ(fa.read_f64("eval/ppl/nll"), fb.read_f64("eval/ppl/nll"));
+  EXPECT_TRUE(fa.has("eval/ppl/windowed_nll"));
+  EXPECT_FALSE(fb.has("eval/ppl/windowed_nll"));
+  EXPECT_TRUE(fa.has("eval/state_norm/norm_per_head"));
+  EXPECT_FALSE(fb.has("eval/state_norm"));
+  EXPECT_NE(b.output.find("no state norms"), std::string::npos) << b.output;
+}
+
 TEST(Cli, RefusesBadInput) {
   const auto model = kGolden + "hf-untied";
   auto r = cli("forward --input x.h5 --output y.h5");

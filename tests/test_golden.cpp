@@ -7,12 +7,15 @@
 #include "core/model/checkpoint.h"
 #include "core/store/h5file.h"
 #include "tests/golden_util.h"
+#include "tests/recurrent_checks.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
 using statescope::test::close;
+using statescope::test::expect_logits_and_loss;
 using statescope::test::kGolden;
 using statescope::test::read;
+using statescope::test::step_through;
 using statescope::test::m2cfg;
 
 namespace {
@@ -33,27 +36,16 @@ void check_against(const std::string& model_dir, const std::string& golden_dir, 
   auto ids = read(g, "input_ids");  // [2, 45]
   auto out = model->forward(ids, nullptr, opt);
   auto ref = read(g, "logits");
-  EXPECT_TRUE(close(out.logits, ref, 1e-4, "logits"));
   std::cout << "[golden] " << model_dir << ": worst |logit diff| " << (out.logits - ref).abs().max().item<double>()
             << ", max |logit| " << ref.abs().max().item<double>() << "\n";
-  const int64_t V = out.logits.size(-1), L = ids.size(1);
-  auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
-                                                   ids.narrow(1, 1, L - 1).reshape({-1}));
-  EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4);
+  expect_logits_and_loss(out, ids, g, model_dir);
   check_states(out.final_state, read(g, "final_ssm_state"), read(g, "final_conv_state"), "final");
 
   // Continue from the final state: 7 tokens at once, then 3 single tokens.
   auto next = model->forward(read(g, "next_ids"), &out.final_state, opt);
   EXPECT_TRUE(close(next.logits, read(g, "next_logits"), 1e-4, "continuation logits"));
-  auto steps = read(g, "step_ids");
   ModelState s = next.final_state;
-  std::vector<torch::Tensor> step_logits;
-  for (int64_t t = 0; t < steps.size(1); ++t) {
-    auto o = model->forward(steps.narrow(1, t, 1), &s, opt);
-    step_logits.push_back(o.logits);
-    s = o.final_state;
-  }
-  EXPECT_TRUE(close(torch::cat(step_logits, 1), read(g, "step_logits"), 1e-4, "step logits"));
+  EXPECT_TRUE(close(step_through(model, read(g, "step_ids"), s, opt), read(g, "step_logits"), 1e-4, "step logits"));
   check_states(s, read(g, "after_steps_ssm_state"), read(g, "after_steps_conv_state"), "after steps");
 }
 

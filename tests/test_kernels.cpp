@@ -161,6 +161,20 @@ TEST(KernelTwins, ScanBackwardRefMatchesAutograd) {
   }
 }
 
+namespace {
+
+// Each GPU output (copied to the CPU) against its CPU twin's, within its tolerance.
+struct Twin {
+  torch::Tensor gpu, cpu;
+  double tol;
+  const char* what;
+};
+[[maybe_unused]] void expect_twins(std::initializer_list<Twin> twins) {
+  for (const auto& t : twins) EXPECT_TRUE(close(t.gpu.cpu(), t.cpu, t.tol, t.what));
+}
+
+}  // namespace
+
 TEST(KernelsCuda, ScanBackwardMatchesItsCpuTwin) {
 #ifndef STATESCOPE_HAVE_KERNELS
   GPU_SKIP("CUDA kernels not built (no nvcc at configure time)");
@@ -200,10 +214,8 @@ TEST(KernelsCuda, ChunkedScanMatchesItsCpuTwin) {
                              torch::TensorOptions().device(torch::kCUDA));
       ASSERT_EQ(kernels::ssm_scan_chunked_fwd_cuda(gpu.args(c), Q, ws.data_ptr<float>(), nullptr), "");
       torch::cuda::synchronize();
-      EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
-      EXPECT_TRUE(close(gpu.hf.cpu(), cpu.hf, 1e-4, "final state"));
-      EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
-      EXPECT_TRUE(close(gpu.delta.cpu(), cpu.delta, 1e-4, "delta norm"));
+      expect_twins({{gpu.y, cpu.y, 1e-4, "y"}, {gpu.hf, cpu.hf, 1e-4, "final state"}, {gpu.norm, cpu.norm, 1e-4, "norm"},
+                    {gpu.delta, cpu.delta, 1e-4, "delta norm"}});
     }
 #endif
 }
@@ -221,10 +233,8 @@ TEST(KernelsCuda, SsmScanMatchesItsCpuTwin) {
     ssm_scan_fwd_ref(cpu.args(c));
     ASSERT_EQ(kernels::ssm_scan_fwd_cuda(gpu.args(c), nullptr), "");
     torch::cuda::synchronize();
-    EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
-    EXPECT_TRUE(close(gpu.hf.cpu(), cpu.hf, 1e-4, "final state"));
-    EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
-    EXPECT_TRUE(close(gpu.delta.cpu(), cpu.delta, 1e-4, "delta norm"));
+    expect_twins({{gpu.y, cpu.y, 1e-4, "y"}, {gpu.hf, cpu.hf, 1e-4, "final state"}, {gpu.norm, cpu.norm, 1e-4, "norm"},
+                  {gpu.delta, cpu.delta, 1e-4, "delta norm"}});
   }
 #endif
 }
@@ -325,8 +335,7 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
       conv1d_fwd_ref(cpu.args(with_state, true, true));
       ASSERT_EQ(kernels::conv1d_fwd_cuda(gpu.args(with_state, true, true), nullptr), "");
       torch::cuda::synchronize();
-      EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-5, "y"));
-      EXPECT_TRUE(close(gpu.s1.cpu(), cpu.s1, 0, "state"));
+      expect_twins({{gpu.y, cpu.y, 1e-5, "y"}, {gpu.s1, cpu.s1, 0, "state"}});
     }
   for (auto& c : kCases)
     for (int with_D = 0; with_D < 2; ++with_D) {
@@ -336,10 +345,8 @@ TEST(KernelsCuda, Conv1dAndStepMatchTheirCpuTwins) {
       ssm_step_ref(cpu.args(c.G, with_D));
       ASSERT_EQ(kernels::ssm_step_cuda(gpu.args(c.G, with_D), nullptr), "");
       torch::cuda::synchronize();
-      EXPECT_TRUE(close(gpu.h.cpu(), cpu.h, 1e-5, "state"));
-      EXPECT_TRUE(close(gpu.y.cpu(), cpu.y, 1e-4, "y"));
-      EXPECT_TRUE(close(gpu.norm.cpu(), cpu.norm, 1e-4, "norm"));
-      EXPECT_TRUE(close(gpu.delta.cpu(), cpu.delta, 1e-4, "delta norm"));
+      expect_twins({{gpu.h, cpu.h, 1e-5, "state"}, {gpu.y, cpu.y, 1e-4, "y"}, {gpu.norm, cpu.norm, 1e-4, "norm"},
+                    {gpu.delta, cpu.delta, 1e-4, "delta norm"}});
     }
 #endif
 }

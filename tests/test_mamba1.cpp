@@ -12,12 +12,15 @@
 #include "core/model/model_config.h"
 #include "core/store/h5file.h"
 #include "tests/golden_util.h"
+#include "tests/recurrent_checks.h"
 #include "tests/test_util.h"
 
 using namespace statescope;
 using statescope::test::close;
+using statescope::test::expect_logits_and_loss;
 using statescope::test::kGolden;
 using statescope::test::read;
+using statescope::test::step_through;
 
 namespace {
 
@@ -149,25 +152,14 @@ TEST(Mamba1Golden, MatchesTransformersInBothLayouts) {
       const std::string what = std::string(dir) + (scan == ScanImpl::Fused ? " loops" : " aten");
       auto ids = read(g, "input_ids");
       auto out = model->forward(ids, nullptr, opt);
-      EXPECT_TRUE(close(out.logits, read(g, "logits"), 1e-4, what + " logits"));
-      const int64_t V = out.logits.size(-1), L = ids.size(1);
-      auto loss = torch::nn::functional::cross_entropy(out.logits.narrow(1, 0, L - 1).reshape({-1, V}),
-                                                       ids.narrow(1, 1, L - 1).reshape({-1}));
-      EXPECT_NEAR(loss.item<double>(), read(g, "loss")[0].item<double>(), 1e-4) << what;
+      expect_logits_and_loss(out, ids, g, what);
       auto ssm = read(g, "final_ssm_state"), conv = read(g, "final_conv_state");
       for (size_t i = 0; i < out.final_state.size(); ++i) {
         EXPECT_TRUE(close(out.final_state[i].ssm, ssm[i], 1e-4, what + " ssm"));
         EXPECT_TRUE(close(out.final_state[i].conv, conv[i], 1e-4, what + " conv"));
       }
-      auto steps = read(g, "step_ids");
       ModelState s = out.final_state;
-      std::vector<torch::Tensor> logits;
-      for (int64_t t = 0; t < steps.size(1); ++t) {
-        auto o = model->forward(steps.narrow(1, t, 1), &s, opt);
-        logits.push_back(o.logits);
-        s = o.final_state;
-      }
-      EXPECT_TRUE(close(torch::cat(logits, 1), read(g, "step_logits"), 1e-4, what + " step logits"));
+      EXPECT_TRUE(close(step_through(model, read(g, "step_ids"), s, opt), read(g, "step_logits"), 1e-4, what + " step logits"));
       auto ssm2 = read(g, "after_steps_ssm_state"), conv2 = read(g, "after_steps_conv_state");
       for (size_t i = 0; i < s.size(); ++i) {
         EXPECT_TRUE(close(s[i].ssm, ssm2[i], 1e-4, what + " ssm after steps"));

@@ -48,6 +48,11 @@ Runner add_eval(CLI::App& app, const std::string& command) {
   app.add_option("--sequences", o->e.sequences, "sequences averaged")->capture_default_str();
   app.add_option("--segment", o->e.segment, "tokens per forward; state carried between segments")->capture_default_str();
   app.add_option("--batch", o->e.batch, "sequences per forward")->capture_default_str();
+  app.add_flag("--no-reference{false}", o->e.windowed,
+               "score the full-context pass only: no state-reset reference and so no excess (a third of the work)");
+  app.add_flag("--no-state-norms{false}", o->e.norms,
+               "record no per-position state norms (their tables, 8 x layers x (heads + 1) bytes per position, are "
+               "what grows with --length)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     auto rec = read_model_record(dir);
@@ -56,9 +61,10 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     if (o->e.length <= 0) o->e.length = 64 * o->e.T;
     auto model = load_model_dir(dir);
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
-    nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}};
+    nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}, {"reference", o->e.windowed}, {"state_norms", o->e.norms}};
     auto file = start_run(*o, spec.dump(), dir, "none (evaluation only)", 0, o->data);
     ProgressLine line;
+    const auto t0 = std::chrono::steady_clock::now();
     const EvalResult r = measure_run(*file, o->run, [&] {
       return evaluate_positions(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
         line.update("eval forward " + std::to_string(d) + "/" + std::to_string(t), d == t);
@@ -66,13 +72,16 @@ Runner add_eval(CLI::App& app, const std::string& command) {
       });
     });
     line.done();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     write_eval(*file, o->run, r);
     file->set_status(o->run, "finished");
     std::cout << format_summary_table({summarize(r, o->run, "none")});
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     std::cout << "evaluated " << o->e.sequences << " x " << o->e.length << " positions (segment " << o->e.segment
-              << "); peak resident memory " << ru.ru_maxrss / 1024 << " MiB\n";
+              << (o->e.windowed ? ", with the state-reset reference" : ", full pass only")
+              << (o->e.norms ? "" : ", no state norms") << "); peak resident memory " << ru.ru_maxrss / 1024
+              << " MiB; " << seconds << " s, " << o->e.sequences * o->e.length / seconds << " positions/s\n";
     file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };

@@ -63,6 +63,21 @@ void ResidualLMImpl::init_uniform(torch::Tensor& t, double lo, double hi, at::Ge
   t.copy_(torch::empty(t.sizes(), t.options().device(torch::kCPU)).uniform_(lo, hi, gen));
 }
 
+void ResidualLMImpl::init_mamba_conv_and_biases(ParamHolder& in_proj, ParamHolder& out_proj, ParamHolder& conv1d,
+                                                int64_t d_conv, at::Generator& gen) {
+  for (auto* p : {&in_proj, &out_proj})
+    if ((*p)->bias.defined()) (*p)->bias.zero_();
+  const double bound = 1.0 / std::sqrt(static_cast<double>(d_conv));
+  init_uniform(conv1d->weight, -bound, bound, gen);
+  if (conv1d->bias.defined()) init_uniform(conv1d->bias, -bound, bound, gen);
+}
+
+torch::Tensor ResidualLMImpl::init_dt_bias(int64_t n, double dt_min, double dt_max, double floor, at::Generator& gen) {
+  auto u = torch::empty({n}, torch::kFloat64).uniform_(0.0, 1.0, gen);
+  auto dt = torch::exp(u * (std::log(dt_max) - std::log(dt_min)) + std::log(dt_min)).clamp_min(floor);
+  return dt + torch::log(-torch::expm1(-dt));
+}
+
 std::vector<std::string> ResidualLMImpl::norms_and_names_ending(const std::vector<std::string>& endings) const {
   std::vector<std::string> out;
   for (const auto& p : named_parameters()) {

@@ -63,6 +63,13 @@ class ResidualLMImpl : public RecurrentLMImpl {
   // In-place draws from `gen` (on the CPU, copied to the tensor's device and dtype).
   static void init_normal(torch::Tensor& t, double std, at::Generator& gen);
   static void init_uniform(torch::Tensor& t, double lo, double hi, at::Generator& gen);
+  // mamba_ssm's projections and conv: in_proj/out_proj biases (when present) 0, the depthwise conv's
+  // weight and bias uniform in +-1/sqrt(d_conv) like PyTorch's default (two draws from `gen`).
+  static void init_mamba_conv_and_biases(ParamHolder& in_proj, ParamHolder& out_proj, ParamHolder& conv1d,
+                                         int64_t d_conv, at::Generator& gen);
+  // The dt bias of mamba_ssm and fla: dt = exp(U[log dt_min, log dt_max]) floored at `floor`, one draw
+  // of n; returns softplus^{-1}(dt) = dt + log(-expm1(-dt)), [n] float64.
+  static torch::Tensor init_dt_bias(int64_t n, double dt_min, double dt_max, double floor, at::Generator& gen);
   // Names of the parameters that end in one of `endings`, and of every norm's weight: what takes no
   // weight decay.
   std::vector<std::string> norms_and_names_ending(const std::vector<std::string>& endings) const;

@@ -31,6 +31,15 @@ class ResidualLMOf : public ResidualLMImpl {
                     torch::Tensor* log_decay) override {
     return mixers_[i]->forward(u, init, opt, final_state, norms, delta_norms, log_decay);
   }
+  // Under no_grad, from one generator seeded with `seed`: the backbone (embeddings, head and MLPs
+  // normal(0, backbone_std), norms 1), then init(mixer_impl, gen) for each layer in order.
+  template <class F>
+  void reset_layers(uint64_t seed, double backbone_std, F&& init) {
+    torch::NoGradGuard ng;
+    auto gen = at::detail::createCPUGenerator(seed);
+    reset_backbone(gen, backbone_std);
+    for (auto& mixer : mixers_) init(*mixer, gen);
+  }
   std::vector<Mixer> mixers_;
 
  private:

@@ -162,7 +162,10 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   r.group_name = lay.group_name;
   auto nll_all = torch::zeros({o.sequences, L}, torch::kFloat32);
   auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
-  auto norm_sum = torch::zeros({NL, L}, torch::kFloat64), head_sum = torch::zeros({NL, H, L}, torch::kFloat64);
+  // Per-position state norms: [NL, L] and [NL, H, L] (the only results that grow with L by more than
+  // a few bytes per position: 8 NL H bytes each); empty when not asked for.
+  const int64_t LN = o.norms ? L : 0;
+  auto norm_sum = torch::zeros({NL, LN}, torch::kFloat64), head_sum = torch::zeros({NL, H, LN}, torch::kFloat64);
   const Windows plan = plan_windows(o);
   // Data parallel: batch k of sequences goes to rank k % world (the same batches as one process, so
   // every sequence's losses are bit for bit those of one process); the results are summed over the
@@ -194,7 +197,7 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   // [S, L] rows from their one rank each; the norm sums in rank order (double precision). One
   // collective per dtype.
   dist::reduce_over_ranks({nll_all, win_all});
-  dist::reduce_over_ranks({norm_sum, head_sum});
+  if (o.norms) dist::reduce_over_ranks({norm_sum, head_sum});
   auto to_vec = [&](const torch::Tensor& t) {
     auto c = (t / static_cast<double>(o.sequences)).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());

@@ -120,12 +120,8 @@ GatedDeltaNetLMImpl::GatedDeltaNetLMImpl(const GatedDeltaNetConfig& c)
 void GatedDeltaNetLMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
   if (!(a_min > 0) || !(a_max >= a_min))
     throw Error("the A range must satisfy 0 < a_min <= a_max, got " + std::to_string(a_min) + " to " + std::to_string(a_max));
-  torch::NoGradGuard ng;
-  auto gen = at::detail::createCPUGenerator(seed);
   const double std = config().initializer_range;
-  reset_backbone(gen, std);
-  for (auto& mixer : mixers_) {
-    auto& m = *mixer;
+  reset_layers(seed, std, [&](GatedDeltaNetMixerImpl& m, at::Generator& gen) {
     for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.a_proj, &m.b_proj, &m.g_proj, &m.o_proj, &m.q_conv, &m.k_conv,
                     &m.v_conv})
       if (*p) init_normal((*p)->weight, std, gen);
@@ -133,11 +129,8 @@ void GatedDeltaNetLMImpl::reset_parameters(uint64_t seed, double a_min, double a
     const int64_t HV = m.cfg.v_heads();
     auto a = torch::empty({HV}, torch::kFloat64).uniform_(a_min, a_max, gen);
     m.A_log.copy_(torch::log(a));
-    // dt ~ exp(U[log 1e-3, log 1e-1]) floored at 1e-4; dt_bias = softplus^{-1}(dt) (fla's layer init).
-    auto r = torch::empty({HV}, torch::kFloat64).uniform_(0.0, 1.0, gen);
-    auto dt = torch::exp(r * (std::log(0.1) - std::log(0.001)) + std::log(0.001)).clamp_min(1e-4);
-    m.dt_bias.copy_(dt + torch::log(-torch::expm1(-dt)));
-  }
+    m.dt_bias.copy_(init_dt_bias(HV, 1e-3, 0.1, 1e-4, gen));  // fla's layer init: dt in [1e-3, 0.1], floor 1e-4
+  });
 }
 
 }  // namespace statescope

@@ -112,18 +112,14 @@ void GLALMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
   if (a_min != 1.0 || a_max != 16.0)
     throw Error("the A range (--a-min/--a-max, " + std::to_string(a_min) + " to " + std::to_string(a_max) +
                 ") is a Mamba-2 option; GLA has no A (its decay is a data-dependent gate)");
-  torch::NoGradGuard ng;
-  auto gen = at::detail::createCPUGenerator(seed);
   const double std = config().initializer_range;
-  reset_backbone(gen, std);
-  for (auto& mixer : mixers_) {
-    auto& m = *mixer;
+  reset_layers(seed, std, [&](GLAMixerImpl& m, at::Generator& gen) {
     for (auto* p : {&m.q_proj, &m.k_proj, &m.v_proj, &m.g_proj, &m.o_proj, &m.gk_down, &m.gk_up, &m.q_conv,
                     &m.k_conv, &m.v_conv})
       if (*p) init_normal((*p)->weight, std, gen);
     m.gk_up->bias.zero_();
     if (m.out_norm) m.out_norm->weight.fill_(1.0);
-  }
+  });
 }
 
 }  // namespace statescope

@@ -105,31 +105,19 @@ void Mamba1LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
   if (a_min != 1.0 || a_max != 16.0)
     throw Error("the A range (--a-min/--a-max, " + std::to_string(a_min) + " to " + std::to_string(a_max) +
                 ") is a Mamba-2 option; Mamba-1 initialises A as 1..d_state in every channel (S4D-real)");
-  torch::NoGradGuard ng;
-  auto gen = at::detail::createCPUGenerator(seed);
   const auto& c = config();
-  auto normal_ = [&](torch::Tensor& t, double std) { init_normal(t, std, gen); };
-  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) { init_uniform(t, lo, hi, gen); };
-  reset_backbone(gen);
   const int64_t Di = c.d_inner(), N = c.d_state;
-  for (auto& mixer : mixers_) {
-    auto& m = *mixer;
-    normal_(m.in_proj->weight, 0.02);
-    normal_(m.x_proj->weight, 0.02);
-    normal_(m.out_proj->weight, 0.02 / std::sqrt(2.0 * c.n_layer));
-    if (m.in_proj->bias.defined()) m.in_proj->bias.zero_();
-    if (m.out_proj->bias.defined()) m.out_proj->bias.zero_();
-    const double bound = 1.0 / std::sqrt(static_cast<double>(c.d_conv));
-    uniform_(m.conv1d->weight, -bound, bound);
-    if (m.conv1d->bias.defined()) uniform_(m.conv1d->bias, -bound, bound);
+  reset_layers(seed, 0.02, [&](Mamba1MixerImpl& m, at::Generator& gen) {
+    init_normal(m.in_proj->weight, 0.02, gen);
+    init_normal(m.x_proj->weight, 0.02, gen);
+    init_normal(m.out_proj->weight, 0.02 / std::sqrt(2.0 * c.n_layer), gen);
+    init_mamba_conv_and_biases(m.in_proj, m.out_proj, m.conv1d, c.d_conv, gen);
     const double dt_std = c.dt_scale / std::sqrt(static_cast<double>(c.rank()));
-    uniform_(m.dt_proj->weight, -dt_std, dt_std);
-    auto u = torch::empty({Di}, torch::kFloat64).uniform_(0.0, 1.0, gen);
-    auto dt = torch::exp(u * (std::log(c.dt_max) - std::log(c.dt_min)) + std::log(c.dt_min)).clamp_min(c.dt_init_floor);
-    m.dt_proj->bias.copy_(dt + torch::log(-torch::expm1(-dt)));
+    init_uniform(m.dt_proj->weight, -dt_std, dt_std, gen);
+    m.dt_proj->bias.copy_(init_dt_bias(Di, c.dt_min, c.dt_max, c.dt_init_floor, gen));
     m.A_log.copy_(torch::log(torch::arange(1, N + 1, torch::kFloat64)).expand({Di, N}));
     m.D.fill_(1.0);
-  }
+  });
 }
 
 }  // namespace statescope

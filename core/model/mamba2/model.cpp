@@ -197,31 +197,17 @@ Mamba2LMImpl::Mamba2LMImpl(const Mamba2Config& c)
 }
 
 void Mamba2LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
-  torch::NoGradGuard ng;
-  auto gen = at::detail::createCPUGenerator(seed);
   const auto& c = config();
-  auto normal_ = [&](torch::Tensor& t, double std) { init_normal(t, std, gen); };
-  auto uniform_ = [&](torch::Tensor& t, double lo, double hi) { init_uniform(t, lo, hi, gen); };
-  reset_backbone(gen);
-  for (auto& mixer : mixers_) {
-    auto& m = *mixer;
+  reset_layers(seed, 0.02, [&](Mamba2MixerImpl& m, at::Generator& gen) {
     m.norm->weight.fill_(1.0);
-    normal_(m.in_proj->weight, 0.02);
-    normal_(m.out_proj->weight, 0.02 / std::sqrt(2.0 * c.n_layer));
-    if (m.in_proj->bias.defined()) m.in_proj->bias.zero_();
-    if (m.out_proj->bias.defined()) m.out_proj->bias.zero_();
-    const double bound = 1.0 / std::sqrt(static_cast<double>(c.d_conv));
-    uniform_(m.conv1d->weight, -bound, bound);
-    if (m.conv1d->bias.defined()) uniform_(m.conv1d->bias, -bound, bound);
-    // dt ~ exp(U[log dt_min, log dt_max]), floored; dt_bias = softplus^{-1}(dt) = dt + log(-expm1(-dt)).
-    auto u = torch::empty({c.nheads()}, torch::kFloat64).uniform_(0.0, 1.0, gen);
-    auto dt = torch::exp(u * (std::log(c.dt_max) - std::log(c.dt_min)) + std::log(c.dt_min))
-                  .clamp_min(c.dt_init_floor);
-    m.dt_bias.copy_(dt + torch::log(-torch::expm1(-dt)));
+    init_normal(m.in_proj->weight, 0.02, gen);
+    init_normal(m.out_proj->weight, 0.02 / std::sqrt(2.0 * c.n_layer), gen);
+    init_mamba_conv_and_biases(m.in_proj, m.out_proj, m.conv1d, c.d_conv, gen);
+    m.dt_bias.copy_(init_dt_bias(c.nheads(), c.dt_min, c.dt_max, c.dt_init_floor, gen));
     auto a = torch::empty({c.nheads()}, torch::kFloat64).uniform_(a_min, a_max, gen);
     m.A_log.copy_(torch::log(a));
     m.D.fill_(1.0);
-  }
+  });
 }
 
 }  // namespace statescope
