@@ -56,12 +56,12 @@ print(f"{shape:<6} ratio statescope/transformers  training {spread(trn)}")
 f = pairs[0]["ours"]["train_flop_per_token"]
 ours = [r["ours"]["fwdbwd_tok_s"] * f / r["ours"]["sgemm_flop_s"] for r in pairs]
 theirs = [r["theirs"]["fwdbwd_tok_s"] * f / r["ours"]["sgemm_flop_s"] for r in pairs]
-print(f"{shape:<6} training {f/1e6:.3f} MFLOP/token; share of the round's one-thread sgemm: statescope median "
+print(f"{shape:<6} training {f/1e6:.3f} MFLOP/token; share of the round's sgemm (same threads): statescope median "
       f"{statistics.median(ours):.0%} ({min(ours):.0%}-{max(ours):.0%}), transformers {statistics.median(theirs):.0%}")
 g = pairs[0]["ours"]["fwd_flop_per_token"]
 ours = [r["ours"]["fwd_tok_s"] * g / r["ours"]["sgemm_flop_s"] for r in pairs]
 theirs = [r["theirs"]["fwd_tok_s"] * g / r["ours"]["sgemm_flop_s"] for r in pairs]
-print(f"{shape:<6} forward {g/1e6:.3f} MFLOP/token; share of the round's sgemm: statescope median "
+print(f"{shape:<6} forward {g/1e6:.3f} MFLOP/token; share of the round's sgemm (same threads): statescope median "
       f"{statistics.median(ours):.0%} ({min(ours):.0%}-{max(ours):.0%}), transformers {statistics.median(theirs):.0%}")
 PY
 done
