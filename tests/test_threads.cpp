@@ -59,6 +59,20 @@ void expect_identical(const std::vector<torch::Tensor>& one, const std::vector<t
   }
 }
 
+template <class F>
+void expect_same_on_one_and_two_threads(const std::vector<torch::Tensor>& in, F f) {
+  std::vector<torch::Tensor> one, two;
+  {
+    Threads t(1);
+    one = outputs_and_grads(in, f);
+  }
+  {
+    Threads t(2);
+    two = outputs_and_grads(in, f);
+  }
+  expect_identical(one, two);
+}
+
 TEST(Threads, ParallelForSplitsOverTheIntraOpThreads) {
   Threads two(2);
   ASSERT_EQ(at::get_num_threads(), 2);
@@ -87,16 +101,7 @@ TEST(Threads, Mamba2MixerNodeGivesTheOneThreadNumbersOnTwo) {
     auto o = cpu_mixer_core(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], d, true);
     return std::vector<torch::Tensor>{o.out, o.ssm, o.conv, o.state_norm, o.delta_norm};
   };
-  std::vector<torch::Tensor> one, two;
-  {
-    Threads t(1);
-    one = outputs_and_grads(in, f);
-  }
-  {
-    Threads t(2);
-    two = outputs_and_grads(in, f);
-  }
-  expect_identical(one, two);
+  expect_same_on_one_and_two_threads(in, f);
 }
 
 TEST(Threads, Mamba1SelectiveScanGivesTheOneThreadNumbersOnTwo) {
@@ -111,16 +116,7 @@ TEST(Threads, Mamba1SelectiveScanGivesTheOneThreadNumbersOnTwo) {
     auto o = selective_scan_cpu(t[0], t[1], t[2], t[3], t[4], t[5], t[6], groups, true);
     return std::vector<torch::Tensor>{o.y, o.final_state, o.state_norm, o.delta_norm};
   };
-  std::vector<torch::Tensor> one, two;
-  {
-    Threads t(1);
-    one = outputs_and_grads(in, f);
-  }
-  {
-    Threads t(2);
-    two = outputs_and_grads(in, f);
-  }
-  expect_identical(one, two);
+  expect_same_on_one_and_two_threads(in, f);
 }
 
 }  // namespace
