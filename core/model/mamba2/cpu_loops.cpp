@@ -301,12 +301,13 @@ STATESCOPE_CLONES void axpy_row(float* __restrict dst, const float* __restrict w
 }  // namespace
 
 void conv_silu(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias, float* out,
-               int64_t L, int64_t C, int64_t K) {
+               int64_t L, int64_t C, int64_t K, int64_t out_stride) {
+  const int64_t os = out_stride > 0 ? out_stride : C;
   std::vector<float> prior, wt, pre(C);
   prepare(conv0, w, C, K, prior, wt);
   for (int64_t t = 0; t < L; ++t) {
     conv_row(in, in_stride, prior, wt.data(), bias, pre.data(), t, C, K);
-    silu_row(pre.data(), out + t * C, C);
+    silu_row(pre.data(), out + t * os, C);
   }
 }
 
@@ -321,7 +322,8 @@ void conv_final_state(const float* in, int64_t in_stride, const float* conv0, fl
 
 void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias,
                     const float* dout, const float* dconv_fin, float* din, int64_t din_stride, float* dconv0, float* dw,
-                    float* dbias, int64_t L, int64_t C, int64_t K) {
+                    float* dbias, int64_t L, int64_t C, int64_t K, int64_t dout_stride) {
+  const int64_t ds = dout_stride > 0 ? dout_stride : C;
   std::vector<float> prior, wt, pre(C), dpre(C);
   prepare(conv0, w, C, K, prior, wt);
   // Gradients of the inputs as token-major rows for times -(K-1) .. L-1: dprior then din.
@@ -335,7 +337,7 @@ void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, cons
     }
   for (int64_t t = 0; t < L; ++t) {
     conv_row(in, in_stride, prior, wt.data(), bias, pre.data(), t, C, K);
-    silu_back_row(pre.data(), dout + t * C, dpre.data(), C);
+    silu_back_row(pre.data(), dout + t * ds, dpre.data(), C);
     for (int64_t c = 0; c < C; ++c) db[c] += dpre[c];
     for (int64_t k = 0; k < K; ++k) {
       const int64_t tau = t - (K - 1) + k;

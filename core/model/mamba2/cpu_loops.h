@@ -33,22 +33,25 @@ void scan_step_norms(float* S, const float* x, float dt, float a, const float* B
 // them); the K-1 inputs before t = 0 come from conv0 [C, K-1] (channel-major, as the model's conv
 // state; null = zeros). w [C, K], bias [C] or null.
 //   pre[t, c] = bias[c] + sum_k w[c, k] * in[t - (K-1) + k, c];  out[t, c] = silu(pre[t, c]).
-// out rows at out + t * C. One sequence of L tokens per call.
+// out rows at out + t * out_stride (0: C). One sequence of L tokens per call. Every channel is
+// independent: a block of channels is the call with in, conv0, w, bias and out offset to its first
+// channel (and the strides of the whole rows), giving the same numbers.
 void conv_silu(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias, float* out,
-               int64_t L, int64_t C, int64_t K);
+               int64_t L, int64_t C, int64_t K, int64_t out_stride = 0);
 
 // The conv state after one sequence: the newest K-1 inputs (times L-(K-1) .. L-1, reaching into
 // conv0 when L < K-1) as fin [C, K-1], channel-major.
 void conv_final_state(const float* in, int64_t in_stride, const float* conv0, float* fin, int64_t L, int64_t C,
                       int64_t K);
 
-// Backward of conv_silu for one sequence, given dout [L, C] (rows at dout + t C). Writes din [L, C]
+// Backward of conv_silu for one sequence, given dout [L, C] (rows at dout + t dout_stride; 0: C), per
+// channel independent like the forward. Writes din [L, C]
 // (rows at din + t din_stride; overwritten), dconv0 [C, K-1] (overwritten; may be null), and adds into
 // dw [C, K] and dbias [C] (may be null). dconv_fin [C, K-1] (may be null) is the gradient of the
 // final conv state (the newest K-1 inputs) and is added into din / dconv0.
 void conv_silu_back(const float* in, int64_t in_stride, const float* conv0, const float* w, const float* bias,
                     const float* dout, const float* dconv_fin, float* din, int64_t din_stride, float* dconv0, float* dw,
-                    float* dbias, int64_t L, int64_t C, int64_t K);
+                    float* dbias, int64_t L, int64_t C, int64_t K, int64_t dout_stride = 0);
 
 // --- gated RMSNorm: g = y * silu(z); out = g / rms(g over each group of D/ng) * w -----------------
 // Rows of D values: y at y + r D, z at z + r z_stride, out at out + r D; w [D]. rstd [rows, ng]
