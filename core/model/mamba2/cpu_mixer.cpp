@@ -23,7 +23,18 @@ using torch::autograd::variable_list;
 // one still feeds every thread (130m: 1792 channels, 28 blocks). Channels are independent and a block
 // starts at a multiple of 8 (the loops' vector width), so the numbers do not depend on the split.
 constexpr int64_t kConvBlock = 64;
-int64_t conv_blocks(int64_t channels) { return (channels + kConvBlock - 1) / kConvBlock; }
+
+// f(sequence, first channel, channels) for every (sequence, channel block), on the intra-op threads.
+template <class F>
+void for_each_conv_block(int64_t b, int64_t channels, const F& f) {
+  const int64_t nblk = (channels + kConvBlock - 1) / kConvBlock;
+  at::parallel_for(0, b * nblk, 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t task = lo; task < hi; ++task) {
+      const int64_t ch = task % nblk * kConvBlock;
+      f(task / nblk, ch, std::min(kConvBlock, channels - ch));
+    }
+  });
+}
 
 // Sizes of one call. Rows of zxbcdt (R wide): [z: Di | xBC: Cd | dt_raw: H].
 struct Sizes {
@@ -75,15 +86,11 @@ struct CpuMixerFn : torch::autograd::Function<CpuMixerFn> {
     auto xbc = torch::empty({s.b, s.L, s.Cd}, opt), conv_fin = torch::empty({s.b, s.Cd, Km}, opt);
     const float *wp = conv_w.data_ptr<float>(), *bp = ptr_or_null(conv_b), *c0 = ptr_or_null(conv0);
     float *xp = xbc.data_ptr<float>(), *cf = conv_fin.data_ptr<float>();
-    const int64_t nblk = conv_blocks(s.Cd);
-    at::parallel_for(0, s.b * nblk, 1, [&](int64_t lo, int64_t hi) {
-      for (int64_t task = lo; task < hi; ++task) {
-        const int64_t bi = task / nblk, ch = task % nblk * kConvBlock, n = std::min(kConvBlock, s.Cd - ch);
-        const float* in = zp + bi * s.L * s.R + s.xbc_col() + ch;
-        const float* c0b = c0 ? c0 + (bi * s.Cd + ch) * Km : nullptr;
-        cpu::conv_silu(in, s.R, c0b, wp + ch * K, bp ? bp + ch : nullptr, xp + bi * s.L * s.Cd + ch, s.L, n, K, s.Cd);
-        cpu::conv_final_state(in, s.R, c0b, cf + (bi * s.Cd + ch) * Km, s.L, n, K);
-      }
+    for_each_conv_block(s.b, s.Cd, [&](int64_t bi, int64_t ch, int64_t n) {
+      const float* in = zp + bi * s.L * s.R + s.xbc_col() + ch;
+      const float* c0b = c0 ? c0 + (bi * s.Cd + ch) * Km : nullptr;
+      cpu::conv_silu(in, s.R, c0b, wp + ch * K, bp ? bp + ch : nullptr, xp + bi * s.L * s.Cd + ch, s.L, n, K, s.Cd);
+      cpu::conv_final_state(in, s.R, c0b, cf + (bi * s.Cd + ch) * Km, s.L, n, K);
     });
 
     // dt [b L, H] = softplus(dt_raw + dt_bias), clamped; A [H] = -exp(A_log)
@@ -218,16 +225,12 @@ struct CpuMixerFn : torch::autograd::Function<CpuMixerFn> {
                   *gf = ptr_or_null(dconv_fin);
       float *dwp = dw_part.data_ptr<float>(), *dbp = db_part.data_ptr<float>(),
             *dc0 = dconv0.defined() ? dconv0.data_ptr<float>() : nullptr;
-      const int64_t nblk = conv_blocks(s.Cd);
-      at::parallel_for(0, s.b * nblk, 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t task = lo; task < hi; ++task) {
-          const int64_t bi = task / nblk, ch = task % nblk * kConvBlock, n = std::min(kConvBlock, s.Cd - ch);
-          const int64_t cs = (bi * s.Cd + ch) * Km;  // this block's conv-state entries
-          cpu::conv_silu_back(zp + bi * s.L * s.R + s.xbc_col() + ch, s.R, c0 ? c0 + cs : nullptr, wp + ch * K,
-                              bp ? bp + ch : nullptr, dxp + bi * s.L * s.Cd + ch, gf ? gf + cs : nullptr,
-                              dzp + bi * s.L * s.R + s.xbc_col() + ch, s.R, dc0 ? dc0 + cs : nullptr,
-                              dwp + (bi * s.Cd + ch) * K, dbp + bi * s.Cd + ch, s.L, n, K, s.Cd);
-        }
+      for_each_conv_block(s.b, s.Cd, [&](int64_t bi, int64_t ch, int64_t n) {
+        const int64_t cs = (bi * s.Cd + ch) * Km;  // this block's conv-state entries
+        cpu::conv_silu_back(zp + bi * s.L * s.R + s.xbc_col() + ch, s.R, c0 ? c0 + cs : nullptr, wp + ch * K,
+                            bp ? bp + ch : nullptr, dxp + bi * s.L * s.Cd + ch, gf ? gf + cs : nullptr,
+                            dzp + bi * s.L * s.R + s.xbc_col() + ch, s.R, dc0 ? dc0 + cs : nullptr,
+                            dwp + (bi * s.Cd + ch) * K, dbp + bi * s.Cd + ch, s.L, n, K, s.Cd);
       });
     }
     auto dconv_b = conv_b.numel() > 0 ? db_part.sum(0) : torch::Tensor();
