@@ -4,10 +4,14 @@
 
 namespace statescope {
 
-// glibc malloc: blocks below 32 MiB (the largest mmap threshold glibc accepts) come from the heap
-// and freed memory stays mapped (trim above 512 MiB), so the tensors a training step frees and
-// allocates again reuse pages instead of mapping fresh zeroed ones each step (which cost ~15% of a
-// tiny-model step in page faults). Returns false where the C library is not glibc (then nothing is changed).
+// glibc malloc: every block comes from the heap (no block gets a mapping of its own: M_MMAP_MAX 0)
+// and freed memory stays mapped until 2 GiB of it sit free at the heap's top (M_TRIM_THRESHOLD at
+// the largest value glibc takes), so the tensors a training step frees and allocates again reuse
+// pages instead of mapping fresh zeroed ones each step. Before, blocks of 32 MiB and more (glibc's
+// largest mmap threshold) were mapped per use: a 130m training step's logits, their gradients and the
+// LM head's weight gradients, about 1 GB of page faults and zeroing per step, 8-10% of its time at two
+// threads (bench/RESULTS.md). The price: the process keeps what it once used (its peak, as a caching
+// allocator does), up to 2 GiB more. Returns false where the C library is not glibc (then nothing is changed).
 bool tune_malloc_for_tensors();
 
 // The opposite, for a short-lived probe process reading an untrusted file (core/store/h5_preflight):
