@@ -53,6 +53,9 @@ TEST_P(CpuScan, MatchesTheSequentialReferenceWithGradients) {
   EXPECT_TRUE(close(got.final_state, ref.final_state, tol, "final state")) << name(c);
   EXPECT_TRUE(close(got.state_norm, ref.state_norm, tol, "state norm")) << name(c);
   EXPECT_TRUE(close(got.delta_norm, ref.delta_norm, tol, "state change norm")) << name(c);
+  auto plain = cpu_scan(x, dt, A, B, C, h0, false, D);  // without the measurements: the other step loop
+  EXPECT_TRUE(close(plain.y, ref.y, tol, "y without norms")) << name(c);
+  EXPECT_TRUE(close(plain.final_state, ref.final_state, tol, "final state without norms")) << name(c);
 
   torch::manual_seed(5);
   auto ry = torch::randn_like(got.y), rs = torch::randn_like(got.final_state);
@@ -73,6 +76,7 @@ std::vector<Case> cases() {
       for (bool init : {false, true}) v.push_back({L, G, 3, 5, init});
   v.push_back({300, 1, 16, 32, true});   // the tiny benchmark's head size
   v.push_back({130, 2, 64, 128, true});  // the 130m model's head size, 2 groups
+  v.push_back({71, 1, 19, 21, true});    // blocks of eight rows and eight columns with tails of both
   return v;
 }
 

@@ -54,28 +54,63 @@ inline v8 step_row(float* __restrict s, float xd, v8 av, const float* __restrict
 STATESCOPE_CLONES void scan_step(float* __restrict S, const float* __restrict x, float dt, float a,
                                  const float* __restrict B, const float* __restrict C, float* __restrict y,
                                  int64_t P, int64_t N) {
-  const int64_t Nv = N - N % W;
-  const v8 av = splat(a);
-  if (!y) {  // state only (the backward's recompute)
-    for (int64_t p = 0; p < P; ++p) {
-      float* __restrict s = S + p * N;
-      const v8 xdv = splat(x[p] * dt);
-      for (int64_t n = 0; n < Nv; n += W) store(s + n, av * load(s + n) + xdv * load(B + n));
-      for (int64_t n = Nv; n < N; ++n) s[n] = a * s[n] + x[p] * dt * B[n];
-    }
+  if (!y) {  // state only
+    scan_step_state(S, S, x, dt, a, B, P, N);
     return;
   }
+  const int64_t Nv = N - N % W;
+  const v8 av = splat(a);
   int64_t p = 0;
-  for (; p + W <= P; p += W) {  // eight rows, one vector of outputs
-    v8 acc[W];
+  for (; p + W <= P; p += W) {  // eight rows, one vector of outputs; a vector of columns at a time, so
+    v8 acc[W], xd[W];            // B and C are loaded once for the eight rows
+    for (int j = 0; j < W; ++j) acc[j] = splat(0.0f), xd[j] = splat(x[p + j] * dt);
+    float* __restrict s = S + p * N;
+    for (int64_t n = 0; n < Nv; n += W) {
+      const v8 Bn = load(B + n), Cn = load(C + n);
+      for (int j = 0; j < W; ++j) {
+        const v8 v = av * load(s + j * N + n) + xd[j] * Bn;
+        store(s + j * N + n, v);
+        acc[j] += v * Cn;
+      }
+    }
     float tail[W];
-    for (int j = 0; j < W; ++j) acc[j] = step_row(S + (p + j) * N, x[p + j] * dt, av, B, C, N, Nv, a, &tail[j]);
+    for (int j = 0; j < W; ++j) {
+      float t = 0.0f;
+      const float xdj = x[p + j] * dt;
+      for (int64_t n = Nv; n < N; ++n) {
+        s[j * N + n] = a * s[j * N + n] + xdj * B[n];
+        t += s[j * N + n] * C[n];
+      }
+      tail[j] = t;
+    }
     store(y + p, hsum8x8(acc) + load(tail));
   }
   for (; p < P; ++p) {
     float tail;
     const v8 acc = step_row(S + p * N, x[p] * dt, av, B, C, N, Nv, a, &tail);
     y[p] = hsum(acc) + tail;
+  }
+}
+
+STATESCOPE_CLONES void scan_step_state(float* out, const float* in, const float* __restrict x, float dt, float a,
+                                       const float* __restrict B, int64_t P, int64_t N) {
+  const int64_t Nv = N - N % W;
+  const v8 av = splat(a);
+  int64_t p = 0;
+  for (; p + W <= P; p += W) {
+    v8 xd[W];
+    for (int j = 0; j < W; ++j) xd[j] = splat(x[p + j] * dt);
+    for (int64_t n = 0; n < Nv; n += W) {
+      const v8 Bn = load(B + n);
+      for (int j = 0; j < W; ++j) store(out + (p + j) * N + n, av * load(in + (p + j) * N + n) + xd[j] * Bn);
+    }
+    for (int j = 0; j < W; ++j)
+      for (int64_t n = Nv; n < N; ++n) out[(p + j) * N + n] = a * in[(p + j) * N + n] + x[p + j] * dt * B[n];
+  }
+  for (; p < P; ++p) {
+    const v8 xdv = splat(x[p] * dt);
+    for (int64_t n = 0; n < Nv; n += W) store(out + p * N + n, av * load(in + p * N + n) + xdv * load(B + n));
+    for (int64_t n = Nv; n < N; ++n) out[p * N + n] = a * in[p * N + n] + x[p] * dt * B[n];
   }
 }
 

@@ -15,6 +15,10 @@ namespace statescope::cpu {
 void scan_step(float* S, const float* x, float dt, float a, const float* B, const float* C, float* y, int64_t P,
                int64_t N);
 
+// out = a in + (dt x) B^T (out may be in: in place), the state alone (the backward's recompute).
+void scan_step_state(float* out, const float* in, const float* x, float dt, float a, const float* B, int64_t P,
+                     int64_t N);
+
 // One token of the backward walk. On entry R = dLoss/dS_t without this token's output term; adds
 // dy C^T, writes dx [P], this head's dB/dC rows [N], ddt_x = sum_p x_p (R B)_p and da = sum(R S_{t-1});
 // leaves R = a R (the share of dLoss/dS_{t-1} through S_t).

@@ -75,9 +75,8 @@ void backward_head(const CpuScanArgs& d, const float* starts, const float* dy, c
     for (int64_t t = t0; t < t1; ++t) {  // the chunk's states S_t at S[(t - t0 + 1) * PN]
       const int64_t bl = bi * d.L + t;
       const float dt = d.dt[bl * H + h];
-      std::copy_n(S + (t - t0) * PN, PN, S + (t - t0 + 1) * PN);
-      cpu::scan_step(S + (t - t0 + 1) * PN, xrow(d, bl, h), dt, std::exp(dt * A), d.B + bc_at(d, bl, g),
-                     d.C + bc_at(d, bl, g), nullptr, P, N);
+      cpu::scan_step_state(S + (t - t0 + 1) * PN, S + (t - t0) * PN, xrow(d, bl, h), dt, std::exp(dt * A),
+                           d.B + bc_at(d, bl, g), P, N);
     }
     for (int64_t t = t1 - 1; t >= t0; --t) {
       const int64_t bl = bi * d.L + t;
