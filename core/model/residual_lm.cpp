@@ -167,8 +167,7 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
   }
   if (opt.logits_from > 0) h = h.narrow(1, opt.logits_from, h.size(1) - opt.logits_from);  // [b, L - from, d_model]
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
-  if (!autocast) out.logits = head_pack_(hf, output_weight());            // [b, L, vocab], or undefined
-  if (!out.logits.defined()) out.logits = F::linear(hf, output_weight());   // [b, L, vocab]
+  out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
   if (autocast) {
     autocast.reset();
     out.logits = out.logits.to(torch::kFloat32);                            // bf16 matmul, fp32 out

@@ -9,7 +9,6 @@
 #include <functional>
 #include <memory>
 
-#include "core/model/packed_head.h"
 #include "core/model/recurrent_lm.h"
 
 namespace statescope {
@@ -24,9 +23,6 @@ class ResidualLMImpl : public RecurrentLMImpl {
   // of k (counted from opt.position) and each piece after a cut starts from the zero state.
   ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) override;
   torch::Tensor output_weight() const override { return lm_head_ ? lm_head_->weight : embeddings_->weight; }
-
-  // The output head's packed copy for no-grad forwards (tests read its packs()).
-  const PackedHead& packed_head() const { return head_pack_; }
 
  protected:
   struct Shape {
@@ -89,7 +85,6 @@ class ResidualLMImpl : public RecurrentLMImpl {
     ParamHolder norm{nullptr}, gate{nullptr}, up{nullptr}, down{nullptr};  // [D], [M, D], [M, D], [D, M]
   };
   std::vector<Mlp> mlps_;                 // model.layers.{i}.{mlp_norm, mlp}: empty without MLPs
-  PackedHead head_pack_;                  // the output head packed once for no-grad forwards (packed_head.h)
 };
 
 }  // namespace statescope
