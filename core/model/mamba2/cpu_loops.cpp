@@ -54,10 +54,6 @@ inline v8 step_row(float* __restrict s, float xd, v8 av, const float* __restrict
 STATESCOPE_CLONES void scan_step(float* __restrict S, const float* __restrict x, float dt, float a,
                                  const float* __restrict B, const float* __restrict C, float* __restrict y,
                                  int64_t P, int64_t N) {
-  if (!y) {  // state only
-    scan_step_state(S, S, x, dt, a, B, P, N);
-    return;
-  }
   const int64_t Nv = N - N % W;
   const v8 av = splat(a);
   int64_t p = 0;

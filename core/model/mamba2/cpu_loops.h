@@ -11,11 +11,11 @@ namespace statescope::cpu {
 
 // --- the scan: one token of one (batch, head); S is the P x N state, row p at S + p N -------------
 
-// S = a S + (dt x) B^T; y = S C when y is not null.  x [P], B/C [N], y [P].
+// S = a S + (dt x) B^T; y = S C.  x [P], B/C [N], y [P].
 void scan_step(float* S, const float* x, float dt, float a, const float* B, const float* C, float* y, int64_t P,
                int64_t N);
 
-// out = a in + (dt x) B^T (out may be in: in place), the state alone (the backward's recompute).
+// out = a in + (dt x) B^T, the state alone (the backward's recompute).
 void scan_step_state(float* out, const float* in, const float* x, float dt, float a, const float* B, int64_t P,
                      int64_t N);
 

@@ -63,21 +63,21 @@ void backward_head(const CpuScanArgs& d, const float* starts, const float* dy, c
                    float* dh0) {
   const int64_t H = d.H, P = d.P, N = d.N, PN = P * N, g = h / (H / d.G), Q = Q_of(d), nc = nc_of(d);
   std::vector<float> R(PN, 0.0f);
-  // The chunk's states, overwritten before they are read: no zeroing (short sequences need L + 1).
-  std::unique_ptr<float[]> S_buf(new float[(std::min(Q, d.L) + 1) * PN]);
+  // The chunk's states after each of its tokens, overwritten before they are read: no zeroing.
+  std::unique_ptr<float[]> S_buf(new float[std::min(Q, d.L) * PN]);
   float* S = S_buf.get();
   if (dhf) std::copy_n(dhf + (bi * H + h) * PN, PN, R.begin());
   const float A = d.A[h];
   double dA = 0, dD = 0;
   for (int64_t c = nc - 1; c >= 0; --c) {
     const int64_t t0 = c * Q, t1 = std::min(d.L, t0 + Q);
-    // The chunk's states S_t at S[(t - t0 + 1) * PN]; the one before its first token read where it was saved.
+    // The chunk's states S_t at S[(t - t0) * PN]; the one before its first token read where it was saved.
     const float* S0 = starts + ((bi * H + h) * nc + c) * PN;
-    auto before = [&](int64_t t) { return t == t0 ? S0 : S + (t - t0) * PN; };  // S_{t-1}
+    auto before = [&](int64_t t) { return t == t0 ? S0 : S + (t - t0 - 1) * PN; };  // S_{t-1}
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t bl = bi * d.L + t;
       const float dt = d.dt[bl * H + h];
-      cpu::scan_step_state(S + (t - t0 + 1) * PN, before(t), xrow(d, bl, h), dt, std::exp(dt * A),
+      cpu::scan_step_state(S + (t - t0) * PN, before(t), xrow(d, bl, h), dt, std::exp(dt * A),
                            d.B + bc_at(d, bl, g), P, N);
     }
     for (int64_t t = t1 - 1; t >= t0; --t) {
@@ -86,7 +86,7 @@ void backward_head(const CpuScanArgs& d, const float* starts, const float* dy, c
       const float *xv = xrow(d, bl, h), *gy = dy + (bl * H + h) * P;
       float* dxv = dx + bl * d.x_row + h * P;
       float ddt_x = 0, da = 0;
-      cpu::scan_step_back(R.data(), S + (t - t0 + 1) * PN, before(t), xv, dt, a, d.B + bc_at(d, bl, g),
+      cpu::scan_step_back(R.data(), S + (t - t0) * PN, before(t), xv, dt, a, d.B + bc_at(d, bl, g),
                           d.C + bc_at(d, bl, g), gy, dxv, dBh + (bl * H + h) * N, dCh + (bl * H + h) * N, P, N, ddt_x,
                           da);
       // a = exp(dt A): d a / d dt = a A, d a / d A = a dt
