@@ -15,7 +15,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:?usage: fuzz.sh SECONDS [TARGET ...]}"
 shift
-all=(fuzz_safetensors fuzz_config fuzz_torch_pickle fuzz_tokenizer fuzz_token_files fuzz_parquet fuzz_spec fuzz_experiment_file)
+all=(fuzz_safetensors fuzz_config fuzz_torch_pickle fuzz_tokenizer fuzz_token_files fuzz_parquet fuzz_spec fuzz_experiment_file fuzz_hub_cache)
 targets=("$@")
 ((${#targets[@]})) || targets=("${all[@]}")
 build="${STATESCOPE_FUZZ_DIR:-$root/build-fuzz}"

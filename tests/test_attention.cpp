@@ -207,3 +207,51 @@ TEST(Attention, LongSequencesAreBinnedAndEachCellIsTheMeanOfItsExactPairs) {
   // At most 65536 tokens.
   EXPECT_THROW(attention_result(m, std::vector<int32_t>(kMaxBinnedAttentionLength + 1, 0), 0, 0), Error);
 }
+
+// The record form at an exact length is built a block of rows at a time: the same M, init and
+// by_distance as the whole matrix (odd length, every head), progress after every block with a
+// cancel that stops it, and a budget checked before anything is allocated.
+TEST(Attention, TheRecordIsBuiltInBlocksWithinABudgetAndCancels) {
+  RecurrentLM m = Mamba2LM(tiny());
+  m->reset_parameters(5);
+  m->eval();
+  const int64_t L = 3001;  // several blocks (2^21 / L = 698 rows each), the last one short
+  torch::manual_seed(4);
+  auto ids = torch::randint(0, 64, {L}, torch::kInt64);
+  std::vector<int32_t> tokens(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + L);
+  int64_t calls = 0, total = 0;
+  const AttentionResult r = attention_result(m, tokens, 0, -1, [&](int64_t, int64_t t) { ++calls, total = t; return true; });
+  const int64_t H = tiny().nheads(), blocks = (L + attention_block_rows(L) - 1) / attention_block_rows(L);
+  ASSERT_FALSE(r.binned());
+  ASSERT_EQ(r.M.size(), static_cast<size_t>(H * L * L));
+  EXPECT_GT(blocks, 2);
+  EXPECT_EQ(total, H * blocks);
+  EXPECT_EQ(calls, H * blocks + 1);
+  std::vector<int64_t> heads;
+  for (int64_t h = 0; h < H; ++h) heads.push_back(h);
+  const auto whole = effective_attention(m, ids.view({1, L}), 0, heads);
+  for (int64_t h = 0; h < H; ++h) {
+    auto M = torch::from_blob(const_cast<double*>(r.M.data()) + h * L * L, {L, L}, torch::kFloat64);
+    EXPECT_TRUE(torch::equal(M, whole[h].M)) << "head " << h;  // the same rows, copied where they belong
+    auto init = torch::from_blob(const_cast<double*>(r.init.data()) + h * L, {L}, torch::kFloat64);
+    EXPECT_TRUE(torch::allclose(init, whole[h].init, 0, 0)) << "head " << h;
+    auto by = torch::from_blob(const_cast<double*>(r.by_distance.data()) + h * L, {L}, torch::kFloat64);
+    EXPECT_TRUE(torch::allclose(by, whole[h].by_distance, 1e-12, 1e-300)) << "head " << h;  // summed in another order
+  }
+  // A cancel after the third block stops the work there.
+  int64_t seen = 0;
+  EXPECT_THROW(attention_result(m, tokens, 0, -1, [&](int64_t, int64_t) { return ++seen <= 3; }), Error);
+  EXPECT_EQ(seen, 4);
+  // Under a budget too small for M, refused with the numbers before any allocation.
+  EXPECT_GT(attention_memory_bytes(4096, 24), uint64_t{24} * 4096 * 4096 * 8);
+  ::setenv("STATESCOPE_MEMORY_BUDGET", "100000000", 1);
+  std::string msg;
+  try {
+    attention_result(m, tokens, 0, -1);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  ::unsetenv("STATESCOPE_MEMORY_BUDGET");
+  EXPECT_NE(msg.find("effective attention of " + std::to_string(H) + " heads at 3001 tokens"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
+}

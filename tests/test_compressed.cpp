@@ -157,9 +157,11 @@ TEST(Compressed, BombsAndEndlessLinesStopAtTheirLimits) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("decompresses to more than 8388608 bytes"), std::string::npos) << e.what();
   }
-  // The default limit: 1000x the file, at least 1 GiB.
+  // The default limit: 100x the file, at least 1 GiB, at most 64 GiB.
   EXPECT_EQ(default_decompressed_limit(10), uint64_t{1} << 30);
-  EXPECT_EQ(default_decompressed_limit(uint64_t{1} << 31), uint64_t{1000} << 31);
+  EXPECT_EQ(default_decompressed_limit(uint64_t{100} << 20), uint64_t{10000} << 20);
+  EXPECT_EQ(default_decompressed_limit(uint64_t{1} << 31), uint64_t{64} << 30);
+  EXPECT_EQ(default_decompressed_limit(UINT64_MAX), uint64_t{64} << 30);
   // Streaming: the bytes come in pieces no larger than asked, and all of them arrive.
   ByteStream s(gz, Compression::Gzip);
   std::vector<char> buf(4096);
@@ -169,4 +171,29 @@ TEST(Compressed, BombsAndEndlessLinesStopAtTheirLimits) {
     total += got;
   }
   EXPECT_EQ(total, 67108864u + 13u);  // '{"text": "' and '"}\n' around the a's
+}
+
+// gzip of zeros (about 1000x) stops at the running-ratio guard, a little past 256 MiB, under the
+// default limit; an explicit limit replaces the guard and reads it whole.
+TEST(Compressed, TheDefaultGuardStopsAZeroBombByItsRatio) {
+  Dir d("compressed_zeros");
+  const std::string gz = (d.p / "zeros.txt.gz").string();
+  sh("head -c 314572800 /dev/zero | gzip -1 -c > '" + gz + "'");
+  ASSERT_LT(fs::file_size(gz), 2u << 20);
+  std::vector<char> buf(1 << 20);
+  uint64_t total = 0;
+  try {
+    ByteStream s(gz, Compression::Gzip);
+    for (size_t got; (got = s.read(buf.data(), buf.size())) > 0;) total += got;
+    ADD_FAILURE() << "read " << total << " bytes of zeros";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 100x"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("zeros.txt.gz"), std::string::npos) << e.what();
+  }
+  EXPECT_GT(total, kRatioAfter - (2u << 20));
+  EXPECT_LT(total, kRatioAfter + (2u << 20));
+  ByteStream all(gz, Compression::Gzip, uint64_t{1} << 30);
+  total = 0;
+  for (size_t got; (got = all.read(buf.data(), buf.size())) > 0;) total += got;
+  EXPECT_EQ(total, 314572800u);
 }

@@ -178,3 +178,19 @@ TEST(Parquet, APageThatDeclaresGigabytesIsRefusedByTheMemoryCap) {
   EXPECT_EQ(seen, 0);
   EXPECT_EQ(parquet_texts(kDir + "default.parquet").size(), 61u);
 }
+
+// A dictionary-encoded text column (pandas' category; pyarrow's dictionary_encode) reads as the
+// strings it encodes, repeated entries included, in row order across row groups.
+TEST(Parquet, ADictionaryEncodedTextColumnReadsAsItsStrings) {
+  auto want = jsonl_texts();
+  const std::vector<std::string> first(want.begin(), want.begin() + 7);
+  want.insert(want.end(), first.begin(), first.end());
+  ParquetSummary summary;
+  std::vector<int64_t> rows;
+  const auto got = parquet_texts(kDir + "dictionary.parquet", "text", &rows, &summary);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(got[i], want[i]) << "row " << i;
+  EXPECT_EQ(summary.row_groups, 2);
+  ASSERT_EQ(rows.size(), want.size());
+  for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(rows[i], static_cast<int64_t>(i));
+}

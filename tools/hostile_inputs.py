@@ -59,9 +59,9 @@ def cli(args, env=None):
     return p.returncode, (err or p.stdout.strip().splitlines() or [""])[-1]
 
 
-def case(cls, args, code, fragment, untouched=(), shown=None):
+def case(cls, args, code, fragment, untouched=(), shown=None, env=None):
     before = {str(p): digest(p) for p in untouched}
-    got, msg = cli(args)
+    got, msg = cli(args, env)
     ok = got == code and fragment in msg and all(digest(p) == h for p, h in before.items())
     shown = shown or " ".join(str(a).replace(str(TMP) + "/", "") for a in args)
     cases.append((cls, shown, code, fragment, got, msg.replace(str(TMP) + "/", ""), ok))
@@ -308,6 +308,86 @@ with h5py.File(GOLDEN / "hf-untied/golden.h5") as g, h5py.File(inp, "w") as f:
     f["initial_ssm_state"] = s
 case("an Inf in an initial state", ["forward", "--model", GOLDEN / "hf-untied", "--input", inp, "--output", TMP / "f.h5"],
      1, "'initial_ssm_state' holds 1 non-finite")
+
+# --- a hostile Hugging Face cache (issue 52): nothing read, listed or quoted from outside it --------
+def hostile_cache(name, edit):
+    """A copy of the cache huggingface_hub wrote (tests/golden/hf-cache), with `edit` applied."""
+    hub = fresh(name) / "hub"
+    shutil.copytree(GOLDEN / "hf-cache/hub", hub, symlinks=True)
+    outside = fresh(name + "_outside")
+    (outside / "secret.txt").write_text("SECRET-never-quoted\n")
+    (outside / "main").write_text("SECRET-never-quoted\n")
+    edit(hub / "models--statescope-test--tiny-mamba2", outside)
+    return hub
+
+
+def relink(path, target):
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif path.exists() or path.is_symlink():
+        path.unlink()
+    path.symlink_to(target)
+
+
+def cache_case(cls, hub, args, code, fragment):
+    before = len(cases)
+    e = dict(os.environ, STATESCOPE_CACHE=str(CACHE), STATESCOPE_THREADS="1", HF_HUB_CACHE=str(hub))
+    p = subprocess.run([CLI] + args, capture_output=True, text=True, env=e, timeout=300)
+    out = p.stdout + p.stderr
+    msg = (p.stderr.strip().splitlines() or p.stdout.strip().splitlines() or [""])[-1]
+    ok = p.returncode == code and fragment in out and "SECRET" not in out and "\x1b" not in out
+    cases.append((cls, " ".join(str(a) for a in args), code, fragment, p.returncode, msg.replace(str(TMP) + "/", ""), ok))
+
+
+main_commit = "bbbbbbbb22222222222222222222222222222222"
+cache_case("HF cache: refs/main links to a file outside", hostile_cache("hc_ref", lambda r, o: relink(r / "refs/main", o / "main")),
+           ["info", "--model", "statescope-test/tiny-mamba2"], 1, "outside")
+cache_case("HF cache: snapshots/ links to another folder", hostile_cache("hc_snaps", lambda r, o: relink(r / "snapshots", o)),
+           ["info", "--model", "statescope-test/tiny-mamba2@bbbbbbbb2222"], 1, "outside")
+cache_case("HF cache: a snapshot links to /", hostile_cache("hc_root", lambda r, o: relink(r / "snapshots" / main_commit, "/")),
+           ["info", "--model", "statescope-test/tiny-mamba2"], 1, "outside")
+cache_case("HF cache: config.json links outside the repository",
+           hostile_cache("hc_cfg", lambda r, o: relink(r / "snapshots" / main_commit / "config.json", o / "secret.txt")),
+           ["info", "--model", "statescope-test/tiny-mamba2"], 1, "outside")
+cache_case("HF cache: refs/ links to /usr/share/doc", hostile_cache("hc_refs", lambda r, o: relink(r / "refs", "/usr/share/doc")),
+           ["info", "--model", "statescope-test/tiny-mamba2"], 1, "outside")
+cache_case("HF cache: a snapshot folder named with an escape sequence",
+           hostile_cache("hc_esc", lambda r, o: (r / "snapshots" / "\x1b[31mred").symlink_to(main_commit)),
+           ["models", "--all"], 0, "")
+corpus = fresh("linked_corpus")
+(corpus / "a.txt").write_text("Some text of the corpus itself.\n" * 50)
+(corpus / "b.txt").symlink_to("/etc/hostname")
+case("a corpus folder with a link to a file outside it", ["data", "--data", corpus], 1, "outside")
+
+# --- a second output flag that names an input (issue 52) -----------------------------------------
+m2 = model_copy("record_target", ROOT / "data/models/embedded")
+case("posttrain --record is the model's own weights",
+     ["posttrain", "--model", m2, "--T", "16", "--steps", "1", "--batch", "1", "--out", TMP / "rec_out",
+      "--record", m2 / "model.safetensors", "--overwrite"], 1, "input", untouched=[m2 / "model.safetensors"])
+text_in = TMP / "attention_data.txt"
+text_in.write_text("Some text for the attention input, long enough to read.\n" * 20)
+case("attention -o is its own --data", ["attention", "--data", text_in, "-o", text_in, "--overwrite", "--length", "16"], 1,
+     "input", untouched=[text_in])
+
+# --- limits that allocate (issue 52) --------------------------------------------------------------
+case("attention --length 4096 under a 100 MB memory budget", ["attention", "--length", "4096", "-o", TMP / "att.h5"], 1,
+     "GiB", env={"STATESCOPE_MEMORY_BUDGET": "100000000"})
+inf = model_copy("inf_eps", ROOT / "data/models/embedded")
+edit_config(inf, layer_norm_epsilon=1e400)
+case("layer_norm_epsilon 1e400 (Infinity) in config.json", ["info", "--model", inf], 1, "layer_norm_epsilon")
+case("LongMamba length 10^12", ["run", write_spec("longmamba.json", {"policies": [], "interventions": [
+    {"kind": "longmamba", "length": 1000000000000}]}), "-o", TMP / "lm.h5"], 1, "length")
+case("--max-decompressed -1", ["data", "--data", text_in, "--max-decompressed", "-1"], 2, "--max-decompressed")
+case("--T -3", ["eval", "--T", "-3", "-o", TMP / "t.h5"], 2, "--T")
+case("--threads 1000", ["--threads", "1000", "info", "--model", "embedded"], 1, "CPUs")
+case("a dt_scale intervention without a factor", ["run", write_spec("nofactor.json", {"policies": [], "interventions": [
+    {"kind": "dt_scale"}]}), "-o", TMP / "nf.h5"], 1, "factor")
+case("an intervention named 'baseline'", ["run", write_spec("named.json", {"policies": [], "interventions": [
+    {"kind": "reset", "period": 8, "name": "baseline"}]}), "-o", TMP / "nb.h5"], 1, "baseline")
+case("a spec with nothing to run", ["run", write_spec("empty.json", {"baseline": False, "policies": []}), "-o", TMP / "e.h5"],
+     1, "nothing to run")
+case("a fitted policy with fit_length 10^15", ["run", write_spec("fit.json", {"policies": [
+    {"kind": "fitted", "fit_length": 1000000000000000}]}), "-o", TMP / "fl.h5"], 1, "1000000000]")
 
 # --- report -------------------------------------------------------------------------------------
 failed = [c for c in cases if not c[6]]

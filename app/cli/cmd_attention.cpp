@@ -7,13 +7,18 @@
 //         root attributes model, layer, heads, command, source.
 #include <torch/torch.h>
 
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
+#include "app/cli/interrupt.h"
+#include "app/cli/progress.h"
 #include "core/analyses/attention/attention.h"
 #include "core/base/error.h"
 #include "core/base/output_rule.h"
+#include "core/data/dataset.h"
 #include "core/data/tokenizer.h"
 #include "core/model/checkpoint.h"
 #include "core/model/model_registry.h"
@@ -41,8 +46,10 @@ Runner add_attention(CLI::App& app, const std::string& command) {
   app.add_option("-o,--output", o->output, "HDF5 file to write")->required();
   app.add_flag("--overwrite", o->overwrite, "replace an existing output file");
   return [o, command]() {
-    StagedOutput staged(o->output, OutputRule{o->overwrite, {o->model}, false});
     const std::string dir = resolve_model(o->model);
+    // The model folder and a corpus read from disk are inputs: -o may be neither (nor inside the model).
+    const std::string data = o->text.empty() && o->data != "embedded" ? resolve_data_source(o->data) : std::string();
+    StagedOutput staged(o->output, OutputRule{o->overwrite, {dir, data}, false});
     auto model = load_model_dir(dir);
     model->eval();
     std::vector<int32_t> ids;
@@ -55,7 +62,19 @@ Runner add_attention(CLI::App& app, const std::string& command) {
       ids = leading_tokens(load_corpus(o->data, dir, model->vocab_size()).validation, o->length);
       source = o->data + " (validation, from its first document)";
     }
-    const AttentionResult a = attention_result(model, ids, o->layer, o->head);
+    // Progress per block of M's rows (step, rate, ETA); SIGINT/SIGTERM stop it within a block.
+    ProgressLine line;
+    const auto t0 = std::chrono::steady_clock::now();
+    const AttentionResult a = attention_result(model, ids, o->layer, o->head, [&](int64_t done, int64_t total) {
+      const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double rate = el > 0 ? double(done) / el : 0;
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "attention: block %lld/%lld  %.1f blocks/s  ETA %s", (long long)done, (long long)total,
+                    rate, fmt_eta(rate > 0 ? double(total - done) / rate : -1).c_str());
+      line.update(buf, done == total);
+      return !interrupted();
+    });
+    line.done();
     const int64_t L = a.length, nh = static_cast<int64_t>(a.heads.size()), B = a.bins();
     H5File f(staged.staging(), H5File::Mode::Create);
     std::vector<int64_t> tok(a.tokens.begin(), a.tokens.end());

@@ -45,6 +45,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
                         {"facts", o->facts}, {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
+    auto save = stage_save(o->save, o->overwrite, dir);  // refused before any work when it may not be written
     auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, o->data);
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
@@ -52,7 +53,7 @@ Runner add_babi(CLI::App& app, const std::string& command) {
       auto docs = babi_training_docs(o->examples, o->t.T, examples_per_doc(o->ps),
                                      prose_of(corpus.train, size_t{16} << 20, tok.get()), o->facts, o->seed + 1, tok.get());
       finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "bAbI fine-tune");
-      if (!o->save.empty()) save_model_dir(model, o->save);
+      save_finetuned(model, save);
     }
     auto r = evaluate_babi(model, o->lengths, prose_of(corpus.validation, size_t{16} << 20, tok.get()), o->facts,
                            o->samples, o->seed + 3, tok.get());

@@ -7,6 +7,7 @@
 #include "app/cli/interrupt.h"
 #include "core/base/constants.h"
 #include "app/cli/commands.h"
+#include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/analyses/copying/copying.h"
 #include "core/data/corpus.h"
@@ -40,7 +41,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       ->delimiter(',')->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();
   app.add_option("--L", o->c.L, "longest training string")->capture_default_str();
   app.add_option("--alphabet", o->c.alphabet, "letters in the alphabet (2..26)")->capture_default_str();
-  app.add_option("--T", o->c.T, "training window in tokens (0: 2L + 3, the longest example BOS s SEP s EOS)")->capture_default_str();
+  app.add_option("--T", o->c.T, "training window in tokens (0: 2L + 3, the longest example BOS s SEP s EOS)")->capture_default_str()->check(token_count(0));
   app.add_option("--pass-conv", o->pass_conv, "state passing / TBTT hand over the conv state too (1) or the SSM state only (0)")
       ->check(CLI::Range(0, 1))->capture_default_str();
   app.add_option("--examples", o->c.train_docs, "distinct training examples")->capture_default_str();
@@ -66,6 +67,7 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     std::vector<std::vector<CopyResult>> table(o->policies.size());  // [policy][seed]
     WriteOptions w;
     w.overwrite = o->overwrite;
+    w.inputs = {default_corpus_path()};  // the prose it starts from: never its output
     const std::string out = dist::rank_output(o->output);  // data parallel: rank 0's file is the one kept
     std::unique_ptr<ExperimentFile> file = o->append && out == o->output ? ExperimentFile::open(out, w)
                                            : ExperimentFile::create(out, out == o->output ? w : WriteOptions{});

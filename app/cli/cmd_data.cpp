@@ -88,8 +88,13 @@ Runner add_data(CLI::App& app, const std::string& command) {
   app.add_option("--pack-tokens", o->d.pack_tokens, "short documents are packed into spans of this many tokens")
       ->capture_default_str();
   app.add_option("--max-decompressed", o->d.max_decompressed,
-                 "compressed files: stop when one decompresses to more than this many bytes (default: 1000x its "
-                 "size, at least 1 GiB)");
+                 "compressed files: stop when one decompresses to more than this many bytes (default: 100x its "
+                 "size, at least 1 GiB, at most 64 GiB, and stopped past 256 MiB when the ratio exceeds 100x)")
+      ->check([](const std::string& v) {
+        return v.find_first_not_of("0123456789") == std::string::npos && v.find_first_not_of('0') != std::string::npos
+                   ? std::string()
+                   : "must be a positive number of bytes (the guard cannot be turned off), got " + v;
+      });
   app.add_option("--cache", o->d.cache_dir, "token cache folder (default: $STATESCOPE_CACHE or ~/.cache/statescope/tokens)");
   app.add_option("--show", o->show, "print the first N tokens of validation, decoded")->capture_default_str();
   auto* list = app.add_flag("--list-cache", o->list_cache, "list the token cache (source, size, date, stale or not) and stop");

@@ -30,7 +30,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
   add_run_options(app, *o, "effrem");
   app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data') (validation split)")->capture_default_str();
   app.add_option("--T", o->e.Ts, "context lengths (one curve each; several make the heatmap)")->delimiter(',')
-      ->capture_default_str();
+      ->capture_default_str()->check(token_count());
   app.add_option("--points", o->e.points, "t grid points")->capture_default_str();
   app.add_flag("--linear", o->linear, "linear t grid (default: log-spaced)");
   app.add_option("--sequences", o->e.sequences, "validation sequences averaged")->capture_default_str();

@@ -43,7 +43,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
   add_run_options(app, *o, "eval");
   app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (its validation split is used; see 'data')")
       ->capture_default_str();
-  app.add_option("--T", o->e.T, "training context (default: the model's record)");
+  app.add_option("--T", o->e.T, "training context (default: the model's record)")->check(token_count());
   app.add_option("--length", o->e.length, "positions per sequence (default 64T)");
   app.add_option("--sequences", o->e.sequences, "sequences averaged")->capture_default_str();
   app.add_option("--segment", o->e.segment, "tokens per forward; state carried between segments")->capture_default_str();

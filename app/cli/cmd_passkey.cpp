@@ -50,13 +50,14 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
                   " ids but the model's vocab_size is " + std::to_string(model->vocab_size()));
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
                         {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
+    auto save = stage_save(o->save, o->overwrite, dir);  // refused before any work when it may not be written
     auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, "");
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
       auto docs = passkey_training_docs(o->examples, o->t.T, examples_per_doc(o->ps), o->seed + 1, tok.get());
       finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "passkey fine-tune");
-      if (!o->save.empty()) save_model_dir(model, o->save);
+      save_finetuned(model, save);
     }
     auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3, tok.get());
     write_passkey(*file, o->run, g);

@@ -3,6 +3,7 @@
 // command, and a training record (HDF5 experiment file with one run).
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <filesystem>
@@ -48,7 +49,7 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
                "being trained)");
   app.add_option("--data", o.data, "'embedded' (Austen), a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data')")->capture_default_str();
   app.add_option("--record", o.record, "training record HDF5 (default: OUT/training.h5)");
-  app.add_option("--T", o.t.T, "training context in tokens")->capture_default_str();
+  app.add_option("--T", o.t.T, "training context in tokens")->capture_default_str()->check(token_count());
   app.add_option("--steps", o.t.steps, "optimizer steps")->capture_default_str();
   app.add_option("--batch", o.t.batch, "sequences per step")->capture_default_str();
   app.add_option("--lr", o.t.lr, "peak learning rate")->capture_default_str();
@@ -65,7 +66,7 @@ void add_train_options(CLI::App& app, CommonTrain& o) {
                "append to the record");
   app.add_option("--stop-after", o.stop_after, "stop after this step, writing OUT/checkpoint, and exit 0 (a job "
                  "that must end within a time limit); continue with --resume")
-      ->check(CLI::PositiveNumber);
+      ->check(token_count());
 }
 
 // Runs `f`; an error (a failed collective of a data-parallel job, say) marks the run "failed" with
@@ -96,6 +97,20 @@ struct KeepWorkOnError {
   }
 };
 
+// A --record inside OUT (or its staging folder) would be lost when the finished folder replaces OUT.
+void check_record_outside_model(const std::string& record, const std::string& out) {
+  std::error_code ec;
+  const fs::path r = fs::weakly_canonical(fs::absolute(record), ec);
+  for (const std::string& dir : {out, staging_name(out)}) {
+    const fs::path d = fs::weakly_canonical(fs::absolute(dir), ec);
+    auto [i, j] = std::mismatch(d.begin(), d.end(), r.begin(), r.end());
+    if (i == d.end() && j != r.end())
+      throw Error("--record " + record + ": is inside the model folder being written (" + dir +
+                  "), which is replaced when training ends; choose a record outside it, or leave --record out "
+                  "for OUT/training.h5 (nothing was written)");
+  }
+}
+
 int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps, const std::string& run_name,
                  ModelRecord rec, const std::string& command, const std::string& source_model) {
   const Corpus corpus = load_corpus(o.data, source_model, model->vocab_size());
@@ -120,6 +135,8 @@ int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps,
   WriteOptions w;
   w.in_place = true;
   w.overwrite = o.record.empty() || o.overwrite;
+  w.inputs = rule.inputs;  // a --record that is the model being read, its training.h5 or the data is refused
+  if (!o.record.empty()) check_record_outside_model(o.record, o.out);
   std::unique_ptr<ExperimentFile> file;
   if (root) file = resuming ? ExperimentFile::open(record, w) : ExperimentFile::create(record, w);
   nlohmann::json spec{{"command", command}, {"T", o.t.T}, {"steps", o.t.steps}, {"batch", o.t.batch}, {"lr", o.t.lr},

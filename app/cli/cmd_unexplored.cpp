@@ -35,7 +35,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
   add_run_options(app, *o, "unexplored");
   app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data')")
       ->capture_default_str();
-  app.add_option("--T", o->u.T, "training context (default: the model's record)");
+  app.add_option("--T", o->u.T, "training context (default: the model's record)")->check(token_count());
   app.add_option("--policy", o->ps.kind, "whose training states: the policy the model was trained with (zero: a "
                  "checkpoint trained from zero states)")
       ->check(CLI::IsMember(std::vector<std::string>(std::begin(kPolicyKinds), std::end(kPolicyKinds))))->capture_default_str();

@@ -1,6 +1,8 @@
 // common.h — small helpers shared by the CLI verbs: the data argument, starting a run in an
 // experiment file, and printing shapes.
 #pragma once
+#include <cerrno>
+#include <cstdlib>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -26,6 +28,20 @@ namespace statescope::cli {
 
 // The data argument, tokenized with the model directory's tokenizer ("" = bytes, a model trained from
 // scratch) through the token cache; first-time tokenization shows its progress.
+// A token count flag (--T): a whole number in [lo, 2^40], said plainly ("-3" was once taken as unset).
+inline CLI::Validator token_count(int64_t lo = 1) {
+  return CLI::Validator(
+      [lo](std::string& v) -> std::string {
+        char* end = nullptr;
+        errno = 0;
+        const long long n = std::strtoll(v.c_str(), &end, 10);
+        if (v.empty() || *end != '\0' || errno != 0 || n < lo || n > (1LL << 40))
+          return "must be a whole number of tokens from " + std::to_string(lo) + " to 2^40, got " + v;
+        return "";
+      },
+      "TOKENS");
+}
+
 inline Corpus load_corpus(const std::string& data, const std::string& model_dir, int64_t model_vocab) {
   ProgressLine line;
   auto c = load_model_data(data, model_dir, model_vocab, {}, tokenize_progress(line, data));

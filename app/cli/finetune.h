@@ -2,6 +2,7 @@
 // policy, recording every step into the run's train/ group, with a progress line.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,8 @@
 #include "core/base/constants.h"
 #include "app/cli/progress.h"
 #include "core/base/error.h"
+#include "core/base/output_rule.h"
+#include "core/model/checkpoint.h"
 #include "core/store/experiment_store.h"
 #include "core/analyses/task_docs.h"
 #include "core/experiment/spec.h"  // AnalysesSpec::TaskFinetune: the defaults
@@ -37,7 +40,23 @@ inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps,
          "--loss-on", [&t](const std::string& v) { t.loss_mask = v == "answer"; },
          "fine-tuning loss on the answer's tokens only (answer, default) or on every token (all)")
       ->check(CLI::IsMember({"answer", "all"}))->default_str("answer");
-  app.add_option("--save", save, "write the fine-tuned model to this directory");
+  app.add_option("--save", save, "write the fine-tuned model to this directory (a new one, or --overwrite; never the "
+                                 "model being read)");
+}
+
+// The --save folder under the output rule (core/base/output_rule.h), checked before any work: a new
+// folder or --overwrite, never the model being read nor a folder holding it; written as SAVE.partial
+// and renamed when the model is complete. nullptr when no --save was given.
+inline std::unique_ptr<StagedOutput> stage_save(const std::string& save, bool overwrite, const std::string& model_dir) {
+  if (save.empty()) return nullptr;
+  return std::make_unique<StagedOutput>(save, OutputRule{overwrite, {model_dir}, /*folder=*/true});
+}
+
+// Writes the fine-tuned model into the staged --save folder and puts it in place.
+inline void save_finetuned(RecurrentLM& model, std::unique_ptr<StagedOutput>& staged) {
+  if (!staged) return;
+  save_model_dir(model, staged->staging());
+  staged->finish(StagedOutput::Outcome::Replace);
 }
 
 // Trains `model` in place; throws Error (after marking the run) unless training finished.

@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <cstdlib>
 #include <map>
@@ -172,6 +175,11 @@ int main(int argc, char** argv) {
     statescope::cli::install_interrupt_handlers();
     for (auto* sub : app.get_subcommands()) {
       const int rc = runners.at(sub)();
+      // What a verb printed must have arrived: a full disk or a closed pipe on standard output is an
+      // error, not exit 0 with the table lost.
+      std::cout.flush();
+      if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout))
+        throw statescope::Error(std::string("cannot write standard output (") + std::strerror(errno ? errno : EIO) + ")");
       return statescope::cli::interrupted() ? 130 : rc;
     }
   } catch (const std::exception& e) {

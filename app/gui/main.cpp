@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
   if (cli.isSet(shots)) w.set_quiet(true);
   for (const QString& f : cli.positionalArguments()) {
     if (!(w.current_file().isEmpty() ? w.open_file(f) : w.add_file(f))) {
-      if (cli.isSet(shots)) return 1;
+      if (cli.isSet(shots)) {  // no dialog in this mode: the reason goes to stderr
+        qCritical("%s: %s", qPrintable(f), qPrintable(w.last_message()));
+        return 1;
+      }
       break;
     }
   }

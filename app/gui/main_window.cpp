@@ -540,7 +540,10 @@ void MainWindow::about() {
 }
 
 bool MainWindow::save_screenshots(const QString& dir) {
-  QDir().mkpath(dir);
+  if (!QDir().mkpath(dir) || !QFileInfo(dir).isDir()) {
+    qCritical("%s: cannot create this folder for the screenshots", qPrintable(dir));
+    return false;
+  }
   bool ok = true;
   for (int i = 0; i < tabs_->count(); ++i) {
     tabs_->setCurrentIndex(i);
@@ -548,7 +551,11 @@ bool MainWindow::save_screenshots(const QString& dir) {
     for (auto* p : plots_in_tab(i)) p->replot();
     QApplication::processEvents();
     QString name = tabs_->tabText(i).toLower().replace("&&", "and").replace(' ', '_').replace('-', '_');
-    ok &= grab().save(QDir(dir).filePath(QString("%1_%2.png").arg(i + 1).arg(name)));
+    const QString file = QDir(dir).filePath(QString("%1_%2.png").arg(i + 1).arg(name));
+    if (!grab().save(file)) {
+      qCritical("%s: cannot write this PNG (a full disk, or no permission?)", qPrintable(file));
+      ok = false;
+    }
   }
   return ok;
 }

@@ -41,7 +41,7 @@ void RunWorker::start(const QString& spec_json, const QString& out_path, bool ov
       emit finished(!cancelled, cancelled ? tr("cancelled; the file keeps every finished step.") + where
                                           : QString::fromStdString(format_summary_table(sums)));
   } catch (const std::exception& e) {
-    emit finished(false, QString::fromStdString(e.what()));
+    emit finished(false, QString::fromStdString(error_line(e)));  // one line: no LibTorch stack trace
   }
 }
 

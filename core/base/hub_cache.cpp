@@ -7,8 +7,10 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/base/contained.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
+#include "core/base/names.h"
 
 namespace statescope {
 namespace fs = std::filesystem;
@@ -64,10 +66,10 @@ std::string trim(std::string s) {
 
 std::string cached_list(const std::string& repo_dir) {
   std::string out;
-  for (const auto& [ref, commit] : hub_refs(repo_dir)) out += (out.empty() ? "" : ", ") + ref + " -> " + commit.substr(0, 12);
+  for (const auto& [ref, commit] : hub_refs(repo_dir)) out += (out.empty() ? "" : ", ") + escaped(ref) + " -> " + commit.substr(0, 12);
   std::error_code ec;
   std::vector<std::string> snaps;
-  for (const auto& e : fs::directory_iterator(fs::path(repo_dir) / "snapshots", ec)) snaps.push_back(e.path().filename().string());
+  for (const auto& name : hub_snapshot_names(repo_dir)) snaps.push_back(escaped(name));
   std::sort(snaps.begin(), snaps.end());
   if (!snaps.empty()) {
     out += std::string(out.empty() ? "" : "; ") + "snapshots ";
@@ -76,7 +78,46 @@ std::string cached_list(const std::string& repo_dir) {
   return out.empty() ? "nothing" : out;
 }
 
+// A repository's refs/ holds a few branch and tag names; a folder of thousands is not a cache's.
+constexpr int64_t kMaxRefs = 10'000;
+// A snapshot's files (a sharded dataset has thousands; not millions).
+constexpr int64_t kMaxSnapshotEntries = 1'000'000;
+
+// The repository folder of `folder` in the cache, refused when it leads outside the cache.
+fs::path contained_repo(const HubCache& cache, const std::string& folder) {
+  const fs::path repo = fs::path(cache.dir) / folder;
+  require_within(repo, cache.dir, "a repository folder of the Hugging Face cache " + cache.dir);
+  return repo;
+}
+
 }  // namespace
+
+std::vector<std::string> hub_snapshot_names(const std::string& repo_dir) {
+  std::vector<std::string> out;
+  const fs::path snaps = fs::path(repo_dir) / "snapshots";
+  std::error_code ec;
+  if (!fs::is_directory(snaps, ec) || !path_within(resolved(snaps), resolved(repo_dir))) return out;
+  for (auto it = fs::directory_iterator(snaps, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    out.push_back(it->path().filename().string());
+    if (static_cast<int64_t>(out.size()) >= kMaxRefs) break;
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void check_hub_snapshot(const std::string& repo_dir, const std::string& dir) {
+  const std::string what = "a snapshot of " + repo_dir + ", whose files link into its blobs/";
+  require_within(dir, repo_dir, what);
+  walk_within(dir, [](const fs::path&, const std::string&) {}, kMaxSnapshotEntries, repo_dir);
+}
+
+std::string hub_repo_of_snapshot(const std::string& dir) {
+  const fs::path d = fs::path(dir).lexically_normal();
+  const fs::path p = d.has_filename() ? d : d.parent_path();  // "…/snapshots/<commit>/" too
+  const std::string repo = p.parent_path().parent_path().filename().string();
+  if (p.parent_path().filename() != "snapshots" || !(repo.starts_with("models--") || repo.starts_with("datasets--"))) return "";
+  return p.parent_path().parent_path().string();
+}
 
 HubCache hub_cache() {
   if (const auto v = env("HF_HUB_CACHE"); !v.empty()) return {expand_home(v), "$HF_HUB_CACHE"};
@@ -100,16 +141,21 @@ std::vector<std::pair<std::string, std::string>> hub_refs(const std::string& rep
   std::vector<std::pair<std::string, std::string>> out;
   const fs::path refs = fs::path(repo_dir) / "refs";
   std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(refs, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (!it->is_regular_file(ec)) continue;
-    std::string commit;
-    try {
-      commit = trim(read_file_bounded(it->path().string(), 4096, "ref"));
-    } catch (const Error&) {
-      continue;  // unreadable ref: not a cached revision
-    }
-    if (!is_hex(commit) || !fs::is_directory(fs::path(repo_dir) / "snapshots" / commit, ec)) continue;
-    out.emplace_back(fs::relative(it->path(), refs, ec).generic_string(), commit);
+  if (!fs::is_directory(refs, ec) || !path_within(resolved(refs), resolved(repo_dir))) return out;  // none, or not ours
+  try {
+    walk_within(refs, [&](const fs::path& p, const std::string& rel) {
+      std::string commit;
+      try {
+        commit = trim(read_file_bounded(p.string(), 4096, "ref"));
+      } catch (const Error&) {
+        return;  // unreadable ref: not a cached revision
+      }
+      std::error_code e;
+      if (!is_hex(commit) || !fs::is_directory(fs::path(repo_dir) / "snapshots" / commit, e)) return;
+      out.emplace_back(rel, commit);
+    }, kMaxRefs);
+  } catch (const Error&) {
+    // a link out of the repository, or too many entries: the refs found so far stand, no more are read
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -126,30 +172,40 @@ HubSnapshot resolve_hub_snapshot(const std::string& text, HubRepoType type) {
   const std::string folder = std::string(prefix(type)) + s.id.substr(0, s.id.find('/')) + "--" + s.id.substr(s.id.find('/') + 1);
   const fs::path repo = fs::path(cache.dir) / folder;
   std::error_code ec;
-  if (!fs::is_directory(repo, ec))
+  const bool is_dir = fs::is_directory(repo, ec);
+  if (permission_denied(ec)) throw Error(repo.string() + ": permission denied (the " + kind(type) + " " + s.id + " in the Hugging Face cache)");
+  if (is_dir) contained_repo(cache, folder);
+  if (!is_dir)
     throw Error(s.id + ": no such directory, and not in the Hugging Face cache (looked for " + repo.string() +
                 ", the cache chosen by " + cache.source + "; set HF_HUB_CACHE or HF_HOME to look elsewhere); " +
                 download_hint(s.id, type));
   const fs::path ref = repo / "refs" / s.revision;
+  const std::string cached = "a file of the cache entry " + repo.string();
+  for (const char* sub : {"refs", "snapshots"})  // a folder of the entry linked elsewhere: named, never read
+    if (fs::exists(repo / sub, ec)) require_within(repo / sub, repo, std::string("the ") + sub + "/ folder of " + repo.string());
   if (fs::is_regular_file(ref, ec)) {
+    require_within(ref, repo, cached);
     s.commit = trim(read_file_bounded(ref.string(), 4096, "ref"));
-    if (!is_hex(s.commit))
-      throw Error(ref.string() + ": not a commit hash (\"" + s.commit.substr(0, 64) + "\"); the cache entry is damaged, " +
-                  download_hint(s.id, type));
+    if (!is_hex(s.commit) || s.commit.size() > 64)  // its contents are never quoted: it may be anything
+      throw Error(ref.string() + ": not a commit hash (" + std::to_string(s.commit.size()) +
+                  " characters, not hexadecimal digits); the cache entry is damaged, " + download_hint(s.id, type));
     s.dir = (repo / "snapshots" / s.commit).string();
     if (!fs::is_directory(s.dir, ec))
       throw Error(s.id + "@" + s.revision + ": refs/" + s.revision + " names commit " + s.commit + " but " + s.dir +
                   " is missing (an interrupted download?); " + download_hint(s.id, type));
+    check_hub_snapshot(repo.string(), s.dir);
     return s;
   }
+  if (permission_denied(ec)) throw Error(ref.string() + ": permission denied");
   // A commit hash, whole or a unique prefix of at least 7 digits.
   if (is_hex(s.revision) && s.revision.size() >= 7) {
     std::vector<std::string> hits;
-    for (const auto& e : fs::directory_iterator(repo / "snapshots", ec))
-      if (e.path().filename().string().rfind(s.revision, 0) == 0) hits.push_back(e.path().filename().string());
+    for (const auto& name : hub_snapshot_names(repo.string()))
+      if (name.rfind(s.revision, 0) == 0) hits.push_back(name);
     if (hits.size() == 1) {
       s.commit = hits[0];
       s.dir = (repo / "snapshots" / s.commit).string();
+      check_hub_snapshot(repo.string(), s.dir);
       return s;
     }
     if (hits.size() > 1) throw Error(s.id + "@" + s.revision + ": more than one cached snapshot starts with it; give more digits");
@@ -162,9 +218,15 @@ std::vector<std::pair<std::string, std::string>> list_hub_repos(HubRepoType type
   std::vector<std::pair<std::string, std::string>> out;
   const std::string p = prefix(type);
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(hub_cache().dir, ec)) {
+  const HubCache cache = hub_cache();
+  const fs::path root = resolved(cache.dir);
+  int64_t seen = 0;
+  for (auto it = fs::directory_iterator(cache.dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    const auto& e = *it;
+    if (++seen > 100'000) break;  // not a cache's size
     const std::string name = e.path().filename().string();
     if (name.rfind(p, 0) != 0 || !e.is_directory(ec)) continue;
+    if (!path_within(resolved(e.path()), root)) continue;  // a link out of the cache: not listed, never read
     const std::string rest = name.substr(p.size());
     const auto sep = rest.find("--");
     if (sep == std::string::npos) continue;  // a legacy id without an owner ("gpt2"): not listed

@@ -35,7 +35,8 @@ struct HubSnapshot {
 };
 
 // Resolves "owner/name[@revision]" (a branch or tag in refs/, or a commit hash with a snapshot) to
-// its snapshot folder. Throws Error naming the id, the folder it looked in, the revisions that are
+// its snapshot folder; the repository folder, the ref and the snapshot's every link must resolve
+// inside the cache (a hostile cache is refused by name, its files' contents never quoted). Throws Error naming the id, the folder it looked in, the revisions that are
 // cached, and the command that downloads it.
 HubSnapshot resolve_hub_snapshot(const std::string& id_at_revision, HubRepoType type = HubRepoType::Model);
 
@@ -43,6 +44,17 @@ HubSnapshot resolve_hub_snapshot(const std::string& id_at_revision, HubRepoType 
 std::vector<std::pair<std::string, std::string>> list_hub_repos(HubRepoType type);
 
 // The revisions cached for the repository folder: each ref (name -> commit) that has its snapshot.
+// refs/ and its files are read only where they resolve inside the repository folder.
 std::vector<std::pair<std::string, std::string>> hub_refs(const std::string& repo_dir);
+
+// The names in the repository's snapshots/ (empty when it leads outside the repository), sorted.
+std::vector<std::string> hub_snapshot_names(const std::string& repo_dir);
+
+// Containment (core/base/contained.h): throws Error naming the entry unless snapshot folder `dir` and
+// every link under it resolve inside the repository folder `repo_dir` (where its blobs are).
+void check_hub_snapshot(const std::string& repo_dir, const std::string& dir);
+
+// The repository folder of a cache snapshot folder (".../models--o--n/snapshots/<commit>"), or "".
+std::string hub_repo_of_snapshot(const std::string& dir);
 
 }  // namespace statescope

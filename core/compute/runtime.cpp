@@ -3,7 +3,9 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
 #include "core/base/error.h"
 
@@ -27,6 +29,12 @@ int configure_threads(int requested) {
       n = static_cast<int>(v);
     }
   }
+  // More threads than 4x the CPUs only oversubscribe; thousands of them (each with its stack) hang
+  // LibTorch's pool setup under a memory limit. Refused by name rather than started.
+  const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (n > std::max(4 * cpus, 8))
+    throw Error((requested > 0 ? "--threads " : "STATESCOPE_THREADS ") + std::to_string(n) + ": more than 4x this machine's " +
+                std::to_string(cpus) + " CPUs (at most " + std::to_string(std::max(4 * cpus, 8)) + ")");
   torch::set_num_threads(n);
   return n;
 }

@@ -61,13 +61,15 @@ const char* compression_name(Compression c) {
 
 uint64_t default_decompressed_limit(uint64_t compressed_bytes) {
   const uint64_t gib = uint64_t{1} << 30;
-  return compressed_bytes > UINT64_MAX / 1000 ? UINT64_MAX : std::max(gib, compressed_bytes * 1000);
+  const uint64_t ratio = compressed_bytes > UINT64_MAX / kBombRatio ? UINT64_MAX : compressed_bytes * kBombRatio;
+  return std::min(kDecompressedCap, std::max(gib, ratio));
 }
 
 struct ByteStream::Impl {
   std::string path;
   Compression c;
   uint64_t limit = 0, produced = 0;
+  bool ratio_guard = false;  // the default limit: the running ratio is watched too
   std::FILE* f = nullptr;
   std::vector<char> in = std::vector<char>(kBuffer), out = std::vector<char>(kBuffer);
   size_t in_pos = 0, in_len = 0;    // unread input: in[in_pos, in_len)
@@ -135,6 +137,12 @@ struct ByteStream::Impl {
         if (produced > limit)
           throw Error(path + ": decompresses to more than " + std::to_string(limit) +
                       " bytes, the limit for this file (a decompression bomb, or set a larger limit)");
+        // The default guard also watches the ratio as it goes: text compresses 3-10x, zeros 200-1000x.
+        const uint64_t taken = static_cast<uint64_t>(std::max<int64_t>(consumed - static_cast<int64_t>(in_len - in_pos), 1));
+        if (ratio_guard && produced > kRatioAfter && produced / taken > kBombRatio)
+          throw Error(path + ": " + std::to_string(produced) + " bytes from the first " + std::to_string(taken) +
+                      " compressed ones, more than " + std::to_string(kBombRatio) +
+                      "x (text compresses 3-10x: a decompression bomb); set a limit (--max-decompressed) to read it anyway");
         return made;
       }
     }
@@ -225,6 +233,7 @@ ByteStream::ByteStream(const std::string& path, Compression c, uint64_t max_byte
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
   s.limit = max_bytes ? max_bytes : default_decompressed_limit(ec ? 0 : size);
+  s.ratio_guard = max_bytes == 0 && c != Compression::None;
   s.f = std::fopen(path.c_str(), "rb");
   if (!s.f) throw Error(path + ": cannot open");
   switch (c) {

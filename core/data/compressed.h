@@ -22,8 +22,14 @@ std::string strip_compression(const std::string& path);
 // "gzip", "xz", "zstd", "none".
 const char* compression_name(Compression c);
 
-// The limit a file of `compressed_bytes` may decompress to by default: 1000x its size, at least
-// 1 GiB (text compresses 3-10x; a bomb, thousands of times).
+// The limit a file of `compressed_bytes` may decompress to by default: 100x its size, at least
+// 1 GiB and at most 64 GiB (text compresses 3-10x; zeros 200-1000x; a bomb, thousands of times).
+// Under the default limit the running ratio is watched too: past the first 256 MiB a file that has
+// given more than 100x the compressed bytes it took is stopped there, long before it fills a disk.
+// A limit the caller sets (--max-decompressed) replaces both.
+inline constexpr uint64_t kBombRatio = 100;
+inline constexpr uint64_t kRatioAfter = uint64_t{256} << 20;
+inline constexpr uint64_t kDecompressedCap = uint64_t{64} << 30;
 uint64_t default_decompressed_limit(uint64_t compressed_bytes);
 
 class ByteStream {

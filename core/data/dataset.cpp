@@ -11,6 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/base/contained.h"
 #include "core/base/error.h"
 #include "core/base/file_io.h"
 #include "core/base/hub_cache.h"
@@ -61,16 +62,14 @@ std::vector<SourceFile> list_sources(const std::string& data) {
   std::vector<SourceFile> out;
   std::error_code ec;
   if (fs::is_directory(data, ec)) {
-    for (auto it = fs::recursive_directory_iterator(data, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (!it->is_regular_file()) continue;
-      const auto ext = inner_ext(it->path());
-      if (ext == ".parquet" && compression_of(it->path().string()) != Compression::None) continue;
-      if (ext != ".txt" && ext != ".jsonl" && ext != ".parquet") continue;
-      out.push_back(describe(it->path(), fs::relative(it->path(), data).string(),
-                             ext == ".jsonl" ? Kind::Jsonl : ext == ".parquet" ? Kind::Parquet : Kind::WholeFile));
-    }
-    if (ec) throw Error(data + ": cannot list folder: " + ec.message());
+    // Never outside the folder named (a cache snapshot's bound is its repository, where its blobs are).
+    const std::string repo = hub_repo_of_snapshot(data);
+    walk_within(data, [&](const fs::path& p, const std::string& rel) {
+      const auto ext = inner_ext(p);
+      if (ext == ".parquet" && compression_of(p.string()) != Compression::None) return;
+      if (ext != ".txt" && ext != ".jsonl" && ext != ".parquet") return;
+      out.push_back(describe(p, rel, ext == ".jsonl" ? Kind::Jsonl : ext == ".parquet" ? Kind::Parquet : Kind::WholeFile));
+    }, 1'000'000, repo);
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.rel < b.rel; });
     if (out.empty())
       throw Error(data + ": the folder holds no .txt or .jsonl files (plain, .gz, .xz or .zst) and no .parquet files");
@@ -389,6 +388,13 @@ Corpus load_data(const std::string& data, const Tokenizer& tok, const DataOption
   char key[20];
   std::snprintf(key, sizeof key, "%016llx", static_cast<unsigned long long>(h));
   const fs::path root = o.cache_dir.empty() ? fs::path(default_cache_dir()) : fs::path(o.cache_dir);
+  // The cache is an output: never the corpus folder nor inside it (its entries would sit among the
+  // user's files), never a folder that holds the corpus (clearing it must not come near the data).
+  if (fs::is_directory(src) && path_within(resolved(root), resolved(src)))
+    throw Error(root.string() + ": the token cache would be inside the corpus folder " + src +
+                "; choose a cache outside it (--cache or $STATESCOPE_CACHE)");
+  if (path_within(resolved(src), resolved(root)))
+    throw Error(root.string() + ": the token cache folder holds the corpus " + src + "; choose a cache folder of its own");
   const fs::path dir = root / key;
   if (fs::exists(dir / "index.json")) return from_cache(dir, data);
 

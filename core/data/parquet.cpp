@@ -67,6 +67,42 @@ void each_value(const arrow::Array& chunk, int64_t& index,
     if (a.IsValid(i)) row(index, a.GetView(i));
 }
 
+bool is_text(arrow::Type::type id) {
+  return id == arrow::Type::STRING || id == arrow::Type::LARGE_STRING || id == arrow::Type::STRING_VIEW;
+}
+
+// A text column, or a dictionary-encoded one whose values are text (pandas' "category", `datasets`'
+// ClassLabel-like columns, pyarrow's dictionary_encode()).
+bool is_text_column(const arrow::DataType& t) {
+  if (is_text(t.id())) return true;
+  return t.id() == arrow::Type::DICTIONARY && is_text(static_cast<const arrow::DictionaryType&>(t).value_type()->id());
+}
+
+// The string at `i` of a text array.
+std::string_view text_at(const arrow::Array& a, int64_t i) {
+  switch (a.type_id()) {
+    case arrow::Type::STRING: return static_cast<const arrow::StringArray&>(a).GetView(i);
+    case arrow::Type::LARGE_STRING: return static_cast<const arrow::LargeStringArray&>(a).GetView(i);
+    default: return static_cast<const arrow::StringViewArray&>(a).GetView(i);
+  }
+}
+
+// A dictionary-encoded chunk: each row's index looked up in its dictionary (indices checked: a damaged
+// file names the row instead of reading out of bounds).
+void each_dictionary_value(const arrow::Array& chunk, int64_t& index, const std::string& where,
+                           const std::function<void(int64_t, std::string_view)>& row) {
+  const auto& a = static_cast<const arrow::DictionaryArray&>(chunk);
+  const auto& dict = *a.dictionary();
+  for (int64_t i = 0; i < a.length(); ++i, ++index) {
+    if (!a.IsValid(i)) continue;
+    const int64_t k = a.GetValueIndex(i);
+    if (k < 0 || k >= dict.length())
+      throw Error(where + ": row " + std::to_string(index) + " names dictionary entry " + std::to_string(k) + " of " +
+                  std::to_string(dict.length()));
+    if (dict.IsValid(k)) row(index, text_at(dict, k));
+  }
+}
+
 // Arrow's system allocator with a ceiling: an allocation that would take the bytes held past `cap`
 // fails with OutOfMemory (Arrow turns it into a Status or a ParquetException) and is remembered, so
 // the error can say what happened. The system allocator, not the wheel's default jemalloc, so that
@@ -160,10 +196,9 @@ ParquetSummary read_parquet_texts(const std::string& path, const std::string& co
     if (field < 0)
       throw Error(path + ": no column \"" + column + "\" (the file has " + list(s.columns) +
                   "; choose one with the text_field option)");
-    const auto type = schema->field(field)->type()->id();
-    if (type != arrow::Type::STRING && type != arrow::Type::LARGE_STRING && type != arrow::Type::STRING_VIEW)
+    if (!is_text_column(*schema->field(field)->type()))
       throw Error(path + ": column \"" + column + "\" holds " + schema->field(field)->type()->ToString() +
-                  ", not text (string)");
+                  ", not text (string, or a dictionary of strings)");
     const auto meta = reader->parquet_reader()->metadata();
     const int leaf = meta->schema()->ColumnIndex(column);
     if (leaf < 0) throw Error(path + ": column \"" + column + "\" is not a plain column (nested?)");
@@ -180,6 +215,12 @@ ParquetSummary read_parquet_texts(const std::string& path, const std::string& co
           case arrow::Type::STRING: each_value<arrow::StringArray>(*chunk, index, row); break;
           case arrow::Type::LARGE_STRING: each_value<arrow::LargeStringArray>(*chunk, index, row); break;
           case arrow::Type::STRING_VIEW: each_value<arrow::StringViewArray>(*chunk, index, row); break;
+          case arrow::Type::DICTIONARY:
+            if (is_text_column(*chunk->type())) {
+              each_dictionary_value(*chunk, index, path + ": row group " + std::to_string(group), row);
+              break;
+            }
+            [[fallthrough]];
           default: throw Error(path + ": row group " + std::to_string(group) + ": column \"" + column +
                                "\" read as " + chunk->type()->ToString());
         }

@@ -350,11 +350,12 @@ class ExperimentRunner {
       RunSummary s;
       s.name = run.name, s.status = "finished";
       return s;
-    } catch (const Error& e) {
-      slot.finish({}, e.what());
+    } catch (const std::exception& e) {  // ours, LibTorch's, or an allocation that failed: never left "running"
+      const std::string what = error_line(e);
+      slot.finish({}, what);
       if (file_->file().failed()) throw;
-      RunSummary s = ended(run.name, label, cancelled_ ? "cancelled" : "failed", e.what());
-      if (!cancelled_) throw;
+      RunSummary s = ended(run.name, label, cancelled_ ? "cancelled" : "failed", what);
+      if (!cancelled_) throw Error(what);
       return s;
     }
   }
@@ -448,10 +449,11 @@ class ExperimentRunner {
       file_->set_status(name, "finished");
       run_finished(name);
       return summary;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // ours, LibTorch's, or an allocation that failed: never left "running"
       if (file_->file().failed()) throw;  // the write's error, as it was
-      RunSummary rs = ended(name, label, cancelled_ ? "cancelled" : "failed", e.what());
-      if (!cancelled_) throw;
+      const std::string what = error_line(e);
+      RunSummary rs = ended(name, label, cancelled_ ? "cancelled" : "failed", what);
+      if (!cancelled_) throw Error(what);
       return rs;
     }
   }

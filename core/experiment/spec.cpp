@@ -235,6 +235,8 @@ InterventionSpec parse_intervention(const JsonFields& f, size_t index) {
   if (knob_for("length", {"longmamba"})) f.read("length", iv.length);
   if (knob_for("clamp_top", {"longmamba"})) f.read("clamp_top", iv.clamp_top);
   if (iv.kind == "reset" && !f.has("period")) f.fail("period", "is required by the reset intervention");
+  if ((iv.kind == "dt_scale" || iv.kind == "a_scale") && !f.has("factor"))
+    f.fail("factor", "is required by the " + iv.kind + " intervention (a number, a list per layer, or rows per layer and head)");
   try {
     check_intervention(iv);
   } catch (const Error& e) {
@@ -451,6 +453,11 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
       const auto spec = parse(pf, out.size());
       std::string name = pf.get<std::string>("name", spec.kind);
       check_name(name, src, "field '" + path + "name'");  // it becomes the run's group in the file
+      // A name given is the run's (never renamed in silence); an unnamed repeated kind becomes kind_2, ...
+      if (pf.has("name") && names.count(name))
+        pf.fail("name", "'" + name + "' is already a run's name" +
+                            (name == "baseline" || name == "pretrain" ? " (statescope's own " + name + " run)" : std::string()) +
+                            "; names must be unique");
       for (int k = 2; names.count(name); ++k) name = spec.kind + "_" + std::to_string(k);
       names.insert(name);
       out.emplace_back(name, spec);
@@ -469,6 +476,9 @@ ExperimentSpec parse_spec(const json& j, const std::string& src) {
         r.spec.pretrain->check(src + ": sweep cell " + r.name.substr(r.name.find('@') + 1));
   if (s.pretrain && s.T <= 0 && std::none_of(s.sweep.begin(), s.sweep.end(), [](auto& a) { return a.first == "T"; }))
     f.fail("T", "is required with 'pretrain' (a fresh model has no training context of its own)");
+  if (plan_runs(s).empty())
+    throw Error(src + ": nothing to run: no baseline (\"baseline\": false), no policies, no interventions and no pretrain "
+                "section; name at least one run");
   return s;
 }
 

@@ -6,8 +6,10 @@
 #include <filesystem>
 #include <set>
 
+#include "core/base/contained.h"
 #include "core/base/error.h"
 #include "core/base/hub_cache.h"
+#include "core/base/names.h"
 #include "core/model/model_config.h"
 
 namespace statescope {
@@ -52,14 +54,17 @@ std::vector<CachedModel> list_cached_models(std::vector<std::string>* skipped) {
     }
     std::error_code ec;
     std::vector<std::string> loose;
-    for (const auto& e : fs::directory_iterator(fs::path(repo) / "snapshots", ec))
-      if (!named.count(e.path().filename().string())) loose.push_back(e.path().filename().string());
-    std::sort(loose.begin(), loose.end());
+    for (const auto& name : hub_snapshot_names(repo))
+      if (!named.count(name)) loose.push_back(name);
     for (const auto& c : loose) revs.emplace_back(id + "@" + c.substr(0, 12), c);
     for (const auto& [label, commit] : revs) {
       const fs::path dir = fs::path(repo) / "snapshots" / commit;
       try {
-        if (!fs::exists(dir / "config.json", ec)) throw Error("no config.json");
+        if (!is_hub_id(label)) throw Error("not a revision name (letters, digits and punctuation; no control characters)");
+        check_hub_snapshot(repo, dir.string());  // nothing read through a link out of the repository
+        const bool config = fs::exists(dir / "config.json", ec);
+        if (permission_denied(ec)) throw Error((dir / "config.json").string() + ": permission denied");
+        if (!config) throw Error("no config.json");
         const ModelConfig c = load_model_config((dir / "config.json").string());
         CachedModel m;
         m.id = label;
@@ -73,7 +78,7 @@ std::vector<CachedModel> list_cached_models(std::vector<std::string>* skipped) {
         if (m.weight_bytes == 0) throw Error("no weights in snapshot " + commit.substr(0, 12) + " (an interrupted download?)");
         out.push_back(std::move(m));
       } catch (const std::exception& e) {
-        if (skipped) skipped->push_back(label + ": " + e.what());
+        if (skipped) skipped->push_back(escaped(label) + ": " + escaped(e.what()));
       }
     }
   }

@@ -13,6 +13,7 @@
 
 #include <unistd.h>
 
+#include "core/base/contained.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
 #include "core/model/mamba2/fused_scan.h"  // fused_kernels_built
@@ -175,7 +176,10 @@ RecurrentLM copy_model(RecurrentLM& model) {
 RecurrentLM load_model_dir(const std::string& dir, const Compute& compute) {
   if (!fs::is_directory(dir)) throw Error(dir + ": not a directory");
   const auto cfg_path = (fs::path(dir) / "config.json").string();
-  if (!fs::exists(cfg_path)) throw Error(cfg_path + ": config.json not found in model directory");
+  std::error_code cfg_ec;
+  const bool cfg_exists = fs::exists(cfg_path, cfg_ec);
+  if (permission_denied(cfg_ec)) throw Error(cfg_path + ": permission denied (the model's config.json)");
+  if (!cfg_exists) throw Error(cfg_path + ": config.json not found in model directory");
   const ModelConfig cfg = load_model_config(cfg_path);
   // Which weights, in the order they are looked for.
   const fs::path st = fs::path(dir) / "model.safetensors", st_index = fs::path(dir) / "model.safetensors.index.json";

@@ -85,7 +85,13 @@ int64_t ConfigReader::opt_int(const char* key, int64_t dflt) const {
 }
 
 double ConfigReader::opt_num(const char* key, double dflt) const {
-  return has(key) ? number(obj[key], source, prefix + key) : dflt;
+  if (!has(key)) return dflt;
+  const double v = number(obj[key], source, prefix + key);
+  // Only a pair's upper end (time_step_limit) may be Infinity; an Infinity or NaN anywhere else (a
+  // norm epsilon of Infinity zeroes every logit) is refused by name.
+  if (!std::isfinite(v))
+    throw Error(source + ": field '" + prefix + key + "' must be a finite number, got " + obj[key].dump());
+  return v;
 }
 
 bool ConfigReader::opt_bool(const char* key, bool dflt) const {

@@ -59,7 +59,9 @@ void check_intervention(const InterventionSpec& s) {
     if (s.windows < 1 || s.windows > 100000) bad("windows", "in [1, 100000]", static_cast<double>(s.windows));
     if (!(s.global_threshold > 0 && s.global_threshold < 1)) bad("global_threshold", "in (0, 1)", s.global_threshold);
     if (!(s.clamp_top >= 0 && s.clamp_top < 1)) bad("clamp_top", "in [0, 1)", s.clamp_top);
-    if (s.length < 0) bad("length", ">= 0 (0: the evaluation's length)", static_cast<double>(s.length));
+    // Calibration interpolates `length` values per channel (8 bytes each): bounded before it allocates.
+    if (s.length < 0 || s.length > kMaxLongMambaLength)
+      bad("length", "in [0, " + std::to_string(kMaxLongMambaLength) + "] (0: the evaluation's length)", static_cast<double>(s.length));
   } else {
     throw Error("unknown intervention '" + s.kind + "' (dt_scale, a_scale, clip, reset, longmamba)");
   }

@@ -20,6 +20,9 @@
 
 namespace statescope {
 
+// The longest input LongMamba's thresholds are set for (its calibration holds that many values per channel).
+inline constexpr int64_t kMaxLongMambaLength = int64_t{1} << 24;
+
 struct InterventionSpec {
   std::string kind;                // dt_scale | a_scale | clip | reset | longmamba
   // dt_scale / a_scale: the factors, flattened; `per` says their shape: "model" (one), "layer"

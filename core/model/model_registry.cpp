@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/base/contained.h"
 #include "core/base/error.h"
 #include "core/base/paths.h"
 #include "core/base/file_io.h"
@@ -44,7 +45,9 @@ HubSnapshot hub_model_snapshot(const std::string& id) {
   const fs::path dir(s.dir);
   const std::string what = s.id + "@" + s.revision + " (" + s.dir + ")";
   std::error_code ec;
-  if (!fs::exists(dir / "config.json", ec))
+  const bool config = fs::exists(dir / "config.json", ec);
+  if (permission_denied(ec)) throw Error((dir / "config.json").string() + ": permission denied (" + what + ")");
+  if (!config)
     throw Error(what + ": the cached snapshot has no config.json (an interrupted download, or not a model); "
                 "download it again with `huggingface-cli download " + s.id + "`");
   bool weights = false;

@@ -61,7 +61,8 @@ void check_policy(const PolicySpec& spec) {
   if (spec.kind == "fitted") {
     if (!(spec.ema >= 0 && spec.ema < 1)) throw Error("fitted noise policy: ema must be in [0, 1)");
     if (spec.fit_length < 0 || spec.fit_length > 1000000000)
-      throw Error("fitted noise policy: fit_length " + std::to_string(spec.fit_length) + " must be >= 0");
+      throw Error("fitted noise policy: fit_length " + std::to_string(spec.fit_length) +
+                  " must be in [0, 1000000000] (0: the training windows' length)");
     if (spec.calibration_batches < (spec.fit_length > 0 ? 1 : 0))
       throw Error("fitted noise policy: calibration_batches " + std::to_string(spec.calibration_batches) +
                   " must be >= 1 when fit_length is set (the fit comes from calibration only)");

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/base/memory_budget.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
 #include "core/model/intervention.h"
@@ -205,6 +206,18 @@ std::vector<int64_t> attention_bins(int64_t L) {
   return first;
 }
 
+uint64_t attention_memory_bytes(int64_t L, int64_t heads) {
+  const uint64_t B = static_cast<uint64_t>(attention_bins_count(L)), l = static_cast<uint64_t>(L);
+  const uint64_t result = mul_sat(static_cast<uint64_t>(heads), mul_sat(B, B) + B + l) * 8;  // M, init, by_distance
+  const uint64_t bins = L > kMaxAttentionLength ? mul_sat(B, B) * 16 : 0;                 // a head's sums and counts
+  const uint64_t block = mul_sat(static_cast<uint64_t>(attention_block_rows(L)), l) * 8 * 12;  // a block's temporaries
+  return result + bins + block;
+}
+
+int64_t attention_block_rows(int64_t L) { return std::max<int64_t>(1, (int64_t{1} << 21) / std::max<int64_t>(L, 1)); }
+
+int64_t attention_bins_count(int64_t L) { return static_cast<int64_t>(attention_bins(L).size()); }
+
 AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>& tokens, int64_t layer, int64_t head,
                                  const std::function<bool(int64_t, int64_t)>& progress) {
   if (tokens.empty()) throw Error("attention: the sequence is empty");
@@ -219,48 +232,61 @@ AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>&
   if (head >= 0) r.heads.push_back(head);
   else
     for (int64_t h = 0; h < model->state_layout().groups; ++h) r.heads.push_back(h);
-  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).view({1, r.length});
+  const int64_t L = r.length, nb = static_cast<int64_t>(r.positions.size()), nh = static_cast<int64_t>(r.heads.size());
+  // Sized before anything is allocated: the result (M is [heads, B, B]) and one block's temporaries.
+  check_memory_budget(attention_memory_bytes(L, nh),
+                      "effective attention of " + std::to_string(nh) + (nh == 1 ? " head" : " heads") + " at " +
+                          std::to_string(L) + " tokens (M is " + std::to_string(nb) + " x " + std::to_string(nb) +
+                          " doubles per head; fewer heads (--head) or a shorter --length need less)");
+  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).view({1, L});
+  const LayerReader reader(model, ids, layer, nullptr);
+  for (int64_t h : r.heads) reader.check_head(h);
+  // M's rows a block at a time (memory block x L): exact up to kMaxAttentionLength, each row written
+  // where it belongs; longer, each cell of the bins the mean |M| over its causal pairs (s <= t).
+  // by_distance over every pair exactly; init the mean over each bin. Progress (and a cancel) after
+  // every block: well under a second apart.
+  const bool exact = L <= kMaxAttentionLength;
+  auto bin_of = torch::zeros({L}, torch::kInt64);
+  for (int64_t k = 1; k < nb; ++k) bin_of.narrow(0, r.positions[k], L - r.positions[k]).add_(1);  // [L]
+  auto bin_size = torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, torch::ones({L}, torch::kFloat64));
+  const int64_t block = attention_block_rows(L), blocks = (L + block - 1) / block;
+  auto s = torch::arange(L, torch::kInt64).unsqueeze(0);                           // [1, L]
+  r.M.assign(static_cast<size_t>(nh * nb * nb), 0.0);
   auto append = [](std::vector<double>& dst, const torch::Tensor& src) {
     auto c = src.contiguous();
     dst.insert(dst.end(), c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
   };
-  if (r.length <= kMaxAttentionLength) {  // exact: M [L, L] per head
-    for (const auto& a : effective_attention(model, ids, layer, r.heads, nullptr, progress)) {
-      append(r.M, a.M);
-      append(r.init, a.init);
-      append(r.by_distance, a.by_distance);
-    }
-    return r;
-  }
-  // Binned: M's rows a block at a time (memory block x L), each cell of the bins the mean |M| over its
-  // causal pairs (s <= t); by_distance over every pair exactly; init the mean over each bin.
-  const LayerReader reader(model, ids, layer, nullptr);
-  for (int64_t h : r.heads) reader.check_head(h);
-  const int64_t L = r.length, nb = static_cast<int64_t>(r.positions.size());
-  auto bin_of = torch::zeros({L}, torch::kInt64);
-  for (int64_t k = 1; k < nb; ++k) bin_of.narrow(0, r.positions[k], L - r.positions[k]).add_(1);  // [L]
-  auto bin_size = torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, torch::ones({L}, torch::kFloat64));
-  const int64_t block = std::max<int64_t>(1, (int64_t{1} << 21) / L);
-  auto s = torch::arange(L, torch::kInt64).unsqueeze(0);                           // [1, L]
-  for (size_t hi = 0; hi < r.heads.size(); ++hi) {
-    if (progress && !progress(static_cast<int64_t>(hi), static_cast<int64_t>(r.heads.size())))
-      throw Error("attention cancelled");
-    auto sums = torch::zeros({nb * nb}, torch::kFloat64), counts = torch::zeros({nb * nb}, torch::kFloat64);
+  for (int64_t hi = 0; hi < nh; ++hi) {
+    torch::Tensor sums, counts;
+    if (!exact) sums = torch::zeros({nb * nb}, torch::kFloat64), counts = torch::zeros({nb * nb}, torch::kFloat64);
     auto dist = torch::zeros({L}, torch::kFloat64);
-    for (int64_t t0 = 0; t0 < L; t0 += block) {
-      const int64_t t1 = std::min(L, t0 + block);
+    double* M_head = r.M.data() + hi * nb * nb;
+    for (int64_t b = 0; b < blocks; ++b) {
+      if (progress && !progress(hi * blocks + b, nh * blocks)) throw Error("attention cancelled");
+      const int64_t t0 = b * block, t1 = std::min(L, t0 + block);
       auto t = torch::arange(t0, t1, torch::kInt64).unsqueeze(1);                  // [rows, 1]
       auto keep = s <= t;                                                          // [rows, L]
-      auto m = reader.rows(r.heads[hi], t0, t1).abs().masked_select(keep);
-      auto cell = (bin_of.index_select(0, t.squeeze(1)).unsqueeze(1) * nb + bin_of.unsqueeze(0)).masked_select(keep);
-      sums.index_add_(0, cell, m);
-      counts.index_add_(0, cell, torch::ones_like(m));
+      auto rows = reader.rows(r.heads[hi], t0, t1);                                // [rows, L]
+      if (exact) {
+        auto c = rows.contiguous();
+        std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), M_head + t0 * L);
+      }
+      auto m = rows.abs().masked_select(keep);
+      if (!exact) {
+        auto cell = (bin_of.index_select(0, t.squeeze(1)).unsqueeze(1) * nb + bin_of.unsqueeze(0)).masked_select(keep);
+        sums.index_add_(0, cell, m);
+        counts.index_add_(0, cell, torch::ones_like(m));
+      }
       dist.index_add_(0, (t - s).masked_select(keep), m);
     }
-    append(r.M, sums / counts.clamp_min(1.0));                                     // [nb, nb]
+    if (!exact) {
+      auto mean = (sums / counts.clamp_min(1.0)).contiguous();                    // [nb, nb]
+      std::copy(mean.data_ptr<double>(), mean.data_ptr<double>() + mean.numel(), M_head);
+    }
     append(r.init, torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, reader.init_weight(r.heads[hi])) / bin_size);
     append(r.by_distance, dist / torch::arange(L, 0, -1, torch::kFloat64));       // pairs at distance d: L - d
   }
+  if (progress && !progress(nh * blocks, nh * blocks)) throw Error("attention cancelled");
   return r;
 }
 

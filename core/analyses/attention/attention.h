@@ -53,7 +53,16 @@ std::vector<int32_t> leading_tokens(const std::vector<Document>& docs, int64_t l
 // when `head` < 0. Up to kMaxAttentionLength tokens M is exact; longer (to kMaxBinnedAttentionLength)
 // it is binned (attention_bins): each cell the mean |M| over its pairs s <= t, computed a block of rows
 // at a time (memory bounded by the bins, not L x L); by_distance stays exact per distance.
+// Memory is checked before anything is allocated (attention_memory_bytes against what the machine
+// has free; core/base/memory_budget.h) and M is computed a block of rows at a time; progress(done,
+// total) counts blocks over every head, each well under a second apart, and false cancels.
 AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>& tokens, int64_t layer, int64_t head,
                                  const std::function<bool(int64_t, int64_t)>& progress = {});
+
+// What attention_result holds at once for L tokens and `heads` heads: the result (M [heads, B, B],
+// init, by_distance, in doubles), a head's bin sums when binned, and one block's temporaries.
+uint64_t attention_memory_bytes(int64_t L, int64_t heads);
+int64_t attention_block_rows(int64_t L);   // rows of M per block: about 2M cells
+int64_t attention_bins_count(int64_t L);   // B: L up to kMaxAttentionLength, at most 1024 beyond
 
 }  // namespace statescope

@@ -47,7 +47,8 @@ void GatedDeltaNetConfig::validate(const std::string& source) const {
                 std::to_string(num_heads) + ") and not fewer");
   if (use_short_conv) require_size(conv_size, 64, source, "conv_size");
   if (use_short_conv && conv_size < 2) throw Error(source + ": field 'conv_size' must be at least 2");
-  if (!(norm_eps > 0)) throw Error(source + ": field 'norm_eps' must be positive");
+  if (!(norm_eps > 0 && norm_eps <= 1))  // finite: Infinity would zero every logit
+    throw Error(source + ": field 'norm_eps' must be in (0, 1], got " + std::to_string(norm_eps));
   if (parameter_count() > Mamba2Config::kMaxParameters)
     throw Error(source + ": describes " + std::to_string(parameter_count()) +
                 " parameters, above statescope's limit of " + std::to_string(Mamba2Config::kMaxParameters));
@@ -72,7 +73,7 @@ GatedDeltaNetConfig parse_gated_deltanet_hf(const json& j, const std::string& so
   c.use_gate = r.opt_bool("use_gate", true);
   c.sigmoid_gate = gate == "sigmoid";
   c.allow_neg_eigval = r.opt_bool("allow_neg_eigval", false);
-  if (c.num_v_heads < 0) r.fail("num_v_heads", "must be positive");
+  if (c.num_v_heads <= 0 && r.has("num_v_heads")) r.fail("num_v_heads", "must be positive (null or absent: num_heads), got " + std::to_string(c.num_v_heads));
   return c;
 }
 

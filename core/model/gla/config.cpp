@@ -60,7 +60,8 @@ void GLAConfig::validate(const std::string& source) const {
                 " (hidden_size * expand_k, expand_v) must be multiples of 'num_heads' (" + std::to_string(num_heads) + ")");
   if (use_short_conv) require_size(conv_size, 64, source, "conv_size");
   if (use_short_conv && conv_size < 2) throw Error(source + ": field 'conv_size' must be at least 2");
-  if (!(norm_eps > 0)) throw Error(source + ": field 'norm_eps' must be positive");
+  if (!(norm_eps > 0 && norm_eps <= 1))  // finite: Infinity would zero every logit
+    throw Error(source + ": field 'norm_eps' must be in (0, 1], got " + std::to_string(norm_eps));
   if (has_clamp_min && !(clamp_min <= 0)) throw Error(source + ": field 'clamp_min' must be <= 0 (a floor of the log gate)");
   if (parameter_count() > Mamba2Config::kMaxParameters)
     throw Error(source + ": describes " + std::to_string(parameter_count()) +
@@ -88,7 +89,7 @@ GLAConfig parse_gla_hf(const json& j, const std::string& source) {
     c.has_clamp_min = true;
     c.clamp_min = r.opt_num("clamp_min", 0.0);
   }
-  if (c.num_kv_heads < 0) r.fail("num_kv_heads", "must be positive");
+  if (c.num_kv_heads <= 0 && is_set("num_kv_heads")) r.fail("num_kv_heads", "must be positive (null or absent: num_heads), got " + std::to_string(c.num_kv_heads));
   return c;
 }
 

@@ -35,7 +35,8 @@ void Mamba1Config::validate(const std::string& source) const {
   if (parameter_count() > Mamba2Config::kMaxParameters)
     throw Error(source + ": describes " + std::to_string(parameter_count()) +
                 " parameters, above statescope's limit of " + std::to_string(Mamba2Config::kMaxParameters));
-  if (!(norm_eps > 0)) throw Error(source + ": field 'norm_eps' must be positive");
+  if (!(norm_eps > 0 && norm_eps <= 1))  // finite: Infinity would zero every logit
+    throw Error(source + ": field 'norm_eps' must be in (0, 1], got " + std::to_string(norm_eps));
 }
 
 namespace {

@@ -122,7 +122,8 @@ void Mamba2Config::validate(const std::string& source) const {
   if (nheads() % ngroups != 0)
     throw Error(source + ": nheads (" + std::to_string(nheads()) + ") is not a multiple of ngroups (" +
                 std::to_string(ngroups) + ")");
-  if (!(norm_eps > 0)) throw Error(source + ": field 'norm_eps' must be positive");
+  if (!(norm_eps > 0 && norm_eps <= 1))  // finite: Infinity would zero every logit
+    throw Error(source + ": field 'norm_eps' must be in (0, 1], got " + std::to_string(norm_eps));
   if (!(dt_limit_lo >= 0) || !(dt_limit_hi > dt_limit_lo))
     throw Error(source + ": dt_limit must satisfy 0 <= lo < hi");
 }

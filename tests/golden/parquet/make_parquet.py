@@ -9,6 +9,7 @@ Python's json), so the C++ reader is checked against the writer's own input.
   nulls.parquet          every third text null (its row is skipped; rows keep their numbers)
   content.parquet        the text in a column "content" (no "text": the error lists the columns)
   binary.parquet         the text as binary (refused by name: not a string column)
+  dictionary.parquet     the text dictionary-encoded (pa.array(...).dictionary_encode(): pandas' category)
   shards/data/train-0000{0,1}-of-00002.parquet   a dataset's shards, split where `datasets` splits
 
 Regenerate: .venv/bin/python tests/golden/parquet/make_parquet.py (pyarrow from tools/setup.sh).
@@ -31,6 +32,13 @@ def documents():
     return paras
 
 
+def write_dictionary(docs, ids):
+    # Some texts repeated, so the dictionary is shorter than the column; 2 row groups.
+    texts = docs + docs[:7]
+    pq.write_table(pa.table({"text": pa.array(texts).dictionary_encode(), "id": list(range(len(texts)))}),
+                   here / "dictionary.parquet", row_group_size=40)
+
+
 def main():
     docs = documents()
     ids = list(range(len(docs)))
@@ -47,6 +55,7 @@ def main():
     pq.write_table(pa.table({"text": with_nulls, "id": ids}), here / "nulls.parquet", row_group_size=20)
     pq.write_table(pa.table({"content": docs, "id": ids}), here / "content.parquet")
     pq.write_table(pa.table({"text": pa.array([d.encode() for d in docs], pa.binary())}), here / "binary.parquet")
+    write_dictionary(docs, ids)
     shards = here / "shards" / "data"
     shards.mkdir(parents=True, exist_ok=True)
     half = len(docs) // 2

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# natural_failure.sh SEED MINUTES [T] — the natural-failure recipe of issue 50, trained in the
+# background: a default-initialised Mamba-2 (d_model 128, 4 layers, d_state 64, headdim 32) at
+# T = 256 bytes on Austen without Persuasion with planted long-range dependencies
+# (tools/plant_dependencies.py), 16,000 steps of batch 16 (65.5M tokens). It stops itself after
+# MINUTES (SIGTERM: the trainer writes its checkpoint) and continues from the checkpoint when run
+# again with the same SEED; a copy of the model is kept at each of the listed steps
+# (WORK/snap_s<SEED>/step<K>/) for the onset curves. One thread, niced: it takes what a build leaves.
+#
+#   bash tools/natural_failure.sh 0 120        # WORK defaults to build/i50
+#   WORK=/big/disk bash tools/natural_failure.sh 1 600
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+seed="${1:?usage: natural_failure.sh SEED MINUTES [T]}"
+minutes="${2:?usage: natural_failure.sh SEED MINUTES [T]}"
+T="${3:-256}"
+work="${WORK:-$root/build/i50}"
+cli="${STATESCOPE_CLI:-$root/build/bin/statescope-cli}"
+steps=16000
+batch=$((4096 / T))  # tokens per step fixed across T (4,096): budgets in tokens match
+mkdir -p "$work"
+data="$work/planted_T$T.jsonl"
+[ -f "$data" ] || python3 "$root/tools/plant_dependencies.py" "$root/data/corpus/austen-novels.txt" "$data" --T "$T" \
+  --copies 4 --seed 0 || exit 1
+out="$work/p${T}_s$seed"
+flags=(--arch mamba2 --d-model 128 --n-layer 4 --d-state 64 --headdim 32 --expand 2 --T "$T" --batch "$batch"
+       --steps "$steps" --lr 2e-3 --warmup 200 --min-lr-ratio 0.1 --weight-decay 0.1 --grad-clip 1
+       --seed "$seed" --data "$data" --checkpoint-every 500 --resume)
+end=$(($(date +%s) + minutes * 60))
+for k in 250 500 1000 2000 4000 8000 12000 16000; do
+  [ -d "$work/snap_s$seed/step$k" ] && continue
+  left=$((end - $(date +%s)))
+  ((left > 60)) || break
+  stop=()
+  ((k < steps)) && stop=(--stop-after "$k")
+  STATESCOPE_THREADS=1 timeout -s TERM "$left" nice -n 19 "$cli" pretrain --out "$out" "${flags[@]}" "${stop[@]}" \
+    >>"$work/train_s$seed.log" 2>&1
+  rc=$?
+  ((rc == 0)) || { echo "[natural_failure] pretrain ended with $rc before step $k (log: $work/train_s$seed.log)"; break; }
+  src="$out.partial/checkpoint"
+  [ -d "$src" ] || src="$out"
+  mkdir -p "$work/snap_s$seed/step$k"
+  cp "$src/model.safetensors" "$src/config.json" "$work/snap_s$seed/step$k/"
+  printf '{"T": %d, "seed": %d, "command": "bash tools/natural_failure.sh %d MINUTES %d", "notes": "step %d of %d (%d tokens) of the natural-failure recipe, issue 50: pretrained by statescope from scratch, zero initial state, default initialisation"}\n' \
+    "$T" "$seed" "$seed" "$T" "$k" "$steps" "$((k * 4096))" >"$work/snap_s$seed/step$k/statescope.json"
+  echo "[natural_failure] seed $seed: step $k saved"
+done
