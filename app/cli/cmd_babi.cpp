@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "core/base/constants.h"
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/finetune.h"
@@ -51,12 +52,12 @@ Runner add_babi(CLI::App& app, const std::string& command) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
       auto docs = babi_training_docs(o->examples, o->t.T, examples_per_doc(o->ps),
-                                     prose_of(corpus.train, size_t{16} << 20, tok.get()), o->facts, o->seed + 1, tok.get());
-      finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "bAbI fine-tune");
+                                     prose_of(corpus.train, size_t{16} << 20, tok.get()), o->facts, SeedStreams::task_examples(o->seed), tok.get());
+      finetune(model, docs, o->ps, o->t, SeedStreams::task_policy(o->seed), *file, o->run, "bAbI fine-tune");
       save_finetuned(model, save);
     }
     auto r = evaluate_babi(model, o->lengths, prose_of(corpus.validation, size_t{16} << 20, tok.get()), o->facts,
-                           o->samples, o->seed + 3, tok.get());
+                           o->samples, SeedStreams::task_prompts(o->seed), tok.get());
     write_babi(*file, o->run, r);
     file->set_status(o->run, "finished");
     std::printf("bAbI single supporting fact, %lld facts, %lld questions per length (choice chance %.2f; "

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "core/base/constants.h"
 #include "app/cli/commands.h"
 #include "app/cli/common.h"
 #include "app/cli/finetune.h"
@@ -55,11 +56,11 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
     if (o->t.steps > 0) {
       o->t.seed = o->seed;
       o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
-      auto docs = passkey_training_docs(o->examples, o->t.T, examples_per_doc(o->ps), o->seed + 1, tok.get());
-      finetune(model, docs, o->ps, o->t, o->seed + 2, *file, o->run, "passkey fine-tune");
+      auto docs = passkey_training_docs(o->examples, o->t.T, examples_per_doc(o->ps), SeedStreams::task_examples(o->seed), tok.get());
+      finetune(model, docs, o->ps, o->t, SeedStreams::task_policy(o->seed), *file, o->run, "passkey fine-tune");
       save_finetuned(model, save);
     }
-    auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, o->seed + 3, tok.get());
+    auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, SeedStreams::task_prompts(o->seed), tok.get());
     write_passkey(*file, o->run, g);
     file->set_status(o->run, "finished");
     std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"

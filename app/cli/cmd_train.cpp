@@ -147,7 +147,7 @@ int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps,
                      ps.label(), o.t.seed, std::string(kVersionString) + ", " + runtime_summary(),
                      compute_summary() + (dist::group() ? ", " + std::to_string(dist::world()) + " processes (" +
                                                              dist::group()->backend() + ")" : std::string())});
-  auto policy = make_policy(ps, o.t.seed + 17);
+  auto policy = make_policy(ps, SeedStreams::pretrain_policy(o.t.seed));
   ProgressLine line;
   const bool checkpoints = o.checkpoint_every > 0 || o.resume || o.stop_after > 0;
   auto stop_now = [&](const StepInfo& s) {

@@ -1,6 +1,6 @@
 // answerer.h — what the task scorers (passkey, bAbI, copying) ask of a model, behind one interface:
-// greedy continuations and candidate log-likelihoods of token prompts. model_answerer runs a
-// Mamba2LM; tests plug in oracles that read the answer out of the prompt, so the scoring itself is
+// greedy continuations and candidate log-likelihoods of token prompts. model_answerer runs any
+// RecurrentLM; tests plug in oracles that read the answer out of the prompt, so the scoring itself is
 // proven (a right oracle scores 1, a wrong one 0) apart from any model.
 #pragma once
 #include <memory>

@@ -22,14 +22,14 @@ namespace statescope {
 namespace {
 
 // A copy of `model` fine-tuned on `docs` with the run's policy (seeds as the CLI verbs': the
-// trainer's ctx.seed, the policy's ctx.seed + 2), each step recorded in `group`/train.
+// trainer's ctx.seed, the policy's SeedStreams::task_policy), each step recorded in `group`/train.
 RecurrentLM finetuned(RecurrentLM& model, const std::vector<Document>& docs, const AnalysesSpec::TaskFinetune& ft,
                    const AnalysisContext& ctx, ExperimentFile& file, const std::string& group, const std::string& phase) {
   RecurrentLM tuned = copy_model(model);
   TrainOptions t = ft.train;
   t.seed = ctx.seed;
   t.freeze_A_log = ctx.freeze_A_log;
-  auto policy = make_policy(ctx.policy, ctx.seed + 2);
+  auto policy = make_policy(ctx.policy, SeedStreams::task_policy(ctx.seed));
   auto r = train(tuned, docs, *policy, t, [&](const StepInfo& s) {
     file.append_train(group, s);
     return !ctx.progress || ctx.progress(phase, s.step, s.steps, s.loss);
@@ -69,7 +69,7 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
     if (!ctx.train) throw Error("unexplored states: no training text");
     // The baseline met zero-state windows only; a policy run its policy's states.
     const PolicySpec ps = ctx.baseline ? PolicySpec{} : ctx.policy;
-    write_unexplored(file, run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, ctx.seed + 5, ctx.eval,
+    write_unexplored(file, run, unexplored_states(model, *ctx.train, *ctx.validation, ps, o, SeedStreams::envelope(ctx.seed), ctx.eval,
                                                  [&](int64_t d, int64_t t) { tick("unexplored", d, t, 0); return true; },
                                                  ctx.baseline ? nullptr : ctx.recorded_states,
                                                  ctx.common_envelopes ? ctx.common_envelopes(o) : nullptr));
@@ -81,11 +81,11 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
     RecurrentLM tuned{nullptr};
     if (spec.passkey->finetune && !ctx.baseline) {
       const auto& ft = *spec.passkey->finetune;
-      tuned = finetuned(model, passkey_training_docs(ft.examples, ft.train.T, per_doc, ctx.seed + 1, ctx.tokenizer), ft,
+      tuned = finetuned(model, passkey_training_docs(ft.examples, ft.train.T, per_doc, SeedStreams::task_examples(ctx.seed), ctx.tokenizer), ft,
                         ctx, file, run + "/passkey", "passkey fine-tune");
     }
     tick("passkey", 0, 1, 0);
-    write_passkey(file, run, evaluate_passkey(tuned ? tuned : model, lengths, spec.passkey->depths, spec.passkey->samples, ctx.seed + 3,
+    write_passkey(file, run, evaluate_passkey(tuned ? tuned : model, lengths, spec.passkey->depths, spec.passkey->samples, SeedStreams::task_prompts(ctx.seed),
                                                     ctx.tokenizer));
   }
   if (spec.babi) {
@@ -95,13 +95,13 @@ void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisCo
       if (!ctx.train) throw Error("babi fine-tune: no training prose");
       tuned = finetuned(model,
                         babi_training_docs(ft.examples, ft.train.T, per_doc, prose_of(*ctx.train, size_t{16} << 20, ctx.tokenizer),
-                                           spec.babi->facts, ctx.seed + 1, ctx.tokenizer),
+                                           spec.babi->facts, SeedStreams::task_examples(ctx.seed), ctx.tokenizer),
                         ft, ctx, file, run + "/babi", "bAbI fine-tune");
     }
-    tick("babi", 0, 1, 0);  // questions seeded as the CLI verb's (seed + 3)
+    tick("babi", 0, 1, 0);  // questions seeded as the CLI verb's (task_prompts)
     write_babi(file, run, evaluate_babi(tuned ? tuned : model, spec.babi->lengths,
                                        prose_of(*ctx.validation, size_t{16} << 20, ctx.tokenizer), spec.babi->facts,
-                                       spec.babi->samples, ctx.seed + 3, ctx.tokenizer));
+                                       spec.babi->samples, SeedStreams::task_prompts(ctx.seed), ctx.tokenizer));
   }
   if (spec.copying && !ctx.training_free) {
     auto o = spec.copying->options;

@@ -1,5 +1,6 @@
 // experiment.cpp — spec -> runs -> experiment file -> summary table.
 #include "core/experiment/experiment.h"
+#include "core/experiment/capability_check.h"
 #include "core/base/constants.h"
 
 #include "core/data/dataset.h"
@@ -138,7 +139,10 @@ class ExperimentRunner {
       scratch_ = (fs::temp_directory_path() / ("statescope-pretrain-" + std::to_string(::getpid()) + "-" +
                                                std::to_string(made++))).string();
     }
-    const int64_t vocab = spec_.pretrain ? 256 : vocab_size(load_model_config((fs::path(model_dir_) / "config.json").string()));
+    const ModelConfig model_config =
+        spec_.pretrain ? spec_.pretrain->config(src_) : load_model_config((fs::path(model_dir_) / "config.json").string());
+    check_capabilities(spec_, model_config, src_);  // what the architecture cannot take, before any work
+    const int64_t vocab = spec_.pretrain ? 256 : vocab_size(model_config);
     const auto t0 = std::chrono::steady_clock::now();
     DataOptions data_options;
     data_options.text_field = spec_.text_field;
@@ -330,7 +334,7 @@ class ExperimentRunner {
       place_model(model, compute_);
       TrainOptions t = ps.train;
       t.T = run.spec.T, t.seed = run.spec.seed, t.freeze_A_log = ps.freeze_A;
-      auto policy = make_policy(PolicySpec{}, t.seed + 17);  // the CLI's seed offset (zero needs none)
+      auto policy = make_policy(PolicySpec{}, SeedStreams::pretrain_policy(t.seed));  // as the CLI (zero draws nothing)
       const TrainResult tr = train(model, corpus_.train, *policy, t, [&](const StepInfo& s) {
         file_->append_train(run.name, s);
         return report(ExperimentProgress{run.name, "train", s.step, s.steps, s.tokens_per_s, s.eta_s, s.loss});
@@ -440,8 +444,8 @@ class ExperimentRunner {
         ctx.recorded_states = met ? &met_states : nullptr;
         ctx.posttrain_steps = rs.posttrain.steps, ctx.posttrain_batch = rs.posttrain.batch;
         ctx.eval_length = rs.eval.length, ctx.eval_sequences = rs.eval.sequences;
-        ctx.common_envelopes = [&, dir = model_ref.dir, seed = rs.seed + 5](const UnexploredOptions& o) {
-          return common_envelopes(o, dir, seed, name);  // the baseline's own envelope (its seed + 5)
+        ctx.common_envelopes = [&, dir = model_ref.dir, seed = SeedStreams::envelope(rs.seed)](const UnexploredOptions& o) {
+          return common_envelopes(o, dir, seed, name);  // the baseline's own envelope
         };
         run_analyses(model, spec_.analyses, ctx, *file_, name);
         file_->file().set_attr_f64(name, "seconds_analyses", since(t_analyses));
@@ -461,7 +465,7 @@ class ExperimentRunner {
   // Post-training with the run's policy; the fitted-noise statistics and (on request) the model are saved.
   TrainResult posttrain(RecurrentLM& model, const PlannedRun& run, StateReservoir* met, const ModelRef& from) {
     const std::string& name = run.name;
-    auto policy = make_policy(run.policy, run.spec.seed + 1000 + run.index);
+    auto policy = make_policy(run.policy, SeedStreams::posttrain_policy(run.spec.seed, run.index));
     StatesSeenFn seen;
     if (met) seen = [met](const ModelState& initial, const ModelState& final_state) {
       met->offer_share(initial);  // this rank's rows of the step's batch (all of them in one process)

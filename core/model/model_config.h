@@ -1,29 +1,29 @@
 // model_config.h — the configuration of any architecture statescope knows, and what the rest of the
 // program asks of it without knowing which one it is: sizes, the state layout, the parameter count,
 // config.json in and out. The architecture is chosen by the checkpoint's `model_type` (Hugging Face)
-// or `ssm_cfg.layer` (mamba_ssm); fla's models by their model_type. No LibTorch.
+// or `ssm_cfg.layer` (mamba_ssm); fla's models by their model_type. Each function folds over the
+// registered architectures (architectures.h), each answering through its Arch<Config>. No LibTorch.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <variant>
 #include <vector>
 
-#include "core/model/mamba2/config.h"  // Mamba2Config
-#include "core/model/mamba1/config.h"  // Mamba1Config
-#include "core/model/gdn/config.h"     // GatedDeltaNetConfig
-#include "core/model/gla/config.h"     // GLAConfig
+#include "core/model/architectures.h"  // ModelConfig: every architecture's registration
 #include "core/model/state_layout.h"
 
 namespace statescope {
 
-using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig>;
-
 // "mamba2", "mamba1", "gla", "gated_deltanet": the name in results, specs and `forward`'s attributes.
 std::string architecture(const ModelConfig& c);
-// "Mamba-2", "Mamba-1", "GLA": the name people read.
+// "Mamba-2", "Mamba-1", "GLA", "Gated DeltaNet": the name people read.
 std::string architecture_title(const ModelConfig& c);
 // Every architecture name statescope knows, for messages: "mamba2 (Mamba-2), mamba1 (Mamba-1), ...".
 std::string known_architectures();
+// The architecture's `key` as a registered one ("" when none is): pretrain --arch, a spec's arch.
+bool is_architecture(const std::string& key);
+// What the architecture's layers can do (core/model/arch.h): asked, never inferred from the type.
+Capabilities capabilities(const ModelConfig& c);
 
 int64_t vocab_size(const ModelConfig& c);
 int64_t n_layer(const ModelConfig& c);
@@ -37,7 +37,7 @@ void validate(const ModelConfig& c, const std::string& source);
 std::string architecture_line(const ModelConfig& c);
 
 // One line per field that describes the architecture, "name value" (statescope-cli info).
-std::vector<std::pair<std::string, std::string>> describe(const ModelConfig& c);
+Description describe(const ModelConfig& c);
 
 // Parses config.json in either dialect for any known architecture. Throws Error naming `source` and
 // the field (an unknown model_type or ssm_cfg.layer names the ones statescope knows).

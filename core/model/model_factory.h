@@ -1,5 +1,5 @@
-// model_factory.h — a model of any architecture from its config: the one place that knows which class
-// implements which architecture (model_config.h decides the architecture from config.json).
+// model_factory.h — a model of any architecture from its config (each architecture's Arch<Config>::make,
+// core/model/arch.h; model_config.h decides the architecture from config.json).
 #pragma once
 #include "core/model/model_config.h"
 #include "core/model/recurrent_lm.h"

@@ -22,6 +22,11 @@ ParamHolderImpl::ParamHolderImpl(std::vector<int64_t> weight_shape, bool with_bi
   if (with_bias) bias = register_parameter("bias", torch::zeros({bias_size}));
 }
 
+SelectiveScanTerms RecurrentLMImpl::scan_terms(const torch::Tensor&, int64_t, const LayerState*) {
+  throw Error(architecture_title(model_config()) + " has no selective scan whose terms (dt, A, B, C) can be read: "
+              "effective attention and LongMamba are written for Mamba-1 and Mamba-2");
+}
+
 ModelState RecurrentLMImpl::zero_state(int64_t batch) const {
   auto p = output_weight();
   auto sopts = p.options().dtype(at_least_f32(p.scalar_type()));

@@ -1,8 +1,9 @@
 // recurrent_lm.h — the recurrent language model as the rest of statescope sees it: forward from any
 // initial state to logits, the final state and per-position state statistics; the zero state; the
 // state layout (state_layout.h) every policy, analysis and view takes its sizes from; the parameters
-// that take no weight decay, said by the architecture; the device. Mamba-2 (mamba2/model.h) and
-// Mamba-1 (mamba1/model.h) implement it; make_model (model_factory.h) builds one from a ModelConfig.
+// that take no weight decay, said by the architecture; the device; its capabilities. Mamba-2
+// (mamba2/model.h), Mamba-1 (mamba1/model.h), GLA (gla/model.h) and Gated DeltaNet (gdn/model.h)
+// implement it; make_model (model_factory.h) builds one from a ModelConfig.
 //
 // Module and parameter names are the Hugging Face checkpoint keys (backbone.embeddings.weight,
 // backbone.layers.{i}.mixer...), so a state dict maps one to one. Only core/ and app/ (outside
@@ -64,7 +65,8 @@ struct ForwardOutput {
   torch::Tensor norm;            // [n_layer, b, L] ||S_t||_F over the whole layer (if requested)
   torch::Tensor delta_norm;      // [n_layer, b, L] ||S_t - S_{t-1}||_F over the whole layer (with the norms)
   // [n_layer, b, L, groups] log of the factor the state decays by at token t, dt_t * A (<= 0), mean
-  // over the group (Mamba-2: the head's own; Mamba-1: over its channels and d_state); if requested.
+  // over the group (Mamba-2 and Gated DeltaNet: the head's own dt_t A; Mamba-1: over its channels and
+  // d_state; GLA: the gate's log, over the key dimensions); if requested.
   torch::Tensor log_decay;
   // Per layer, the normed residual stream its mixer reads [b, L, d_model] (if requested): what the
   // analyses that open a layer up (effective attention) start from.
@@ -78,6 +80,19 @@ class ParamHolderImpl : public torch::nn::Module {
   torch::Tensor weight, bias;
 };
 TORCH_MODULE(ParamHolder);
+
+// A selective scan's terms for one layer, read from its mixer input (ForwardOptions::mixer_inputs):
+// h_t = exp(dt_t A) h_{t-1} + dt_t B_t x_t, y_t = C_t h_t. What effective attention and LongMamba's
+// calibration read, for any architecture whose capabilities say effective_attention.
+//   Mamba-2: dt [b, L, heads], A [heads] (one rate per head), B, C [b, L, groups, N];
+//            heads_per_group heads share one B and C.
+//   Mamba-1: dt [b, L, channels], A [channels, N] (a rate per channel and state entry), B, C [b, L, N];
+//            per_channel_A.
+struct SelectiveScanTerms {
+  torch::Tensor dt, A, B, C;
+  bool per_channel_A = false;
+  int64_t heads_per_group = 1;
+};
 
 class RecurrentLMImpl : public torch::nn::Module {
  public:
@@ -106,12 +121,20 @@ class RecurrentLMImpl : public torch::nn::Module {
   virtual torch::Tensor output_weight() const = 0;
   torch::Device device() const { return output_weight().device(); }
 
-  // The architecture's initialisation from `seed`. a_min/a_max: Mamba-2's A range (per head, uniform);
-  // other architectures refuse values other than the defaults (their A init has no such range).
+  // The architecture's initialisation from `seed`. a_min/a_max: the A range (per head, uniform) of
+  // the architectures whose capabilities say a_range (Mamba-2, Gated DeltaNet); the others refuse
+  // values other than the defaults (their A init has no such range).
   virtual void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) = 0;
 
   // A new model of the same architecture and config (weights not copied): copy_model fills it.
   virtual std::shared_ptr<RecurrentLMImpl> make_empty() const = 0;
+
+  // What the architecture's layers can do (core/model/arch.h): the question callers ask, never the type.
+  Capabilities capabilities() const { return statescope::capabilities(model_config()); }
+  // Layer `layer`'s selective-scan terms from its mixer input [b, L, d_model] (with an initial layer
+  // state: the conv's history), intervention not applied. Throws Error for an architecture whose
+  // capabilities do not say effective_attention.
+  virtual SelectiveScanTerms scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init);
 
   // Mixed precision: forward runs under bf16 autocast on the weights' device (matmuls and convs in
   // bf16; master weights, SSM state, A, dt, norms and the residual stream stay fp32; logits are
@@ -147,7 +170,7 @@ class RecurrentLMImpl : public torch::nn::Module {
 };
 
 // The holder every caller passes around (a shared pointer, as torch's module holders are). Any
-// architecture's holder (Mamba2LM, Mamba1LM) converts to it.
+// architecture's holder (Mamba2LM, Mamba1LM, GLALM, GatedDeltaNetLM) converts to it.
 class RecurrentLM : public torch::nn::ModuleHolder<RecurrentLMImpl> {
  public:
   using torch::nn::ModuleHolder<RecurrentLMImpl>::ModuleHolder;

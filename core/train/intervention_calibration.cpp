@@ -6,8 +6,6 @@
 #include <sstream>
 
 #include "core/base/error.h"
-#include "core/model/mamba1/model.h"
-#include "core/model/mamba2/model.h"
 #include "core/train/samplers.h"
 
 namespace statescope {
@@ -59,9 +57,7 @@ struct LayerDt {
 };
 std::vector<LayerDt> calibration_dt(RecurrentLM& model, const torch::Tensor& windows) {
   torch::NoGradGuard ng;
-  auto* m2 = dynamic_cast<Mamba2LMImpl*>(model.get());
-  auto* m1 = dynamic_cast<Mamba1LMImpl*>(model.get());
-  if (!m2 && !m1)
+  if (!model->capabilities().longmamba)
     throw Error("longmamba intervention: written for Mamba-2's heads and Mamba-1's channels; this model is " +
                 model->architecture());
   std::vector<LayerDt> out(static_cast<size_t>(model->n_layer()));
@@ -72,14 +68,9 @@ std::vector<LayerDt> calibration_dt(RecurrentLM& model, const torch::Tensor& win
     auto w = windows.narrow(0, i, std::min<int64_t>(16, windows.size(0) - i));
     auto f = model->forward(w, nullptr, fo);
     for (int64_t l = 0; l < model->n_layer(); ++l) {
-      torch::Tensor dt, rate;
-      if (m2) {
-        auto in = m2->mixer(l)->scan_inputs(f.mixer_inputs[l], nullptr);
-        dt = in.dt, rate = -in.A;                                          // [b, T, H], [H]
-      } else {
-        auto in = m1->mixer(l)->scan_inputs(f.mixer_inputs[l], nullptr);
-        dt = in.dt, rate = -std::get<0>(in.A.max(1));                      // [b, T, d_inner], [d_inner]
-      }
+      const SelectiveScanTerms in = model->scan_terms(f.mixer_inputs[l], l, nullptr);
+      // Mamba-2: dt [b, T, H], rate -A [H]; Mamba-1: dt [b, T, d_inner], the channel's slowest entry -max_n A [d_inner]
+      torch::Tensor dt = in.dt, rate = in.per_channel_A ? -std::get<0>(in.A.max(1)) : -in.A;
       auto& o = out[static_cast<size_t>(l)];
       dt = dt.to(torch::kCPU, torch::kFloat64);
       o.dt = o.dt.defined() ? torch::cat({o.dt, dt}, 0) : dt;

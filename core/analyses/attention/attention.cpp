@@ -5,8 +5,6 @@
 
 #include "core/base/error.h"
 #include "core/base/memory_budget.h"
-#include "core/model/mamba1/model.h"
-#include "core/model/mamba2/model.h"
 #include "core/model/intervention.h"
 
 namespace statescope {
@@ -43,17 +41,15 @@ torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::T
 
 namespace {
 
-// One layer's scan inputs on one sequence in float64 (with a training-free intervention's changed dt
-// and A, and its resets), from which any head's rows of M come: Mamba-2's heads or Mamba-1's channel
-// groups. One forward for every head.
+// One layer's scan terms on one sequence in float64 (RecurrentLMImpl::scan_terms, with a training-free
+// intervention's changed dt and A, and its resets), from which any head's rows of M come: Mamba-2's
+// heads or Mamba-1's channel groups. One forward for every head.
 class LayerReader {
  public:
   LayerReader(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, const ModelState* init) {
-    auto* m2 = dynamic_cast<Mamba2LMImpl*>(model.get());
-    auto* m1 = dynamic_cast<Mamba1LMImpl*>(model.get());
-    if (!m2 && !m1)
-      throw Error("effective attention: written for Mamba-2's heads and Mamba-1's channel groups; this model is " +
-                  architecture_title(model->model_config()));
+    if (!model->capabilities().effective_attention)
+      throw Error("effective attention: written for selective scans (Mamba-2's heads, Mamba-1's channel groups); "
+                  "this model is " + architecture_title(model->model_config()));
     const auto& layout = model->state_layout();
     if (layer < 0 || layer >= layout.n_layer)
       throw Error("effective attention: layer " + std::to_string(layer) + " is outside 0.." +
@@ -72,24 +68,17 @@ class LayerReader {
     o.mixer_inputs = true;
     const auto out = model->forward(tokens, init, o);
     const LayerState* li = init ? &(*init)[layer] : nullptr;
-    auto intervened = [&](auto in) {  // the dt and A the scan reads (positions from 0)
-      if (Intervention::changes_inputs(liv)) {
-        in.dt = intervene_dt(*liv, iv->dt_from, 0, in.dt);
-        in.A = in.A * liv->a_factor;
-      }
-      return in;
-    };
-    auto f64 = [](const torch::Tensor& t) { return t.squeeze(0).to(torch::kFloat64); };
-    if (m1) {
-      const Mamba1ScanInputs in = intervened(m1->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
-      mamba1_ = true;
-      per_ = in.x.size(2) / groups_;
-      dt_ = f64(in.dt), A_ = in.A.to(torch::kFloat64), B_ = f64(in.B), C_ = f64(in.C);  // [L, Di], [Di, N], [L, N]
-    } else {
-      const Mamba2ScanInputs in = intervened(m2->mixer(layer)->scan_inputs(out.mixer_inputs.at(layer), li));
-      heads_per_group_ = m2->config().nheads() / m2->config().ngroups;
-      dt_ = f64(in.dt), A_ = in.A.to(torch::kFloat64), B_ = f64(in.B), C_ = f64(in.C);  // [L, H], [H], [L, G, N]
+    SelectiveScanTerms in = model->scan_terms(out.mixer_inputs.at(layer), layer, li);
+    if (Intervention::changes_inputs(liv)) {  // the dt and A the scan reads (positions from 0)
+      in.dt = intervene_dt(*liv, iv->dt_from, 0, in.dt);
+      in.A = in.A * liv->a_factor;
     }
+    auto f64 = [](const torch::Tensor& t) { return t.squeeze(0).to(torch::kFloat64); };
+    mamba1_ = in.per_channel_A;
+    heads_per_group_ = in.heads_per_group;
+    per_ = in.dt.size(2) / groups_;  // Mamba-1: channels per group
+    // Mamba-2: [L, H], [H], [L, G, N]; Mamba-1: [L, Di], [Di, N], [L, N]
+    dt_ = f64(in.dt), A_ = in.A.to(torch::kFloat64), B_ = f64(in.B), C_ = f64(in.C);
   }
 
   int64_t length() const { return L_; }

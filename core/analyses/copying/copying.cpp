@@ -1,6 +1,7 @@
 // copying.cpp — synthetic copying: examples, training from scratch, greedy evaluation from zero and
 // passed states.
 #include "core/analyses/copying/copying.h"
+#include "core/base/constants.h"
 
 #include <torch/torch.h>
 
@@ -162,14 +163,14 @@ ModelState prose_state(RecurrentLM& model, int64_t batch, int64_t T, const std::
 ModelState copy_passed_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
                              uint64_t seed, int64_t chain) {
   return state_after_chain(model, batch, T, conv_passed, chain, [&](int64_t c) {
-    return copy_training_docs(batch, T, 1, L, alphabet, seed + 1000003 * static_cast<uint64_t>(c));
+    return copy_training_docs(batch, T, 1, L, alphabet, SeedStreams::copy_length(seed, static_cast<uint64_t>(c)));
   });
 }
 
 ModelState reverse_task_state(RecurrentLM& model, int64_t batch, int64_t L, int64_t T, int64_t alphabet, bool conv_passed,
                               uint64_t seed, int64_t chain) {
   return state_after_chain(model, batch, T, conv_passed, chain, [&](int64_t c) {
-    std::mt19937_64 rng(seed + 1000003 * static_cast<uint64_t>(c));
+    std::mt19937_64 rng(SeedStreams::copy_length(seed, static_cast<uint64_t>(c)));
     std::uniform_int_distribution<int64_t> len(1, L);
     std::vector<TaskExample> ex;
     for (int64_t b = 0; b < batch; ++b) {
@@ -193,15 +194,15 @@ CopyResult evaluate_copying(RecurrentLM& model, const std::vector<int64_t>& leng
   r.T = T;
   r.conv_passed = conv_passed;
   std::tie(r.exact, r.token_accuracy) = score_copying(*model_answerer(model), lengths, alphabet, samples, seed);
-  const ModelState passed = copy_passed_state(model, samples, L, T, alphabet, conv_passed, seed + 7);
+  const ModelState passed = copy_passed_state(model, samples, L, T, alphabet, conv_passed, SeedStreams::copy_passed_start(seed));
   std::tie(r.exact_passed, r.token_accuracy_passed) =
       score_copying(*model_answerer(model, &passed), lengths, alphabet, samples, seed);  // the same strings
   // Foreign starting states, the same strings again.
   std::vector<std::pair<std::string, ModelState>> starts;
   if (prose)
-    if (auto p = prose_state(model, samples, T, *prose, seed + 11); !p.empty()) starts.emplace_back("prose", std::move(p));
-  starts.emplace_back("noise", noise_like(passed, seed + 13));
-  starts.emplace_back("reversed", reverse_task_state(model, samples, L, T, alphabet, conv_passed, seed + 17));
+    if (auto p = prose_state(model, samples, T, *prose, SeedStreams::copy_prose_start(seed)); !p.empty()) starts.emplace_back("prose", std::move(p));
+  starts.emplace_back("noise", noise_like(passed, SeedStreams::copy_noise_start(seed)));
+  starts.emplace_back("reversed", reverse_task_state(model, samples, L, T, alphabet, conv_passed, SeedStreams::copy_reversed_start(seed)));
   for (auto& [name, st] : starts) {
     auto [e, t] = score_copying(*model_answerer(model, &st), lengths, alphabet, samples, seed);
     r.foreign.push_back(name);
@@ -217,7 +218,7 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
   if (ps.pass_conv < 0) ps.pass_conv = 0;  // copying hands over the SSM state only, unless asked
   const int64_t window = opt.T > 0 ? opt.T : copy_window(opt.L);
   const int64_t per_doc = ps.kind == "tbtt" ? kTaskExamplesPerStream : 1;
-  auto docs = copy_training_docs(opt.train_docs, window, per_doc, opt.L, opt.alphabet, opt.seed + 1);
+  auto docs = copy_training_docs(opt.train_docs, window, per_doc, opt.L, opt.alphabet, SeedStreams::copy_examples(opt.seed));
   Mamba2Config c = opt.model;
   c.validate("copying model");
   RecurrentLM model = Mamba2LM(c);
@@ -229,14 +230,14 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
   if (opt.pretrain_steps > 0) {  // zero-state pre-training, identical for every policy (same seeds)
     TrainOptions pre = t;
     pre.steps = opt.pretrain_steps;
-    auto zero = make_policy(PolicySpec{}, opt.seed + 4);
+    auto zero = make_policy(PolicySpec{}, SeedStreams::copy_pretrain_policy(opt.seed));
     // One example per window (the same examples as `docs`, not streamed, even when the policy is TBTT).
-    const auto& pre_docs = per_doc == 1 ? docs : copy_training_docs(opt.train_docs, window, 1, opt.L, opt.alphabet, opt.seed + 1);
+    const auto& pre_docs = per_doc == 1 ? docs : copy_training_docs(opt.train_docs, window, 1, opt.L, opt.alphabet, SeedStreams::copy_examples(opt.seed));
     out.train = train(model, pre_docs, *zero, pre, progress);
     if (out.train.status != "finished") return out;
-    t.seed = opt.seed + 5;  // a fresh data order for the second phase
+    t.seed = SeedStreams::copy_second_phase(opt.seed);  // a fresh data order for the second phase
   }
-  auto pol = make_policy(ps, opt.seed + 2);
+  auto pol = make_policy(ps, SeedStreams::copy_policy(opt.seed));
   auto second = train(model, docs, *pol, t, [&](const StepInfo& s) {
     StepInfo g = s;  // steps continue the pre-training's count
     g.step += opt.pretrain_steps;
@@ -252,7 +253,7 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
   std::vector<int64_t> lengths = opt.eval_lengths;
   if (lengths.empty())
     lengths = {std::max<int64_t>(1, opt.L / 2), opt.L, opt.L * 3 / 2, 2 * opt.L, 3 * opt.L, 4 * opt.L};
-  out.result = evaluate_copying(model, lengths, opt.alphabet, opt.eval_samples, opt.seed + 3, opt.L, window,
+  out.result = evaluate_copying(model, lengths, opt.alphabet, opt.eval_samples, SeedStreams::copy_prompts(opt.seed), opt.L, window,
                                 ps.conv_passed(), prose);
   return out;
 }

@@ -397,7 +397,7 @@ UnexploredResult unexplored_states(RecurrentLM& model, const std::vector<Documen
   for (size_t i = 0; i < used.size(); ++i) r.excess[used[i]] = e_mean[i];
   if (common) r.common_rho = rho_of(common_seq, all).first;
   // One set of resamples for both: their intervals are of the same sequences.
-  std::mt19937_64 rng(seed * 131 + 5);
+  std::mt19937_64 rng(SeedStreams::heldout_split(seed));
   std::vector<double> boot, boot_common;
   for (int64_t k = 0; k < o.bootstrap; ++k) {
     std::vector<int64_t> pick(S);

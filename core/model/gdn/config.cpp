@@ -1,5 +1,6 @@
 // gdn/config.cpp — fla's Gated DeltaNet config.json into GatedDeltaNetConfig and back.
 #include "core/model/gdn/config.h"
+#include "core/model/gdn/arch.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -90,6 +91,27 @@ std::string to_hf_config_json(const GatedDeltaNetConfig& c) {
   j["output_gate_activation"] = c.sigmoid_gate ? "sigmoid" : "swish";
   j["allow_neg_eigval"] = c.allow_neg_eigval;
   return dump_with_infinity(j);
+}
+
+// The registration's layout and description (arch.h).
+StateLayout Arch<GatedDeltaNetConfig>::layout(const GatedDeltaNetConfig& m) {
+  StateLayout l;
+  l.n_layer = m.n_layer;
+  l.ssm = {{"heads", m.v_heads()}, {"head_k_dim", m.head_dim}, {"head_v_dim", m.head_v_dim()}};
+  if (m.use_short_conv) l.conv = {{"qkv_channels", m.conv_channels()}, {"conv_size-1", m.conv_size - 1}};
+  l.groups = m.v_heads();
+  l.group_name = "head";
+  return l;
+}
+
+Description Arch<GatedDeltaNetConfig>::describe(const GatedDeltaNetConfig& m) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return {{"architecture", "Gated DeltaNet (gated_deltanet)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
+          {"num_heads", n(m.num_heads)}, {"num_v_heads", n(m.v_heads())}, {"head_k_dim", n(m.head_dim)},
+          {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
+          {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"},
+          {"output_gate", !m.use_gate ? "no" : m.sigmoid_gate ? "sigmoid" : "swish"},
+          {"beta", m.allow_neg_eigval ? "2 sigmoid (negative eigenvalues)" : "sigmoid"}, {"vocab_size", n(m.vocab_size)}};
 }
 
 }  // namespace statescope

@@ -1,6 +1,7 @@
 // gdn/model.cpp — the Gated DeltaNet mixer's forward (fla/layers/gated_deltanet.py), the model and
 // its initialisation.
 #include "core/model/gdn/model.h"
+#include "core/model/gdn/arch.h"
 
 #include <torch/torch.h>
 
@@ -132,5 +133,7 @@ void GatedDeltaNetLMImpl::reset_parameters(uint64_t seed, double a_min, double a
     m.dt_bias.copy_(init_dt_bias(HV, 1e-3, 0.1, 1e-4, gen));  // fla's layer init: dt in [1e-3, 0.1], floor 1e-4
   });
 }
+
+RecurrentLM Arch<GatedDeltaNetConfig>::make(const GatedDeltaNetConfig& c) { return GatedDeltaNetLM(c); }
 
 }  // namespace statescope

@@ -1,5 +1,6 @@
 // gla/config.cpp — fla's GLA config.json into GLAConfig and back.
 #include "core/model/gla/config.h"
+#include "core/model/gla/arch.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -108,6 +109,26 @@ std::string to_hf_config_json(const GLAConfig& c) {
   j["clamp_min"] = c.has_clamp_min ? json(c.clamp_min) : json(nullptr);
   j["feature_map"] = nullptr;
   return dump_with_infinity(j);
+}
+
+// The registration's layout and description (arch.h).
+StateLayout Arch<GLAConfig>::layout(const GLAConfig& m) {
+  StateLayout l;
+  l.n_layer = m.n_layer;
+  l.ssm = {{"heads", m.num_heads}, {"head_k_dim", m.head_k_dim()}, {"head_v_dim", m.head_v_dim()}};
+  if (m.use_short_conv) l.conv = {{"qkv_channels", m.conv_channels()}, {"conv_size-1", m.conv_size - 1}};
+  l.groups = m.num_heads;
+  l.group_name = "head";
+  return l;
+}
+
+Description Arch<GLAConfig>::describe(const GLAConfig& m) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return {{"architecture", "GLA (gla)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
+          {"num_heads", n(m.num_heads)}, {"num_kv_heads", n(m.kv_heads())}, {"head_k_dim", n(m.head_k_dim())},
+          {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
+          {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"}, {"output_gate", m.use_output_gate ? "yes" : "no"},
+          {"vocab_size", n(m.vocab_size)}};
 }
 
 }  // namespace statescope

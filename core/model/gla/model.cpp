@@ -1,5 +1,6 @@
 // gla/model.cpp — the GLA mixer's forward (fla/layers/gla.py), the model and its initialisation.
 #include "core/model/gla/model.h"
+#include "core/model/gla/arch.h"
 
 #include <torch/torch.h>
 
@@ -121,5 +122,7 @@ void GLALMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
     if (m.out_norm) m.out_norm->weight.fill_(1.0);
   });
 }
+
+RecurrentLM Arch<GLAConfig>::make(const GLAConfig& c) { return GLALM(c); }
 
 }  // namespace statescope

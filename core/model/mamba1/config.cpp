@@ -1,5 +1,6 @@
 // mamba1/config.cpp — both config.json dialects into Mamba1Config.
 #include "core/model/mamba1/config.h"
+#include "core/model/mamba1/arch.h"
 
 #include <nlohmann/json.hpp>
 
@@ -112,6 +113,24 @@ std::string to_hf_config_json(const Mamba1Config& c) {
   j["time_step_rank"] = c.rank();
   j["time_step_scale"] = c.dt_scale;
   return dump_with_infinity(j);
+}
+
+// The registration's layout and description (arch.h).
+StateLayout Arch<Mamba1Config>::layout(const Mamba1Config& m) {
+  StateLayout l;
+  l.n_layer = m.n_layer;
+  l.ssm = {{"d_inner", m.d_inner()}, {"d_state", m.d_state}};
+  l.conv = {{"d_inner", m.d_inner()}, {"d_conv-1", m.d_conv - 1}};
+  l.groups = channel_groups(m.d_inner());
+  l.group_name = "channel group";
+  return l;
+}
+
+Description Arch<Mamba1Config>::describe(const Mamba1Config& m) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return {{"architecture", "Mamba-1 (mamba1)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
+          {"d_state", n(m.d_state)}, {"d_inner", n(m.d_inner())}, {"dt_rank", n(m.rank())},
+          {"d_conv", n(m.d_conv)}, {"vocab_size", n(m.vocab_size)}};
 }
 
 }  // namespace statescope

@@ -1,5 +1,6 @@
 // mamba1/model.cpp — Mamba-1 forward (DESIGN.md §1b), initialisation.
 #include "core/model/mamba1/model.h"
+#include "core/model/mamba1/arch.h"
 
 #include <torch/torch.h>
 
@@ -119,5 +120,12 @@ void Mamba1LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
     m.D.fill_(1.0);
   });
 }
+
+SelectiveScanTerms Mamba1LMImpl::scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) {
+  const Mamba1ScanInputs in = mixer(layer)->scan_inputs(mixer_input, init);
+  return {in.dt, in.A, in.B, in.C, /*per_channel_A=*/true, 1};
+}
+
+RecurrentLM Arch<Mamba1Config>::make(const Mamba1Config& c) { return Mamba1LM(c); }
 
 }  // namespace statescope

@@ -42,6 +42,8 @@ class Mamba1LMImpl : public ResidualLMOf<Mamba1LMImpl, Mamba1Config, Mamba1Mixer
   // +-dt_scale/sqrt(dt_rank); projections and embeddings normal(0, 0.02), out_proj scaled by
   // 1/sqrt(2 n_layer); conv uniform like PyTorch's default. a_min/a_max must stay at their defaults.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
+  // dt [b, L, d_inner], A [d_inner, N] (per channel and state entry), B, C [b, L, N].
+  SelectiveScanTerms scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) override;
 };
 TORCH_MODULE(Mamba1LM);
 

@@ -1,5 +1,6 @@
 // mamba2/config.cpp — both config.json dialects into Mamba2Config.
 #include "core/model/mamba2/config.h"
+#include "core/model/mamba2/arch.h"
 
 #include <cmath>
 #include <fstream>
@@ -154,6 +155,25 @@ std::string to_hf_config_json(const Mamba2Config& c) {
   // Placeholder for Infinity; nlohmann cannot write non-finite numbers.
   j["time_step_limit"] = {c.dt_limit_lo, std::isfinite(c.dt_limit_hi) ? json(c.dt_limit_hi) : json("__INF__")};
   return dump_with_infinity(j);
+}
+
+// The registration's layout and description (arch.h).
+StateLayout Arch<Mamba2Config>::layout(const Mamba2Config& m) {
+  StateLayout l;
+  l.n_layer = m.n_layer;
+  l.ssm = {{"heads", m.nheads()}, {"headdim", m.headdim}, {"d_state", m.d_state}};
+  l.conv = {{"conv_dim", m.conv_dim()}, {"d_conv-1", m.d_conv - 1}};
+  l.groups = m.nheads();
+  l.group_name = "head";
+  return l;
+}
+
+Description Arch<Mamba2Config>::describe(const Mamba2Config& m) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return {{"architecture", "Mamba-2 (mamba2)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
+          {"d_state", n(m.d_state)}, {"headdim", n(m.headdim)}, {"nheads", n(m.nheads())},
+          {"ngroups", n(m.ngroups)}, {"d_conv", n(m.d_conv)}, {"chunk_size", n(m.chunk_size)},
+          {"vocab_size", n(m.vocab_size)}};
 }
 
 }  // namespace statescope

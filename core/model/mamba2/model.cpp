@@ -1,5 +1,6 @@
 // mamba2/model.cpp — Mamba-2 forward (DESIGN.md §1), initialisation.
 #include "core/model/mamba2/model.h"
+#include "core/model/mamba2/arch.h"
 
 #include <ATen/autocast_mode.h>
 
@@ -209,5 +210,12 @@ void Mamba2LMImpl::reset_parameters(uint64_t seed, double a_min, double a_max) {
     m.D.fill_(1.0);
   });
 }
+
+SelectiveScanTerms Mamba2LMImpl::scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) {
+  const Mamba2ScanInputs in = mixer(layer)->scan_inputs(mixer_input, init);
+  return {in.dt, in.A, in.B, in.C, /*per_channel_A=*/false, config().nheads() / config().ngroups};
+}
+
+RecurrentLM Arch<Mamba2Config>::make(const Mamba2Config& c) { return Mamba2LM(c); }
 
 }  // namespace statescope

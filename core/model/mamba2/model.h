@@ -47,6 +47,8 @@ class Mamba2LMImpl : public ResidualLMOf<Mamba2LMImpl, Mamba2Config, Mamba2Mixer
   // softplus; A uniform in [a_min, a_max], A_log = log A; D = 1; norms 1; projections and
   // embeddings normal(0, 0.02), conv uniform like PyTorch's default.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
+  // dt [b, L, H], A [H], B, C [b, L, G, N]; H / G heads share one B and C.
+  SelectiveScanTerms scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) override;
 };
 TORCH_MODULE(Mamba2LM);
 
