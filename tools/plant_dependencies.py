@@ -10,6 +10,7 @@ the window predicts a recall's digits. Several copies with different seeds (numb
 Deterministic for its arguments; only the standard library.
 
     python3 tools/plant_dependencies.py data/corpus/austen-novels.txt build/i50/planted_T256.jsonl --T 256
+    python3 tools/plant_dependencies.py data/corpus/austen-novels.txt build/i50/heldout_T256.jsonl --T 256 --held-out --seed 99
 """
 import argparse, json, random, re
 ap = argparse.ArgumentParser()
@@ -19,12 +20,16 @@ ap.add_argument("--every", type=int, default=0)        # mean bytes between intr
 ap.add_argument("--min-gap", type=int, default=16)
 ap.add_argument("--copies", type=int, default=4)
 ap.add_argument("--seed", type=int, default=0)
+# The held-out evaluation text: Persuasion alone, planted the same way, written as nine one-byte
+# documents and then the whole novel as the tenth, so statescope's split (every 10th document is
+# validation) makes the planted novel the validation split (`eval --data OUT`).
+ap.add_argument("--held-out", action="store_true")
 a = ap.parse_args()
 every = a.every or a.T // 2
 TITLES = ["EMMA", "MANSFIELD PARK", "NORTHANGER ABBEY", "Persuasion", "PRIDE AND PREJUDICE", "SENSE AND SENSIBILITY"]
 docs, novel, buf = [], None, []
 def flush():
-    if novel and novel != "Persuasion" and "".join(buf).strip(): docs.append("".join(buf))
+    if novel and (novel == "Persuasion") == a.held_out and "".join(buf).strip(): docs.append("".join(buf))
     buf.clear()
 for line in open(a.src, encoding="utf-8"):
     t = line.rstrip(" \r\n")
@@ -36,7 +41,11 @@ CONS, VOW = "bcdfghklmnprstvz", "aeiou"
 rng0 = random.Random(12345)
 POOL = sorted({"".join(rng0.choice(CONS).upper() + rng0.choice(VOW) + rng0.choice(CONS) + rng0.choice(VOW) + rng0.choice(CONS)) for _ in range(300)})
 n_plants = n_bytes = 0
+if a.held_out:
+    docs, a.copies = ["".join(docs)], 1
 with open(a.out, "w", encoding="utf-8") as f:
+    if a.held_out:
+        for _ in range(9): f.write(json.dumps({"text": "."}) + "\n")
     for c in range(a.copies):
         rng = random.Random(a.seed * 1000 + c)
         for d in docs:
