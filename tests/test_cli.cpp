@@ -718,3 +718,40 @@ TEST(Cli, PretrainSweepModelsAreWhatTheirRecordedCommandMakes) {
     EXPECT_NE(e.output.find(field), std::string::npos) << bad << "\n" << e.output;
   }
 }
+
+// One pretrain builder for the CLI and a spec (pretrain_model): a Gated DeltaNet pretrained by a
+// spec's pretrain section (which refused gated_deltanet before) is exactly what the command it records
+// makes; a flag of another architecture is refused by name through the same ownership table.
+TEST(Cli, PretrainOfEveryArchitectureGoesThroughTheOneBuilder) {
+  const auto spec = tmp("pretrain_gdn.json"), out = tmp("pretrain_gdn.h5"), keep = tmp("pretrain_gdn_models"),
+             again = tmp("pretrain_gdn_again");
+  fs::remove_all(keep);
+  fs::remove_all(again);
+  std::ofstream(spec) << R"({"pretrain": {"arch": "gated_deltanet", "d_model": 16, "n_layer": 1, "num_heads": 2,
+      "head_dim": 8, "expand_v": 1, "steps": 2, "batch": 2, "a_min": 2, "a_max": 4}, "T": 8, "save_models": ")" + keep + R"(",
+    "policies": [], "eval": {"length": 32, "sequences": 2, "segment": 16, "batch": 2}})";
+  auto r = cli("run " + spec + " -o " + out + " --overwrite");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string dir = (fs::path(keep) / "pretrain").string();
+  const auto cfg = std::get<GatedDeltaNetConfig>(load_model_config(dir + "/config.json"));
+  EXPECT_EQ(cfg.head_dim, 8);
+  EXPECT_EQ(cfg.num_heads, 2);
+  std::ostringstream text;
+  text << std::ifstream(dir + "/statescope.json").rdbuf();
+  std::string command = nlohmann::json::parse(text.str()).at("command").get<std::string>();
+  ASSERT_EQ(command.rfind("statescope-cli pretrain --out " + dir + " ", 0), 0u) << command;
+  EXPECT_NE(command.find("--arch gated_deltanet"), std::string::npos) << command;
+  command = "pretrain --out " + again + command.substr(std::string("statescope-cli pretrain --out " + dir).size());
+  auto p = cli(command);
+  ASSERT_EQ(p.code, 0) << command << "\n" << p.output;
+  const auto a = read_weights_file(dir + "/model.safetensors"), b = read_weights_file(again + "/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
+  auto e = cli("pretrain --arch gla --head-dim 8 --steps 1 --out " + tmp("never_gla"));
+  EXPECT_EQ(e.code, 1) << e.output;
+  EXPECT_NE(e.output.find("--head-dim is a Gated DeltaNet option; --arch gla has no such setting"), std::string::npos) << e.output;
+  std::ofstream(spec) << R"({"pretrain": {"arch": "gla", "head_dim": 8}, "T": 8})";
+  e = cli("run " + spec + " -o " + tmp("never.h5") + " --overwrite");
+  EXPECT_EQ(e.code, 1) << e.output;
+  EXPECT_NE(e.output.find("field 'pretrain.head_dim' is a Gated DeltaNet setting"), std::string::npos) << e.output;
+}

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <iostream>
+#include <map>
 
 #include "app/cli/interrupt.h"
 #include "core/base/constants.h"
@@ -16,10 +17,6 @@
 #include "app/cli/common.h"
 #include "app/cli/progress.h"
 #include "core/model/checkpoint.h"
-#include "core/model/gdn/model.h"
-#include "core/model/gla/model.h"
-#include "core/model/mamba1/model.h"
-#include "core/model/mamba2/model.h"
 #include "core/data/corpus.h"
 #include "core/base/error.h"
 #include "core/base/output_rule.h"
@@ -30,6 +27,7 @@
 #include "core/train/trainer.h"
 #include "core/base/version.h"
 #include "core/experiment/spec.h"
+#include "core/model/model_factory.h"
 
 namespace statescope::cli {
 namespace fs = std::filesystem;
@@ -206,130 +204,91 @@ int run_training(RecurrentLM& model, const CommonTrain& o, const PolicySpec& ps,
 }  // namespace
 
 Runner add_pretrain(CLI::App& app, const std::string& command) {
+  // The flags fill a PretrainSpec, the same a spec's pretrain section parses into, and the model is
+  // built by the one builder (pretrain_model): the CLI and a spec make the same weights.
   struct O : CommonTrain {
-    std::string arch = "mamba2";
-    Mamba2Config c;
-    int64_t expand = 2, d_conv = 4, dt_rank = 0;
-    double a_min = 1.0, a_max = 16.0, dt_limit = 0;
-    bool freeze_A = false;
-    GLAConfig g;  // GLA's own sizes (d_model, n_layer, d_conv come from the shared options)
-    int64_t head_dim = 16, v_heads = 0;  // Gated DeltaNet's (heads, expand-v, mlp-size shared with GLA)
-    bool no_short_conv = false;
+    PretrainSpec ps;
   };
   auto o = std::make_shared<O>();
-  o->c.d_model = 64; o->c.n_layer = 2; o->c.d_state = 32; o->c.headdim = 16; o->c.chunk_size = 64;
-  o->c.vocab_size = 256; o->c.tie_embeddings = true;
+  PretrainSpec& ps = o->ps;
+  std::vector<std::string> archs;
+  for_each_architecture([&](auto t) { archs.push_back(Arch<typename decltype(t)::type>::key); });
   add_train_options(app, *o);
-  app.add_option("--arch", o->arch,
-                 "architecture: mamba2 (Mamba-2), mamba1 (Mamba-1, selective scan), gla (gated linear attention) or "
-                 "gated_deltanet (Gated DeltaNet); the last two in fla's layout")
-      ->check(CLI::IsMember({"mamba2", "mamba1", "gla", "gated_deltanet"}))->capture_default_str();
-  app.add_option("--d-model", o->c.d_model)->capture_default_str();
-  app.add_option("--n-layer", o->c.n_layer)->capture_default_str();
-  app.add_option("--d-conv", o->d_conv, "causal conv width (GLA, Gated DeltaNet: the short convolutions')")->capture_default_str();
+  std::map<std::string, CLI::Option*> given;  // an architecture's own flags, by spec name (pretrain_fields)
+  app.add_option("--arch", ps.arch, "architecture: " + known_architectures() + "; GLA and Gated DeltaNet in fla's layout")
+      ->check(CLI::IsMember(archs))->capture_default_str();
+  app.add_option("--d-model", ps.d_model)->capture_default_str();
+  app.add_option("--n-layer", ps.n_layer)->capture_default_str();
+  app.add_option("--d-conv", ps.d_conv, "causal conv width (GLA, Gated DeltaNet: the short convolutions')")->capture_default_str();
   // Mamba-1 and Mamba-2:
-  auto* d_state = app.add_option("--d-state", o->c.d_state, "Mamba: state size per channel (default 32; Mamba-1's usual is 16)")->capture_default_str();
-  auto* expand = app.add_option("--expand", o->expand, "Mamba: d_inner = expand x d_model")->capture_default_str();
-  auto* dt_min = app.add_option("--dt-min", o->c.dt_min, "Mamba: dt initialisation range (log-uniform)")->capture_default_str();
-  auto* dt_max = app.add_option("--dt-max", o->c.dt_max)->capture_default_str();
-  auto* freeze = app.add_flag("--freeze-A", o->freeze_A, "Mamba, Gated DeltaNet: keep A_log at its initial value (e.g. A = 1 with --a-min 1 --a-max 1)");
+  given["d_state"] = app.add_option("--d-state", ps.d_state, "Mamba: state size per channel (default 32; Mamba-1's usual is 16)")->capture_default_str();
+  given["expand"] = app.add_option("--expand", ps.expand, "Mamba: d_inner = expand x d_model")->capture_default_str();
+  given["dt_min"] = app.add_option("--dt-min", ps.dt_min, "Mamba: dt initialisation range (log-uniform)")->capture_default_str();
+  given["dt_max"] = app.add_option("--dt-max", ps.dt_max)->capture_default_str();
+  given["freeze_A"] = app.add_flag("--freeze-A", ps.freeze_A, "Mamba, Gated DeltaNet: keep A_log at its initial value (e.g. A = 1 with --a-min 1 --a-max 1)");
   // Mamba-2 only:
-  auto* headdim = app.add_option("--headdim", o->c.headdim, "Mamba-2: channels per head")->capture_default_str();
-  auto* ngroups = app.add_option("--ngroups", o->c.ngroups, "Mamba-2: groups of B and C")->capture_default_str();
-  auto* chunk = app.add_option("--chunk-size", o->c.chunk_size, "Mamba-2: the chunked scan's chunk")->capture_default_str();
-  auto* dt_limit = app.add_option("--dt-limit", o->dt_limit,
-                                  "Mamba-2: clamp dt to at most this after softplus (time_step_limit; 0: none)")
-                       ->capture_default_str();
-  auto* a_min = app.add_option("--a-min", o->a_min, "Mamba-2, Gated DeltaNet: A initialised uniform in [a-min, a-max]")->capture_default_str();
-  auto* a_max = app.add_option("--a-max", o->a_max)->capture_default_str();
+  given["headdim"] = app.add_option("--headdim", ps.headdim, "Mamba-2: channels per head")->capture_default_str();
+  given["ngroups"] = app.add_option("--ngroups", ps.ngroups, "Mamba-2: groups of B and C")->capture_default_str();
+  given["chunk_size"] = app.add_option("--chunk-size", ps.chunk_size, "Mamba-2: the chunked scan's chunk")->capture_default_str();
+  given["dt_limit"] = app.add_option("--dt-limit", ps.dt_limit, "Mamba-2: clamp dt to at most this after softplus (time_step_limit; 0: none)")
+                          ->capture_default_str();
+  given["a_min"] = app.add_option("--a-min", ps.a_min, "Mamba-2, Gated DeltaNet: A initialised uniform in [a-min, a-max]")->capture_default_str();
+  given["a_max"] = app.add_option("--a-max", ps.a_max)->capture_default_str();
   // Mamba-1 only:
-  auto* dt_rank = app.add_option("--dt-rank", o->dt_rank, "Mamba-1: rank of dt's projection (0: ceil(d_model/16))")
-                      ->capture_default_str();
+  given["dt_rank"] = app.add_option("--dt-rank", ps.dt_rank, "Mamba-1: rank of dt's projection (0: ceil(d_model/16))")->capture_default_str();
   // GLA and Gated DeltaNet (fla's models):
-  auto* heads = app.add_option("--heads", o->g.num_heads, "GLA, Gated DeltaNet: (query/key) heads")->capture_default_str();
-  auto* expand_v = app.add_option("--expand-v", o->g.expand_v,
-                                  "GLA: value dim = expand-v x d_model (default 1); Gated DeltaNet: value dim per head = "
-                                  "expand-v x head-dim (default 2)");
-  auto* mlp = app.add_option("--mlp-size", o->g.intermediate_size,
-                             "GLA, Gated DeltaNet: the gated MLP's width (0: fla's 2/3 x 4 x d_model rounded up to 256)")
-                  ->capture_default_str();
+  given["num_heads"] = app.add_option("--heads", ps.num_heads, "GLA, Gated DeltaNet: (query/key) heads")->capture_default_str();
+  given["expand_v"] = app.add_option("--expand-v", ps.expand_v,
+                                     "GLA: value dim = expand-v x d_model (default 1); Gated DeltaNet: value dim per head = "
+                                     "expand-v x head-dim (default 2)");
+  given["mlp_size"] = app.add_option("--mlp-size", ps.mlp_size,
+                                     "GLA, Gated DeltaNet: the gated MLP's width (0: fla's 2/3 x 4 x d_model rounded up to 256)")
+                          ->capture_default_str();
   // GLA only:
-  auto* expand_k = app.add_option("--expand-k", o->g.expand_k, "GLA: key dim = expand-k x d_model")->capture_default_str();
-  auto* short_conv = app.add_flag("--short-conv", o->g.use_short_conv, "GLA: causal short convolutions on q, k, v (width --d-conv)");
-  auto* clamp_min = app.add_option("--clamp-min", o->g.clamp_min,
-                                   "GLA: floor of the log gate (fla's clamp_min, < 0): no key forgets faster than exp(clamp-min) per "
-                                   "token; e.g. -0.02 keeps every memory longer than 50 tokens (a provoked failure past T)");
+  given["expand_k"] = app.add_option("--expand-k", ps.expand_k, "GLA: key dim = expand-k x d_model")->capture_default_str();
+  given["short_conv"] = app.add_flag("--short-conv", ps.short_conv, "GLA: causal short convolutions on q, k, v (width --d-conv)");
+  given["clamp_min"] = app.add_option("--clamp-min", ps.clamp_min,
+                                      "GLA: floor of the log gate (fla's clamp_min, < 0): no key forgets faster than exp(clamp-min) "
+                                      "per token; e.g. -0.02 keeps every memory longer than 50 tokens (a provoked failure past T)");
   // Gated DeltaNet only:
-  auto* head_dim = app.add_option("--head-dim", o->head_dim, "Gated DeltaNet: key dim per head")->capture_default_str();
-  auto* v_heads = app.add_option("--v-heads", o->v_heads, "Gated DeltaNet: value heads (0: --heads; more: grouped value attention)")
-                      ->capture_default_str();
-  auto* no_conv = app.add_flag("--no-short-conv", o->no_short_conv, "Gated DeltaNet: no short convolutions (SiLU alone on q, k, v)");
-  return [o, command, d_state, expand, dt_min, dt_max, freeze, headdim, ngroups, chunk, dt_limit, a_min, a_max, dt_rank,
-          heads, expand_k, expand_v, short_conv, clamp_min, mlp, head_dim, v_heads, no_conv]() {
-    // An option of another architecture is named, never ignored.
-    const bool fla = o->arch == "gla" || o->arch == "gated_deltanet", gdn = o->arch == "gated_deltanet";
-    auto refuse = [&](const std::vector<CLI::Option*>& opts, const std::string& whose) {
-      for (auto* opt : opts)
-        if (opt->count() > 0)
-          throw Error(opt->get_name() + " is " + whose + " option; --arch " + o->arch + " has no such setting");
-    };
-    if (o->arch != "mamba2") refuse({headdim, ngroups, chunk, dt_limit}, "a Mamba-2");
-    if (o->arch != "mamba2" && !gdn) refuse({a_min, a_max}, "a Mamba-2 and Gated DeltaNet");
-    if (fla) refuse({d_state, expand, dt_min, dt_max}, "a Mamba");
-    if (o->arch == "gla") refuse({freeze}, "a Mamba and Gated DeltaNet");
-    if (o->arch != "mamba1") refuse({dt_rank}, "a Mamba-1");
-    if (!fla) refuse({heads, expand_v, mlp}, "a GLA and Gated DeltaNet");
-    if (o->arch != "gla") refuse({expand_k, short_conv, clamp_min}, "a GLA");
-    if (!gdn) refuse({head_dim, v_heads, no_conv}, "a Gated DeltaNet");
-    if (o->dt_limit > 0) o->c.dt_limit_hi = o->dt_limit;
-    o->c.dt_init_floor = std::min(o->c.dt_init_floor, o->c.dt_min);
-    o->c.expand = o->expand;
-    o->c.d_conv = o->d_conv;
-    RecurrentLM model{nullptr};
-    if (o->arch == "mamba2") {
-      o->c.validate("pretrain options");
-      if (!(o->a_min > 0) || !(o->a_max >= o->a_min) || !(o->a_max <= 1e4))  // NaN and Inf fail too
-        throw Error("--a-min/--a-max: need 0 < a-min <= a-max <= 10000, got " + std::to_string(o->a_min) + " and " +
-                    std::to_string(o->a_max));
-      if (!(o->dt_limit >= 0 && o->dt_limit <= 1e3)) throw Error("--dt-limit: need 0 <= dt-limit <= 1000 (0: none)");
-      model = Mamba2LM(o->c);
-    } else if (o->arch == "mamba1") {
-      Mamba1Config m;
-      m.d_model = o->c.d_model, m.n_layer = o->c.n_layer, m.d_state = o->c.d_state, m.expand = o->expand;
-      m.d_conv = o->d_conv, m.dt_rank = o->dt_rank, m.vocab_size = o->c.vocab_size, m.tie_embeddings = true;
-      m.dt_min = o->c.dt_min, m.dt_max = o->c.dt_max, m.dt_init_floor = o->c.dt_init_floor;
-      if (o->dt_rank < 0) throw Error("--dt-rank: need 0 (auto) or a positive rank, got " + std::to_string(o->dt_rank));
-      m.validate("pretrain options");
-      model = Mamba1LM(m);
-    } else if (gdn) {
-      GatedDeltaNetConfig d;
-      d.d_model = o->c.d_model, d.n_layer = o->c.n_layer, d.num_heads = o->g.num_heads, d.num_v_heads = o->v_heads;
-      d.head_dim = o->head_dim, d.expand_v = expand_v->count() > 0 ? o->g.expand_v : 2.0;
-      d.intermediate_size = o->g.intermediate_size, d.use_short_conv = !o->no_short_conv, d.conv_size = o->d_conv;
-      d.vocab_size = o->c.vocab_size, d.tie_embeddings = true;
-      if (d.intermediate_size < 0) throw Error("--mlp-size: need 0 (fla's default) or a positive width");
-      if (d.num_v_heads < 0) throw Error("--v-heads: need 0 (as --heads) or a positive count");
-      if (!(o->a_min > 0) || !(o->a_max >= o->a_min) || !(o->a_max <= 1e4))
-        throw Error("--a-min/--a-max: need 0 < a-min <= a-max <= 10000, got " + std::to_string(o->a_min) + " and " +
-                    std::to_string(o->a_max));
-      d.validate("pretrain options");
-      model = GatedDeltaNetLM(d);
-    } else {
-      GLAConfig g = o->g;
-      g.has_clamp_min = clamp_min->count() > 0;
-      if (g.has_clamp_min && !(g.clamp_min < 0 && g.clamp_min >= -100))
-        throw Error("--clamp-min: need a log-gate floor in [-100, 0), got " + std::to_string(g.clamp_min));
-      g.d_model = o->c.d_model, g.n_layer = o->c.n_layer, g.conv_size = o->d_conv, g.vocab_size = o->c.vocab_size;
-      g.tie_embeddings = true;
-      if (g.intermediate_size < 0) throw Error("--mlp-size: need 0 (fla's default) or a positive width");
-      g.validate("pretrain options");
-      model = GLALM(g);
+  given["head_dim"] = app.add_option("--head-dim", ps.head_dim, "Gated DeltaNet: key dim per head")->capture_default_str();
+  given["v_heads"] = app.add_option("--v-heads", ps.v_heads, "Gated DeltaNet: value heads (0: --heads; more: grouped value attention)")
+                         ->capture_default_str();
+  given["no_short_conv"] = app.add_flag("--no-short-conv", ps.no_short_conv, "Gated DeltaNet: no short convolutions (SiLU alone on q, k, v)");
+  return [o, command, given]() {
+    PretrainSpec& ps = o->ps;
+    // A flag of another architecture is named, never ignored (the owners: pretrain_fields, as a spec's).
+    for (const auto& f : pretrain_fields())
+      if (auto it = given.find(f.spec); it != given.end() && it->second->count() > 0 && !f.owned_by(ps.arch))
+        throw Error(std::string(f.flag) + " is a " + f.whose + " option; --arch " + ps.arch + " has no such setting");
+    ps.expand_v_set = given.at("expand_v")->count() > 0;
+    if (given.at("clamp_min")->count() > 0 && !(ps.clamp_min < 0 && ps.clamp_min >= -100))
+      throw Error("--clamp-min: need a log-gate floor in [-100, 0), got " + std::to_string(ps.clamp_min));
+    ps.train = o->t;
+    ps.train.freeze_A_log = ps.freeze_A;
+    try {
+      ps.check("pretrain options");
+    } catch (const Error& e) {  // the spec's field names, said as this command's flags
+      std::string m = e.what();
+      auto flag_for = [](const std::string& field) {
+        for (const auto& f : pretrain_fields())
+          if (field == f.spec) return std::string(f.flag);
+        std::string flag = "--" + field;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        return flag;
+      };
+      const std::string mark = "field 'pretrain.";
+      if (auto at = m.find(mark); at != std::string::npos) {
+        const auto close = m.find('\'', at + mark.size());
+        m.replace(at, close + 1 - at, flag_for(m.substr(at + mark.size(), close - at - mark.size())));
+      }
+      throw Error(m);
     }
-    model->reset_parameters(o->t.seed, o->a_min, o->a_max);  // GLA refuses a changed A range by name
+    RecurrentLM model = pretrain_model(ps, o->t.seed, "pretrain options");
     place_model(model);
-    o->t.freeze_A_log = o->freeze_A;
+    o->t.freeze_A_log = ps.freeze_A;
     ModelRecord rec;
-    rec.freeze_A_log = o->freeze_A;
+    rec.freeze_A_log = ps.freeze_A;
     rec.notes = "pretrained by statescope from scratch with a zero initial state";
     return run_training(model, *o, PolicySpec{}, "pretrain", rec, command, "");
   };

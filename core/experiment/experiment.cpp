@@ -329,8 +329,7 @@ class ExperimentRunner {
     const std::string label = "pretraining (zero state)";
     file_->begin_run(info_for(run, label, json{{"pretrain", true}, {"command", command}}, {}));
     try {
-      RecurrentLM model = make_model(ps.config(src_));
-      model->reset_parameters(run.spec.seed, ps.a_min, ps.a_max);
+      RecurrentLM model = pretrain_model(ps, run.spec.seed, src_);  // the CLI's pretrain builds it the same way
       place_model(model, compute_);
       TrainOptions t = ps.train;
       t.T = run.spec.T, t.seed = run.spec.seed, t.freeze_A_log = ps.freeze_A;

@@ -1,6 +1,7 @@
 // pretrain_spec.cpp — the "pretrain" section (see pretrain_spec.h). No LibTorch.
 #include "core/experiment/pretrain_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -37,6 +38,14 @@ ModelConfig PretrainSpec::config(const std::string& where) const {
     m.validate(where);
     return m;
   }
+  if (arch == "gated_deltanet") {
+    GatedDeltaNetConfig d;
+    d.d_model = d_model, d.n_layer = n_layer, d.num_heads = num_heads, d.num_v_heads = v_heads, d.head_dim = head_dim;
+    d.expand_v = expand_v_set ? expand_v : 2.0, d.intermediate_size = mlp_size, d.use_short_conv = !no_short_conv;
+    d.conv_size = d_conv, d.vocab_size = 256, d.tie_embeddings = true;
+    d.validate(where);
+    return d;
+  }
   if (arch == "gla") {
     GLAConfig g;
     g.d_model = d_model, g.n_layer = n_layer, g.num_heads = num_heads, g.expand_k = expand_k, g.expand_v = expand_v;
@@ -46,7 +55,39 @@ ModelConfig PretrainSpec::config(const std::string& where) const {
     g.validate(where);
     return g;
   }
-  throw Error(where + ": field 'arch' must be \"mamba2\", \"mamba1\" or \"gla\", got \"" + arch + "\"");
+  throw Error(where + ": field 'arch' must be one of " + known_architectures() + ", got \"" + arch + "\"");
+}
+
+bool PretrainField::owned_by(const std::string& a) const { return std::find(archs.begin(), archs.end(), a) != archs.end(); }
+
+const std::vector<PretrainField>& pretrain_fields() {
+  static const std::vector<std::string> m2{"mamba2"}, m1{"mamba1"}, mamba{"mamba2", "mamba1"}, gla{"gla"},
+      gdn{"gated_deltanet"}, fla{"gla", "gated_deltanet"}, a_range{"mamba2", "gated_deltanet"},
+      a_log{"mamba2", "mamba1", "gated_deltanet"};
+  static const std::vector<PretrainField> f{
+      {"headdim", "--headdim", "Mamba-2", m2},
+      {"ngroups", "--ngroups", "Mamba-2", m2},
+      {"chunk_size", "--chunk-size", "Mamba-2", m2},
+      {"dt_limit", "--dt-limit", "Mamba-2", m2},
+      {"a_min", "--a-min", "Mamba-2 and Gated DeltaNet", a_range},
+      {"a_max", "--a-max", "Mamba-2 and Gated DeltaNet", a_range},
+      {"dt_rank", "--dt-rank", "Mamba-1", m1},
+      {"d_state", "--d-state", "Mamba", mamba},
+      {"expand", "--expand", "Mamba", mamba},
+      {"dt_min", "--dt-min", "Mamba", mamba},
+      {"dt_max", "--dt-max", "Mamba", mamba},
+      {"freeze_A", "--freeze-A", "Mamba and Gated DeltaNet", a_log},
+      {"num_heads", "--heads", "GLA and Gated DeltaNet", fla},
+      {"expand_v", "--expand-v", "GLA and Gated DeltaNet", fla},
+      {"mlp_size", "--mlp-size", "GLA and Gated DeltaNet", fla},
+      {"expand_k", "--expand-k", "GLA", gla},
+      {"short_conv", "--short-conv", "GLA", gla},
+      {"clamp_min", "--clamp-min", "GLA", gla},
+      {"head_dim", "--head-dim", "Gated DeltaNet", gdn},
+      {"v_heads", "--v-heads", "Gated DeltaNet", gdn},
+      {"no_short_conv", "--no-short-conv", "Gated DeltaNet", gdn},
+  };
+  return f;
 }
 
 void PretrainSpec::check(const std::string& where) const {
@@ -61,6 +102,7 @@ void PretrainSpec::check(const std::string& where) const {
   if (dt_rank < 0) fail("dt_rank", "needs 0 (auto) or a positive rank, got " + std::to_string(dt_rank));
   if (!(clamp_min <= 0 && clamp_min >= -100)) fail("clamp_min", "needs a log-gate floor in [-100, 0] (0: none), got " + num(clamp_min));
   if (mlp_size < 0) fail("mlp_size", "needs 0 (fla's default) or a positive width, got " + std::to_string(mlp_size));
+  if (v_heads < 0) fail("v_heads", "needs 0 (as num_heads) or a positive count, got " + std::to_string(v_heads));
   if (train.steps < 1) fail("steps", "must be >= 1, got " + std::to_string(train.steps));
   TrainOptions t = train;
   t.T = 2;  // the run's; checked with the spec's T
@@ -81,6 +123,10 @@ std::string PretrainSpec::command(int64_t T, uint64_t seed, const std::string& d
   if (arch == "gla") {
     o << " --heads " << num_heads << " --expand-k " << num(expand_k) << " --expand-v " << num(expand_v) << " --mlp-size "
       << mlp_size << (short_conv ? " --short-conv" : "") << (clamp_min < 0 ? " --clamp-min " + num(clamp_min) : std::string());
+  } else if (arch == "gated_deltanet") {
+    o << " --heads " << num_heads << " --head-dim " << head_dim << " --v-heads " << v_heads << " --mlp-size " << mlp_size
+      << (expand_v_set ? " --expand-v " + num(expand_v) : std::string()) << (no_short_conv ? " --no-short-conv" : "")
+      << " --a-min " << num(a_min) << " --a-max " << num(a_max) << (freeze_A ? " --freeze-A" : "");
   } else {
     o << " --d-state " << d_state << " --expand " << expand;
     if (arch == "mamba2")
@@ -136,25 +182,15 @@ void read_schedule(const JsonFields& f, TrainOptions& t) {
 PretrainSpec parse_pretrain(const JsonFields& f) {
   f.only({"arch", "d_model", "n_layer", "d_state", "expand", "d_conv", "headdim", "ngroups", "chunk_size", "dt_rank",
           "dt_min", "dt_max", "dt_limit", "a_min", "a_max", "freeze_A", "num_heads", "expand_k", "expand_v", "short_conv",
-          "clamp_min", "mlp_size", "steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip"});
+          "clamp_min", "mlp_size", "head_dim", "v_heads", "no_short_conv", "steps", "batch", "lr", "warmup", "min_lr_ratio",
+          "weight_decay", "grad_clip"});
   PretrainSpec p;
   f.read("arch", p.arch);
-  if (p.arch != "mamba2" && p.arch != "mamba1" && p.arch != "gla")
-    f.fail("arch", "must be \"mamba2\", \"mamba1\" or \"gla\", got \"" + p.arch + "\"");
+  if (!is_architecture(p.arch)) f.fail("arch", "must be one of " + known_architectures() + ", got \"" + p.arch + "\"");
   // A field of another architecture is named, never ignored.
-  const std::vector<std::pair<const char*, std::vector<const char*>>> own{
-      {"Mamba-2", {"headdim", "ngroups", "chunk_size", "dt_limit", "a_min", "a_max"}},
-      {"Mamba-1", {"dt_rank"}},
-      {"Mamba", {"d_state", "expand", "dt_min", "dt_max", "freeze_A"}},
-      {"GLA", {"num_heads", "expand_k", "expand_v", "short_conv", "clamp_min", "mlp_size"}}};
-  for (const auto& [whose, keys] : own) {
-    const bool mine = whose == std::string("Mamba-2") ? p.arch == "mamba2"
-                      : whose == std::string("Mamba-1") ? p.arch == "mamba1"
-                      : whose == std::string("Mamba")   ? p.arch != "gla"
-                                                        : p.arch == "gla";
-    for (const char* k : keys)
-      if (!mine && f.has(k)) f.fail(k, std::string("is a ") + whose + " setting; arch \"" + p.arch + "\" has none");
-  }
+  for (const auto& field : pretrain_fields())
+    if (!field.owned_by(p.arch) && f.has(field.spec))
+      f.fail(field.spec, std::string("is a ") + field.whose + " setting; arch \"" + p.arch + "\" has none");
   f.read("d_model", p.d_model);
   f.read("n_layer", p.n_layer);
   f.read("d_state", p.d_state);
@@ -176,6 +212,10 @@ PretrainSpec parse_pretrain(const JsonFields& f) {
   f.read("short_conv", p.short_conv);
   f.read("mlp_size", p.mlp_size);
   f.read("clamp_min", p.clamp_min);
+  f.read("head_dim", p.head_dim);
+  f.read("v_heads", p.v_heads);
+  f.read("no_short_conv", p.no_short_conv);
+  p.expand_v_set = f.has("expand_v");
   read_schedule(f, p.train);
   p.train.freeze_A_log = p.freeze_A;
   p.check(f.src());

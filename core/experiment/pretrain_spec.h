@@ -15,9 +15,10 @@
 namespace statescope {
 
 class JsonFields;
+class RecurrentLM;
 
 struct PretrainSpec {
-  std::string arch = "mamba2";  // "mamba2" | "mamba1" | "gla"
+  std::string arch = "mamba2";  // an architecture's key: "mamba2" | "mamba1" | "gla" | "gated_deltanet"
   int64_t d_model = 64, n_layer = 2, d_state = 32, expand = 2, d_conv = 4;  // GLA: d_conv with short_conv
   int64_t headdim = 16, ngroups = 1, chunk_size = 64;  // Mamba-2
   int64_t dt_rank = 0;                                  // Mamba-1 (0: ceil(d_model / 16))
@@ -29,6 +30,11 @@ struct PretrainSpec {
   double expand_k = 0.5, expand_v = 1.0;                // GLA: key and value dims over d_model
   bool short_conv = false;                              // GLA: short convolutions on q, k, v
   double clamp_min = 0;                                 // GLA: floor of the log gate (< 0; 0: none, fla's null)
+  int64_t head_dim = 16, v_heads = 0;                   // Gated DeltaNet: key dim per head; value heads (0: num_heads)
+  bool no_short_conv = false;                           // Gated DeltaNet: no short convolutions (SiLU alone)
+  // expand_v as given: GLA's value dim over d_model (unset: 1), Gated DeltaNet's value dim per head over
+  // head_dim (unset: 2, fla's default).
+  bool expand_v_set = false;
   // steps, batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip: `statescope-cli pretrain`'s
   // defaults (500 steps, batch 16, lr 1e-3, no warmup). T and seed come from the run.
   TrainOptions train;
@@ -47,11 +53,30 @@ struct PretrainSpec {
   bool set(const std::string& field, double v);
 };
 
+// Which architectures own a pretraining field, by its spec name and its CLI flag: a field given for
+// another architecture is refused by name, never ignored (the spec: "field 'pretrain.headdim' is a
+// Mamba-2 setting; arch \"mamba1\" has none"; the CLI: "--headdim is a Mamba-2 option; --arch mamba1
+// has no such setting"). Fields every architecture has (d_model, n_layer, d_conv, the schedule) are
+// not listed.
+struct PretrainField {
+  const char* spec;                 // "headdim"
+  const char* flag;                 // "--headdim"
+  const char* whose;                // "Mamba-2": the owners, as people read them
+  std::vector<std::string> archs;   // the owners' keys
+  bool owned_by(const std::string& arch) const;
+};
+const std::vector<PretrainField>& pretrain_fields();
+
 // The training schedule's fields a spec's training sections share (posttrain, pretrain): steps,
 // batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip, each read into `t` when present.
 void read_schedule(const JsonFields& f, TrainOptions& t);
 
 // Parses the section (every key optional, unknown keys refused by name: "pretrain.d_stat").
 PretrainSpec parse_pretrain(const JsonFields& f);
+
+// The one builder of a fresh model (`statescope-cli pretrain` and a spec's pretrain section): the
+// spec's config (checked; errors start with `where`), initialised from `seed` with its A range; on
+// the CPU in float32 (pretrain_model.cpp, LibTorch: include core/model/recurrent_lm.h to use it).
+RecurrentLM pretrain_model(const PretrainSpec& ps, uint64_t seed, const std::string& where);
 
 }  // namespace statescope

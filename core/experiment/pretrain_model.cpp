@@ -1,0 +1,15 @@
+// pretrain_model.cpp — the one builder of a fresh model (pretrain_spec.h: pretrain_model).
+#include <torch/torch.h>
+
+#include "core/experiment/pretrain_spec.h"
+#include "core/model/model_factory.h"
+
+namespace statescope {
+
+RecurrentLM pretrain_model(const PretrainSpec& ps, uint64_t seed, const std::string& where) {
+  RecurrentLM model = make_model(ps.config(where));
+  model->reset_parameters(seed, ps.a_min, ps.a_max);  // an architecture without an A range refuses a changed one by name
+  return model;
+}
+
+}  // namespace statescope
