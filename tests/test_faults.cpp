@@ -301,6 +301,26 @@ TEST(OutputRule, ACancelledReplacementLeavesTheOldFile) {
   EXPECT_NE(r.out.find("left as it was"), std::string::npos) << r.out;
 }
 
+// Effective attention at its documented limit (65536 tokens, binned) shows progress and stops on
+// SIGTERM within a block (well under a second): exit 130, no output, no staging copy, no lock left.
+TEST(OutputRule, AttentionAtItsLimitStopsOnSigtermAtOnce) {
+  const auto dir = folder("attention_term");
+  const auto out = dir + "/att.h5";
+  std::chrono::steady_clock::time_point killed;
+  const Result r = cli({"attention", "--length", "65536", "-o", out}, {}, 120, [&](pid_t pid) {
+    std::this_thread::sleep_for(std::chrono::seconds(8));  // loaded, forwarded, into M's blocks (progress every 5 s)
+    killed = std::chrono::steady_clock::now();
+    ::kill(pid, SIGTERM);
+  });
+  const double after = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  EXPECT_EQ(r.code, 130) << r.out;
+  EXPECT_LT(after, 3.0) << "SIGTERM took " << after << " s to stop it\n" << r.out;
+  EXPECT_NE(r.out.find("attention: block"), std::string::npos) << "no progress shown\n" << r.out;
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  EXPECT_FALSE(fs::exists(out + ".lock")) << "a stale lock";
+}
+
 TEST(OutputRule, ClearingTheCacheRemovesOnlyItsOwnEntries) {
   const auto cache = folder("cache_clear");
   // A foreign folder that happens to hold an index.json with a "source", beside a file of its own.
