@@ -5,12 +5,12 @@
 #include <QString>
 #include <vector>
 
-#include "core/base/results.h"
+#include "core/store/run_results.h"
 #include "views/theme.h"  // run_color
 
 namespace statescope::views {
 
-// A run as the views draw it: its results (every registered analysis's slot, core/base/results.h) and
+// A run as the views draw it: its results (every registered analysis's slot, core/store/run_results.h) and
 // how the app shows it.
 struct RunData : RunResults {
   QString name, intervention, status, file;  // file: the experiment file it came from

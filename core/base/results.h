@@ -135,37 +135,3 @@ struct PasskeyResult {
 };
 
 }  // namespace statescope
-
-#include <optional>
-#include <utility>
-
-#include "core/analyses/attention/result.h"  // each registered analysis's result type
-#include "core/analyses/decay/result.h"
-
-namespace statescope {
-
-// A sweep's run: its group (the run name without the seed) and its swept values, from the run's spec
-// (run.sweep_group, run.sweep_cell); empty when the run is not a sweep's.
-struct SweepCell {
-  std::string group;
-  std::vector<std::pair<std::string, double>> values;
-};
-
-// What one run measured: its training steps and each registered analysis's result, when it has one
-// (core/store/analysis_record.h lists the analyses; core/store/run_record.h reads them from a file).
-// A new analysis adds its slot here and its descriptor to the registry.
-struct RunResults {
-  std::vector<StepInfo> train;
-  std::optional<EvalResult> eval;             // ppl/ + state_norm/
-  std::optional<EffRemResult> effrem;         // effrem/
-  std::optional<StateStatsResult> states;     // state_stats/
-  std::optional<UnexploredResult> unexplored; // unexplored/
-  std::optional<PasskeyResult> passkey;       // passkey/
-  std::optional<CopyResult> copying;          // copying/
-  std::optional<BabiResult> babi;             // babi/
-  std::optional<DecayResult> decay;           // decay/
-  std::optional<AttentionResult> attention;   // attention/
-  SweepCell sweep;
-};
-
-}  // namespace statescope

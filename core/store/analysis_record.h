@@ -4,7 +4,7 @@
 // An analysis is one folder, core/analyses/<name>/: its computation (<name>.{h,cpp}, LibTorch), its
 // record (record.{h,cpp}: the HDF5 writer and reader, the `inspect` lines, this descriptor) and its
 // report section (report.cpp). Registering it is one line in core/store/registry.cpp, plus its slot
-// in RunResults (core/base/results.h) and its view in views/ (a GUI, kept out of core/ by layering).
+// in RunResults (core/store/run_results.h) and its view in views/ (a GUI, kept out of core/ by layering).
 // tests/test_registry.cpp checks that every registered analysis round-trips through its writer and
 // reader, is summarised by `inspect`, has a report section and a view.
 #pragma once
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/base/results.h"
+#include "core/store/run_results.h"
 
 namespace statescope {
 

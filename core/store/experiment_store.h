@@ -19,7 +19,7 @@
 
 #include "core/store/h5file.h"
 #include "core/base/output_rule.h"
-#include "core/base/results.h"
+#include "core/store/run_results.h"
 
 namespace statescope {
 
