@@ -105,6 +105,31 @@ TEST(Eval, TooLittleTextIsRefused) {
   }
 }
 
+// What grows with the length is sized before it is allocated: under a budget too small for the
+// per-sequence tables and the per-position norms, refused with the sizes; without the norms it fits.
+TEST(Eval, TheTablesThatGrowWithLengthAreBudgeted) {
+  Fixture f;
+  EvalOptions o;
+  o.T = 8, o.length = 64, o.sequences = 2, o.segment = 32, o.batch = 2;
+  ::setenv("STATESCOPE_MEMORY_BUDGET", "2000", 1);  // bytes
+  std::string msg;
+  try {
+    evaluate_positions(f.model, f.docs, o);
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  o.norms = false;
+  std::string without;
+  try {
+    evaluate_positions(f.model, f.docs, o);  // 2 x 64 x 12 bytes = 1536: within
+  } catch (const Error& e) {
+    without = e.what();
+  }
+  ::unsetenv("STATESCOPE_MEMORY_BUDGET");
+  EXPECT_NE(msg.find("evaluation of 2 sequences x 64 positions"), std::string::npos) << msg;
+  EXPECT_EQ(without, "") << without;
+}
+
 // Logits that overflow (finite weights, but a final norm of 1e38) are said by position, not averaged in.
 TEST(Eval, NonFiniteLossIsSaidNotAveraged) {
   Fixture f;

@@ -3,7 +3,7 @@
 
 For each model of an experiment file (runs named <model>:<run>, as data/experiments/architectures.json
 writes them) and each extra file (one model, e.g. provoked_gla.h5): the excess loss per position over
-the experiment's one yardstick (ppl/fixed_excess, bits/token), log-binned, for the baseline and the
+the experiment's one yardstick (ppl/fixed_excess, stored in nats, drawn in bits/token), log-binned, for the baseline and the
 mean over seeds of the zero control and of state passing; below it the mean layer state norm per
 position relative to position T-1. Regenerate (after `bash tools/reproduce.sh architectures gla_provoked`):
 
@@ -52,7 +52,9 @@ def panel(ax_loss, ax_norm, f, prefix, title, T):
         names = groups(f, prefix).get(kind, [])
         if not names:
             continue
-        ex = np.mean([f[n]["ppl/fixed_excess"][:] for n in names], 0)
+        # ppl/ holds nats per token (the store's unit); the axis is bits: / ln 2 (it was plotted
+        # in nats under a bits label until 2026-12-06, every curve 0.69x its height).
+        ex = np.mean([f[n]["ppl/fixed_excess"][:] for n in names], 0) / np.log(2)
         nm = np.mean([f[n]["state_norm/norm"][:].mean(0) for n in names], 0)
         bins = log_bins(len(ex))
         y, x = binned(ex, bins)

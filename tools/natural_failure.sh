@@ -4,7 +4,8 @@
 # T = 256 bytes on Austen without Persuasion with planted long-range dependencies
 # (tools/plant_dependencies.py), 16,000 steps of batch 16 (65.5M tokens). It stops itself after
 # MINUTES (SIGTERM: the trainer writes its checkpoint) and continues from the checkpoint when run
-# again with the same SEED; a copy of the model is kept at each of the listed steps
+# again with the same SEED (in a fresh checkout, from the committed checkpoint); a copy of the model
+# is kept at each of the listed steps
 # (WORK/snap_s<SEED>/step<K>/) for the onset curves. One thread, niced: it takes what a build leaves.
 #
 #   bash tools/natural_failure.sh 0 120        # WORK defaults to build/i50
@@ -23,6 +24,12 @@ data="$work/planted_T$T.jsonl"
 [ -f "$data" ] || python3 "$root/tools/plant_dependencies.py" "$root/data/corpus/austen-novels.txt" "$data" --T "$T" \
   --copies 4 --seed 0 || exit 1
 out="$work/p${T}_s$seed"
+# A fresh checkout continues from the committed checkpoint (docs/results/natural_failure/: the
+# stopped work folder, its record and checkpoint, about 6 MB) rather than from scratch.
+saved="$root/docs/results/natural_failure/p${T}_s$seed"
+if [ ! -d "$out.partial" ] && [ ! -d "$out" ] && [ -d "$saved/checkpoint" ]; then
+  cp -a "$saved" "$out.partial" && echo "[natural_failure] continuing from $saved"
+fi
 flags=(--arch mamba2 --d-model 128 --n-layer 4 --d-state 64 --headdim 32 --expand 2 --T "$T" --batch "$batch"
        --steps "$steps" --lr 2e-3 --warmup 200 --min-lr-ratio 0.1 --weight-decay 0.1 --grad-clip 1
        --seed "$seed" --data "$data" --checkpoint-every 500 --resume)

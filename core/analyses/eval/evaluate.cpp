@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/base/memory_budget.h"
 #include "core/dist/comm.h"
 #include "core/compute/runtime.h"
 #include "core/train/options.h"
@@ -156,6 +157,12 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   model->eval();
   const auto& lay = model->state_layout();
   const int64_t L = o.length, H = lay.groups, NL = lay.n_layer;  // H: heads, or Mamba-1's channel groups
+  // What grows with the length, sized before it is allocated: the per-sequence tables (float32:
+  // full pass, state reset, the yardstick) and the per-position norms with their sums (float64).
+  check_memory_budget(mul_sat(mul_sat(static_cast<uint64_t>(o.sequences), static_cast<uint64_t>(L)), 4 * 3) +
+                          (o.norms ? mul_sat(mul_sat(static_cast<uint64_t>(NL * (H + 1)), static_cast<uint64_t>(L)), 8 * 3) : 0),
+                      "evaluation of " + std::to_string(o.sequences) + " sequences x " + std::to_string(L) +
+                          " positions (with per-position state norms: --no-state-norms drops them)");
   auto seqs = eval_sequences(docs, L, o.sequences);
   EvalResult r;
   r.length = L; r.sequences = o.sequences; r.n_layer = NL; r.nheads = H; r.T = o.T;
