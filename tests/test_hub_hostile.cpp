@@ -150,6 +150,21 @@ TEST_F(HostileCache, AFileInASnapshotLinkedOutsideItsRepositoryIsRefused) {
   EXPECT_NE(s.find("extra"), std::string::npos) << s;
 }
 
+// A folder inside a dataset snapshot, named as a path, still reads its blob links (the bound is the
+// repository), and a link out of it is still refused.
+TEST_F(HostileCache, AFolderInsideASnapshotReadsItsBlobs) {
+  const fs::path snap = cache_ / "datasets--statescope-test--tiny-corpus" / "snapshots" / "2222222299999999999999999999999999999999";
+  EXPECT_EQ(hub_repo_of_snapshot((snap / "data").string()), (cache_ / "datasets--statescope-test--tiny-corpus").string());
+  EXPECT_EQ(hub_repo_of_snapshot(outside_.string()), "");
+  DataOptions o;
+  o.cache_dir = (root_ / "tokens").string();
+  const auto bytes = load_tokenizer("");
+  EXPECT_EQ(error_of([&] { load_data((snap / "data").string(), *bytes, o); }), "(no error)");
+  fs::create_symlink(outside_ / "secret.txt", snap / "data" / "more.txt");
+  const std::string m = error_of([&] { load_data((snap / "data").string(), *bytes, o); });
+  expect_refused_without_secret(m, "a link out of a snapshot's subfolder");
+}
+
 TEST_F(HostileCache, ARepositoryFolderLinkedOutsideTheCacheIsNotListed) {
   fs::create_directories(outside_ / "repo");
   fs::copy(cache_ / kTiny, outside_ / "repo" / kTiny, fs::copy_options::recursive | fs::copy_options::copy_symlinks);

@@ -112,11 +112,16 @@ void check_hub_snapshot(const std::string& repo_dir, const std::string& dir) {
 }
 
 std::string hub_repo_of_snapshot(const std::string& dir) {
-  const fs::path d = fs::path(dir).lexically_normal();
-  const fs::path p = d.has_filename() ? d : d.parent_path();  // "…/snapshots/<commit>/" too
-  const std::string repo = p.parent_path().parent_path().filename().string();
-  if (p.parent_path().filename() != "snapshots" || !(repo.starts_with("models--") || repo.starts_with("datasets--"))) return "";
-  return p.parent_path().parent_path().string();
+  // The snapshot itself or any folder inside one (".../snapshots/<commit>/data/train"): its files
+  // link to the repository's blobs/, which is then the bound of a walk.
+  fs::path p = fs::absolute(fs::path(dir)).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "…/snapshots/<commit>/" too
+  for (; p.has_parent_path() && p != p.root_path(); p = p.parent_path()) {
+    const std::string repo = p.parent_path().parent_path().filename().string();
+    if (p.parent_path().filename() == "snapshots" && (repo.starts_with("models--") || repo.starts_with("datasets--")))
+      return p.parent_path().parent_path().string();
+  }
+  return "";
 }
 
 HubCache hub_cache() {

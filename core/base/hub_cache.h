@@ -54,7 +54,8 @@ std::vector<std::string> hub_snapshot_names(const std::string& repo_dir);
 // every link under it resolve inside the repository folder `repo_dir` (where its blobs are).
 void check_hub_snapshot(const std::string& repo_dir, const std::string& dir);
 
-// The repository folder of a cache snapshot folder (".../models--o--n/snapshots/<commit>"), or "".
+// The repository folder of a cache snapshot folder (".../models--o--n/snapshots/<commit>") or of a
+// folder inside one, or "".
 std::string hub_repo_of_snapshot(const std::string& dir);
 
 }  // namespace statescope
