@@ -18,6 +18,7 @@
 #include "app/cli/progress.h"
 #include "core/model/checkpoint.h"
 #include "core/data/corpus.h"
+#include "core/base/contained.h"
 #include "core/base/error.h"
 #include "core/base/output_rule.h"
 #include "core/store/experiment_store.h"
@@ -97,12 +98,9 @@ struct KeepWorkOnError {
 
 // A --record inside OUT (or its staging folder) would be lost when the finished folder replaces OUT.
 void check_record_outside_model(const std::string& record, const std::string& out) {
-  std::error_code ec;
-  const fs::path r = fs::weakly_canonical(fs::absolute(record), ec);
+  const fs::path r = resolved(record);
   for (const std::string& dir : {out, staging_name(out)}) {
-    const fs::path d = fs::weakly_canonical(fs::absolute(dir), ec);
-    auto [i, j] = std::mismatch(d.begin(), d.end(), r.begin(), r.end());
-    if (i == d.end() && j != r.end())
+    if (const fs::path d = resolved(dir); path_within(r, d) && r != d)
       throw Error("--record " + record + ": is inside the model folder being written (" + dir +
                   "), which is replaced when training ends; choose a record outside it, or leave --record out "
                   "for OUT/training.h5 (nothing was written)");
