@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   Flops f;
   const char* checkpoint = std::getenv("BENCH_CHECKPOINT");
   if (checkpoint) {
-    model = load_model_dir(checkpoint);
+    model = load_model_dir(checkpoint, default_compute());
     if (const auto* c1 = std::get_if<Mamba1Config>(&model->model_config())) {
       f = flops_per_token(*c1);
     } else {

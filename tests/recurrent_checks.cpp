@@ -15,7 +15,7 @@ namespace statescope::test {
 
 void expect_matches_fla_golden(const std::string& dir, const std::string& architecture) {
   for (ScanImpl scan : {ScanImpl::Chunked, ScanImpl::Sequential}) {
-    auto model = load_model_dir(kGolden + dir);
+    auto model = load_model_dir(kGolden + dir, default_compute());
     ASSERT_EQ(model->architecture(), architecture) << dir;
     H5File g(kGolden + dir + "/golden.h5", H5File::Mode::Read);
     const bool conv = g.has("final_conv_state");
@@ -95,13 +95,13 @@ std::vector<torch::Tensor> parameter_grads(RecurrentLM& m, const torch::Tensor& 
 }
 
 void expect_saves_and_reloads(const std::string& dir) {
-  auto m = load_model_dir(kGolden + dir);
+  auto m = load_model_dir(kGolden + dir, default_compute());
   int64_t n = 0;
   for (auto& p : m->parameters()) n += p.numel();
   EXPECT_EQ(n, parameter_count(m->model_config())) << dir;
   const auto out = scratch("save-" + dir);
   save_model_dir(m, out);
-  auto r = load_model_dir(out);
+  auto r = load_model_dir(out, default_compute());
   auto ids = torch::randint(0, vocab_size(m->model_config()), {1, 20}, torch::kInt64);
   torch::NoGradGuard ng;
   EXPECT_TRUE(close(r->forward(ids).logits, m->forward(ids).logits, 0, dir + " reloaded"));
@@ -117,7 +117,7 @@ void expect_refused_by_name(const std::function<std::string(const std::string&)>
 }
 
 void expect_misfit_states_refused(const std::string& dir, const std::vector<int64_t>& wrong_ssm) {
-  auto m = load_model_dir(kGolden + dir);
+  auto m = load_model_dir(kGolden + dir, default_compute());
   auto s = m->zero_state(1);
   s[0].conv = torch::zeros({1, 3, 3});
   const auto msg = error_of([&] { m->forward(torch::zeros({1, 4}, torch::kInt64), &s); });
@@ -146,7 +146,7 @@ torch::Tensor step_through(RecurrentLM& m, const torch::Tensor& steps, ModelStat
   return torch::cat(logits, 1);
 }
 
-InterventionProbe::InterventionProbe(const std::string& dir) : m(load_model_dir(kGolden + dir)) {
+InterventionProbe::InterventionProbe(const std::string& dir) : m(load_model_dir(kGolden + dir, default_compute())) {
   torch::manual_seed(0);
   ids = torch::randint(0, 64, {1, 30}, torch::kInt64);
   opt.state_norms = true;

@@ -33,7 +33,7 @@ void copy_dir(const fs::path& from, const fs::path& to) {
 // Loads `dir` expecting an Error mentioning every fragment.
 void expect_load_error(const fs::path& dir, std::initializer_list<std::string> fragments) {
   try {
-    load_model_dir(dir.string());
+    load_model_dir(dir.string(), default_compute());
     FAIL() << "no error for " << dir;
   } catch (const Error& e) {
     const std::string m = e.what();
@@ -77,7 +77,7 @@ TEST(Checkpoint, SaveLoadRoundTripIsExact) {
   m->reset_parameters(3);
   auto d = fresh_dir("roundtrip");
   save_model_dir(m, d.string());
-  auto back = load_model_dir(d.string());
+  auto back = load_model_dir(d.string(), default_compute());
   EXPECT_EQ(m2cfg(back).ngroups, 2);
   EXPECT_DOUBLE_EQ(m2cfg(back).dt_limit_hi, 0.05);
   auto tokens = torch::randint(0, c.vocab_size, {2, 19}, torch::kInt64);
@@ -132,7 +132,7 @@ TEST(Checkpoint, NonFiniteWeightsAreRefusedNamingTheTensor) {
   // A finite file loads (the check itself refuses nothing sound).
   auto ok = fresh_dir("finite");
   copy_dir(kGolden + "hf-untied", ok);
-  EXPECT_NO_THROW(load_model_dir(ok.string()));
+  EXPECT_NO_THROW(load_model_dir(ok.string(), default_compute()));
 }
 
 TEST(Checkpoint, MisshapenTensor) {
@@ -170,7 +170,7 @@ TEST(Checkpoint, TiedHeadMustEqualEmbedding) {
   auto sd = read_weights_file(kGolden + "ssm-tied/pytorch_model.bin");
   ASSERT_TRUE(sd.count("backbone.embedding.weight"));
   ASSERT_TRUE(sd.count("lm_head.weight"));
-  auto model = load_model_dir(kGolden + "ssm-tied");
+  auto model = load_model_dir(kGolden + "ssm-tied", default_compute());
   EXPECT_EQ(m2cfg(model).vocab_size, 64);  // 60 padded to a multiple of 16
   sd["lm_head.weight"] = sd["lm_head.weight"] + 1;
   try {

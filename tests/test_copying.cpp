@@ -201,7 +201,7 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
   for (const char* kind : {"zero", "passing"}) {
     PolicySpec ps;
     ps.kind = kind;
-    auto r = run_copying(o, ps, t);
+    auto r = run_copying(o, ps, t, {}, default_compute());
     ASSERT_EQ(r.train.status, "finished") << kind;
     ASSERT_EQ(r.train.history.size(), 12u);
     EXPECT_LT(r.train.history.back().loss, r.train.history.front().loss) << kind;
@@ -214,7 +214,7 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
   o.pretrain_steps = 5;
   PolicySpec passing;
   passing.kind = "passing";
-  auto pt = run_copying(o, passing, t);
+  auto pt = run_copying(o, passing, t, {}, default_compute());
   ASSERT_EQ(pt.train.status, "finished");
   ASSERT_EQ(pt.train.history.size(), 17u);
   EXPECT_EQ(pt.train.history[5].step, 6);
@@ -223,13 +223,13 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
   // TBTT streams examples: it trains (and its label says so), as does passing with the conv state.
   PolicySpec tbtt;
   tbtt.kind = "tbtt";
-  auto tb = run_copying(o, tbtt, t);
+  auto tb = run_copying(o, tbtt, t, {}, default_compute());
   ASSERT_EQ(tb.train.status, "finished");
   passing.pass_conv = 1;
-  EXPECT_TRUE(run_copying(o, passing, t).result.conv_passed);
+  EXPECT_TRUE(run_copying(o, passing, t, {}, default_compute()).result.conv_passed);
   // Cancelling stops before evaluation.
   PolicySpec zero;
-  auto c = run_copying(o, zero, t, [](const StepInfo& s) { return s.step < 3; });
+  auto c = run_copying(o, zero, t, [](const StepInfo& s) { return s.step < 3; }, default_compute());
   EXPECT_EQ(c.train.status, "cancelled");
   EXPECT_TRUE(c.result.lengths.empty());
 }

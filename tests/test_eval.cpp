@@ -153,7 +153,7 @@ TEST(Eval, NonFiniteLossIsSaidNotAveraged) {
 
 // The committed embedded model must show the failure the paper is about (data/models/embedded).
 TEST(Eval, EmbeddedModelFailsPastItsTrainingContext) {
-  auto model = load_model_dir(resolve_model("embedded"));
+  auto model = load_model_dir(resolve_model("embedded"), default_compute());
   auto corpus = load_austen(default_corpus_path());
   EvalOptions o;
   o.T = 32; o.length = 1024; o.sequences = 8; o.segment = 256; o.batch = 8;

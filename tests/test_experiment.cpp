@@ -1,6 +1,7 @@
 // test_experiment.cpp — a whole (tiny) experiment spec end to end: every run lands in the file with
 // its groups and status; cancelling leaves a valid file; bad specs are refused; h5py reads the file.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <filesystem>
@@ -17,7 +18,9 @@
 #include "core/model/mamba1/model.h"
 #include "core/base/error.h"
 #include "core/experiment/experiment.h"
+#include "core/experiment/analysis_steps.h"
 #include "core/experiment/spec.h"
+#include "core/store/analysis_record.h"
 #include "core/experiment/sweep.h"
 #include "core/store/experiment_store.h"
 #include "core/model/model_registry.h"
@@ -27,7 +30,9 @@
 #include "tests/error_text.h"
 #include "core/analyses/babi/record.h"
 #include "core/analyses/copying/record.h"
+#include "core/analyses/effrem/record.h"
 #include "core/analyses/passkey/record.h"
+#include "core/analyses/states/record.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;
@@ -295,29 +300,70 @@ TEST(Experiment, SpecReadsEveryFieldWithItsDefaultsFromOnePlace) {
   EXPECT_DOUBLE_EQ(s.policies[3].second.sigma, PolicySpec{}.sigma);
   EXPECT_EQ(s.eval_length(64), 100);
   EXPECT_EQ(s.eval.segment, 50);
-  ASSERT_TRUE(s.analyses.effrem && s.analyses.states && s.analyses.passkey && s.analyses.babi && s.analyses.copying);
-  EXPECT_FALSE(s.analyses.effrem->log_grid);
-  EXPECT_EQ(s.analyses.states->bins, 11);
-  EXPECT_EQ(s.analyses.copying->options.L, 4);
-  EXPECT_EQ(s.analyses.copying->train.steps, 9);
-  EXPECT_EQ(s.analyses.copying->train.batch, AnalysesSpec::Copying::default_train().batch);
-  EXPECT_EQ(s.analyses.copying->options.model.d_model, default_copy_model().d_model);
-  EXPECT_EQ(s.analyses.copying->options.pretrain_steps, 11);
-  // Task fine-tuning: the given knobs over the verb's defaults (one place: AnalysesSpec::default_finetune).
-  ASSERT_TRUE(s.analyses.passkey->finetune && s.analyses.babi->finetune);
-  const auto& pf = *s.analyses.passkey->finetune;
+  for (const char* k : {"effrem", "states", "passkey", "babi", "copying"}) ASSERT_TRUE(s.analyses.has(k)) << k;
+  // Each section read as its step reads it (its record's typed reader, the same defaults).
+  const auto effrem = effrem_options(s.analyses.section("effrem"), "t");
+  const auto states = states_options(s.analyses.section("states"), "t");
+  const auto copying = copying_options(s.analyses.section("copying"), "t");
+  const auto passkey = passkey_options(s.analyses.section("passkey"), "t");
+  const auto babi = babi_options(s.analyses.section("babi"), "t");
+  EXPECT_FALSE(effrem.log_grid);
+  EXPECT_EQ(states.bins, 11);
+  EXPECT_EQ(copying.options.L, 4);
+  EXPECT_EQ(copying.train.steps, 9);
+  EXPECT_EQ(copying.train.batch, CopyingOptions::default_train().batch);
+  EXPECT_EQ(copying.options.model.d_model, default_copy_model().d_model);
+  EXPECT_EQ(copying.options.pretrain_steps, 11);
+  // Task fine-tuning: the given knobs over the verb's defaults (one place: TaskFinetune::defaults).
+  ASSERT_TRUE(passkey.finetune && babi.finetune);
+  const auto& pf = *passkey.finetune;
   EXPECT_EQ(pf.train.steps, 5);
   EXPECT_DOUBLE_EQ(pf.train.lr, 2e-4);
   EXPECT_FALSE(pf.train.loss_mask);
-  EXPECT_EQ(pf.train.T, AnalysesSpec::Passkey::default_finetune().train.T);
-  EXPECT_EQ(pf.examples, AnalysesSpec::Passkey::default_finetune().examples);
-  const auto& bf = *s.analyses.babi->finetune;
+  EXPECT_EQ(pf.train.T, PasskeyOptions::default_finetune().train.T);
+  EXPECT_EQ(pf.examples, PasskeyOptions::default_finetune().examples);
+  const auto& bf = *babi.finetune;
   EXPECT_EQ(bf.train.T, 300);
   EXPECT_EQ(bf.examples, 7);
   EXPECT_TRUE(bf.train.loss_mask);
-  EXPECT_EQ(bf.train.steps, AnalysesSpec::Babi::default_finetune().train.steps);
-  EXPECT_FALSE(parse_spec(R"({"analyses": {"passkey": {}}})", "p").analyses.passkey->finetune) << "absent: zero-shot";
+  EXPECT_EQ(bf.train.steps, BabiOptions::default_finetune().train.steps);
+  EXPECT_FALSE(passkey_options(parse_spec(R"({"analyses": {"passkey": {}}})", "p").analyses.section("passkey"), "p").finetune)
+      << "absent: zero-shot";
   EXPECT_EQ(parse_spec(R"({"posttrain": {"steps": 0}})", "p").posttrain.steps, 0) << "a task study";
+}
+
+// One way in: every analysis a spec can ask for is one line of core/analyses/list.h, and from it
+// the registry (record, spec section), the runner (step) and the spec parser find it, in one order.
+TEST(Experiment, EveryListedAnalysisHasItsSectionAndItsStepInOneOrder) {
+  std::vector<std::string> asked, stepped;
+  for (const auto& r : analysis_records()) {
+    if (r.key == "eval") {
+      EXPECT_FALSE(r.options) << "eval is every run's, not asked for";
+      continue;
+    }
+    ASSERT_TRUE(r.options) << r.key;
+    EXPECT_FALSE(r.label.empty()) << r.key;
+    asked.push_back(r.key);
+    EXPECT_NO_THROW(r.options(nlohmann::json::object(), "t")) << r.key << ": an empty section takes the defaults";
+    const ExperimentSpec s = parse_spec(R"({"analyses": {")" + r.key + R"(": {}}})", "t");
+    EXPECT_TRUE(s.analyses.has(r.key)) << r.key;
+    EXPECT_EQ(s.analyses.sections.size(), 1u);
+    try {
+      parse_spec(R"({"analyses": {")" + r.key + R"(": {"no_such_knob": 1}}})", "typo.json");
+      ADD_FAILURE() << r.key << " took an unknown field";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("analyses." + r.key + ".no_such_knob"), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& st : analysis_steps()) stepped.push_back(st.key);
+  EXPECT_EQ(asked, stepped) << "the runner computes what the registry lists, in its order";
+  EXPECT_EQ(asked.size(), 8u);
+  try {
+    parse_spec(R"({"analyses": {"efrem": {}}})", "typo.json");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    for (const auto& k : asked) EXPECT_NE(std::string(e.what()).find(k), std::string::npos) << k << " not offered";
+  }
 }
 
 TEST(Experiment, TyposInNestedFieldsAreRefusedByName) {

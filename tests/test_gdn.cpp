@@ -123,7 +123,7 @@ TEST(GDNGolden, MatchesFlaOnItsOwnCheckpoints) {
 // Two pieces with the state handed over (SSM and conv) equal one pass: logits, states, norms (4 value
 // heads); and the chunked form's parameter gradients from a non-zero state equal the recurrence's.
 TEST(GDNModel, TwoPiecesEqualOnePassAndChunkedTrainsLikeTheRecurrence) {
-  RecurrentLM m = load_model_dir(kGolden + "fla-gdn");
+  RecurrentLM m = load_model_dir(kGolden + "fla-gdn", default_compute());
   auto ids = torch::randint(0, 64, {2, 45}, torch::kInt64);
   expect_pieces_equal_one_pass(m, ids, 13, {ScanImpl::Chunked, ScanImpl::Sequential}, /*chunk_size=*/8);
   EXPECT_EQ(m->forward(ids.narrow(1, 0, 3), nullptr, m->forward_options()).final_state[0].ssm.sizes(),
@@ -163,7 +163,7 @@ TEST(GDNModel, DeltaRuleStateStaysBoundedWhereLinearAttentionGrows) {
 // what the model holds; the initialisation is fla's.
 TEST(GDNModel, SavesReloadsAndCountsItsParameters) {
   for (const char* dir : kFixtures) {
-    auto m = load_model_dir(kGolden + dir);
+    auto m = load_model_dir(kGolden + dir, default_compute());
     const auto& c = std::get<GatedDeltaNetConfig>(m->model_config());
     auto back = std::get<GatedDeltaNetConfig>(parse_model_config(to_hf_config_json(m->model_config()), "rt.json"));
     EXPECT_EQ(back.mlp_size(), c.mlp_size());

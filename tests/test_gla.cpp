@@ -101,7 +101,7 @@ TEST(GLAGolden, MatchesFlaOnItsOwnCheckpoints) {
 // Two pieces with the state handed over (SSM and conv) equal one pass: logits, states, norms; and the
 // chunked form's parameter gradients from a non-zero state equal the recurrence's.
 TEST(GLAModel, TwoPiecesEqualOnePassAndChunkedTrainsLikeTheRecurrence) {
-  RecurrentLM m = load_model_dir(kGolden + "fla-gla");
+  RecurrentLM m = load_model_dir(kGolden + "fla-gla", default_compute());
   auto ids = torch::randint(0, 64, {2, 45}, torch::kInt64);
   expect_pieces_equal_one_pass(m, ids, 13, {ScanImpl::Chunked, ScanImpl::Sequential}, /*chunk_size=*/8);
   auto ref = parameter_grads(m, ids, ScanImpl::Sequential, 16), got = parameter_grads(m, ids, ScanImpl::Chunked, 16);
@@ -113,7 +113,7 @@ TEST(GLAModel, TwoPiecesEqualOnePassAndChunkedTrainsLikeTheRecurrence) {
 // what the model holds; the initialisation is fla's (normal(0, initializer_range), norms 1, bias 0).
 TEST(GLAModel, SavesReloadsAndCountsItsParameters) {
   for (const char* dir : {"fla-gla", "fla-gla-plain"}) {
-    auto m = load_model_dir(kGolden + dir);
+    auto m = load_model_dir(kGolden + dir, default_compute());
     const auto& c = std::get<GLAConfig>(m->model_config());
     auto back = std::get<GLAConfig>(parse_model_config(to_hf_config_json(m->model_config()), "rt.json"));
     EXPECT_EQ(back.mlp_size(), c.mlp_size());

@@ -28,7 +28,7 @@ void check_states(const ModelState& s, const torch::Tensor& ssm, const torch::Te
 }
 
 void check_against(const std::string& model_dir, const std::string& golden_dir, ScanImpl scan) {
-  auto model = load_model_dir(kGolden + model_dir);
+  auto model = load_model_dir(kGolden + model_dir, default_compute());
   H5File g(kGolden + golden_dir + "/golden.h5", H5File::Mode::Read);
   torch::NoGradGuard ng;
   ForwardOptions opt;
@@ -70,7 +70,7 @@ TEST(Golden, CheckpointsFromRealWritersLoadAndMatch) {
   for (const char* d : dirs) {
     SCOPED_TRACE(d);
     const std::string dir = kGolden + "wild/" + d;
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     H5File g(dir + "/golden.h5", H5File::Mode::Read);
     torch::NoGradGuard ng;
     auto out = model->forward(read(g, "ids"));
@@ -83,7 +83,7 @@ TEST(Golden, CheckpointsFromRealWritersLoadAndMatch) {
 
 TEST(Golden, TransformersFourNormDiffersForTwoGroups) {
   // Sanity of the test itself: normalising over all of d_inner (transformers 4.x) gives other logits.
-  auto model = load_model_dir(kGolden + "hf-groups2");
+  auto model = load_model_dir(kGolden + "hf-groups2", default_compute());
   auto cfg = m2cfg(model);
   cfg.norm_per_group = false;
   RecurrentLM other = Mamba2LM(cfg);
@@ -97,7 +97,7 @@ TEST(Golden, TransformersFourNormDiffersForTwoGroups) {
 // The other direction: transformers loaded statescope's saved embedded model (with time_step_limit
 // (0, 0.02), so the dt clamp is exercised) and produced these logits (check_hf_loads_ours.py).
 TEST(Golden, TransformersLoadsOurSavedModelAndAgrees) {
-  auto model = load_model_dir(std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded");
+  auto model = load_model_dir(std::string(STATESCOPE_SOURCE_DIR) + "/data/models/embedded", default_compute());
   ASSERT_TRUE(m2cfg(model).has_dt_limit());
   H5File g(kGolden + "embedded-hf.h5", H5File::Mode::Read);
   torch::NoGradGuard ng;

@@ -52,6 +52,7 @@
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
 #include "views/view_registry.h"
+#include "core/analyses/effrem/record.h"
 #include "core/store/analysis_record.h"
 
 using namespace statescope;
@@ -127,15 +128,28 @@ TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
   EXPECT_EQ(s.eval.length, d.eval_length(32));
   for (auto& [name, ps] : s.policies)
     if (ps.kind == "random") EXPECT_DOUBLE_EQ(ps.sigma, PolicySpec{}.sigma);
+  // The panel's analysis boxes are the registry's (core/analyses/list.h), each with its label; each
+  // ticked alone gives a spec holding that analysis only.
+  for (const auto& r : analysis_records()) {
+    if (!r.options) continue;
+    auto* box = field<QCheckBox>(&p, ("a_" + r.key).c_str());
+    EXPECT_EQ(box->text().toStdString(), r.label);
+    box->setChecked(true);
+    const ExperimentSpec one = parse_spec(p.spec_json().toStdString(), "form");
+    EXPECT_TRUE(one.analyses.has(r.key) && one.analyses.sections.size() == 1) << r.key;
+    box->setChecked(false);
+  }
   // EffRem ticked in the form is the spec's default: context lengths left to each run's T (T..64T).
   field<QCheckBox>(&p, "a_effrem")->setChecked(true);
   const ExperimentSpec e = parse_spec(p.spec_json().toStdString(), "form");
   const ExperimentSpec de = parse_spec(std::string(R"({"analyses": {"effrem": {}}})"), "spec");
-  ASSERT_TRUE(e.analyses.effrem && de.analyses.effrem);
-  EXPECT_EQ(e.analyses.effrem->Ts, de.analyses.effrem->Ts);
-  EXPECT_TRUE(e.analyses.effrem->Ts.empty());
-  EXPECT_EQ(e.analyses.effrem->points, de.analyses.effrem->points);
-  EXPECT_EQ(e.analyses.effrem->sequences, de.analyses.effrem->sequences);
+  ASSERT_TRUE(e.analyses.has("effrem") && de.analyses.has("effrem"));
+  const EffRemOptions eo = effrem_options(e.analyses.section("effrem"), "form");
+  const EffRemOptions dfo = effrem_options(de.analyses.section("effrem"), "spec");
+  EXPECT_EQ(eo.Ts, dfo.Ts);
+  EXPECT_TRUE(eo.Ts.empty());
+  EXPECT_EQ(eo.points, dfo.points);
+  EXPECT_EQ(eo.sequences, dfo.sequences);
   EXPECT_EQ(default_effrem_contexts(32), (std::vector<int64_t>{32, 64, 128, 256, 512, 1024, 2048}));
   field<QCheckBox>(&p, "a_effrem")->setChecked(false);
   // An invalid spec is refused with core's reason and changes nothing in the form.

@@ -143,7 +143,7 @@ TEST(Mamba1Config, BothDialectsAndUnknownArchitectures) {
 TEST(Mamba1Golden, MatchesTransformersInBothLayouts) {
   for (const char* dir : {"hf-mamba1", "hf-mamba1-untied", "ssm-mamba1"})
     for (ScanImpl scan : {ScanImpl::Fused, ScanImpl::Chunked}) {
-      auto model = load_model_dir(kGolden + dir);
+      auto model = load_model_dir(kGolden + dir, default_compute());
       ASSERT_EQ(model->architecture(), "mamba1") << dir;
       H5File g(kGolden + dir + "/golden.h5", H5File::Mode::Read);
       torch::NoGradGuard ng;

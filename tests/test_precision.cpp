@@ -80,7 +80,7 @@ TEST(Device, ScanChoiceIsCheckedRecordedAndAutoIsTheCpuLoops) {
   }
   auto run = [&] {
     auto m = tiny(4);
-    place_model(m);  // the process default: the model carries its scan
+    place_model(m, default_compute());  // the process default: the model carries its scan
     EXPECT_EQ(m->fused_scan, default_compute().fused());
     TrainOptions o;
     o.steps = 3; o.batch = 2; o.T = 16; o.seed = 1;
@@ -137,7 +137,7 @@ TEST(Precision, Bf16TrainingLearnsWithFp32MasterWeights) {
   ComputeGuard g;
   set_compute("cpu", "bf16");
   auto m = tiny(6);
-  place_model(m);
+  place_model(m, default_compute());
   ASSERT_TRUE(m->mixed_bf16);
   std::mt19937_64 rng(3);
   std::vector<Document> docs;

@@ -77,7 +77,7 @@ TEST(Unexplored, SpearmanAgainstHandWorkedValues) {
 // The embedded model was trained from zero states at T = 32 and fails past T (test_eval): its states
 // within T are the ones training met; far past T they are not.
 TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
-  auto model = load_model_dir(resolve_model("embedded"));
+  auto model = load_model_dir(resolve_model("embedded"), default_compute());
   auto corpus = load_austen(default_corpus_path());
   UnexploredOptions o;
   o.T = 32, o.length = 1024, o.sequences = 8, o.stride = 16, o.train_steps = 40, o.train_batch = 16;
@@ -123,7 +123,7 @@ TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
 // The trainer reports what each step started from and ended at; a policy run's envelope includes
 // those recorded states (with each step's weights), the baseline's only replayed ones.
 TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
-  auto model = load_model_dir(resolve_model("embedded"));
+  auto model = load_model_dir(resolve_model("embedded"), default_compute());
   auto corpus = load_austen(default_corpus_path());
   TrainOptions t;
   t.T = 32, t.steps = 3, t.batch = 4, t.warmup = 1;
@@ -158,7 +158,7 @@ TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
 // experiment the baseline's common and own fractions are equal, every run carries the common one,
 // and the excess is measured against the one yardstick.
 TEST(Unexplored, CommonEnvelopeIsOneYardstickForEveryRun) {
-  auto model = load_model_dir(resolve_model("embedded"));
+  auto model = load_model_dir(resolve_model("embedded"), default_compute());
   auto corpus = load_austen(default_corpus_path());
   UnexploredOptions o;
   o.T = 32, o.length = 256, o.sequences = 4, o.stride = 16, o.train_steps = 8, o.train_batch = 8;

@@ -50,7 +50,7 @@ Runner add_attention(CLI::App& app, const std::string& command) {
     // The model folder and a corpus read from disk are inputs: -o may be neither (nor inside the model).
     const std::string data = o->text.empty() && o->data != "embedded" ? resolve_data_source(o->data) : std::string();
     StagedOutput staged(o->output, OutputRule{o->overwrite, {dir, data}, false});
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     model->eval();
     std::vector<int32_t> ids;
     std::string source;

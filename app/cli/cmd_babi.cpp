@@ -15,7 +15,7 @@
 #include "core/model/model_registry.h"
 #include "core/data/tokenizer.h"
 
-#include "core/experiment/spec.h"  // AnalysesSpec: the defaults a spec's babi section has
+#include "core/analyses/options.h"  // BabiOptions: the defaults a spec's babi section has
 #include "core/analyses/babi/record.h"
 
 namespace statescope::cli {
@@ -24,8 +24,8 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   struct O : RunArgs {
     std::string data = "embedded", save;
     std::vector<int64_t> lengths{256, 512, 1024, 2048, 4096};  // the spec's, plus 4096
-    int64_t samples = AnalysesSpec::Babi{}.samples, facts = AnalysesSpec::Babi{}.facts,
-            examples = AnalysesSpec::Babi::default_finetune().examples;
+    int64_t samples = BabiOptions{}.samples, facts = BabiOptions{}.facts,
+            examples = BabiOptions::default_finetune().examples;
     uint64_t seed = 0;
     TrainOptions t;
     PolicySpec ps;
@@ -38,11 +38,11 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   app.add_option("--facts", o->facts, "fact sentences per prompt (4 people, 6 places)")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
   app.add_option("--examples", o->examples, "distinct fine-tuning examples")->capture_default_str();
-  add_finetune_options(app, o->t, o->ps, o->save, AnalysesSpec::Babi::default_finetune(), "questions", "fine-tuning window (prompt + answer)");
+  add_finetune_options(app, o->t, o->ps, o->save, BabiOptions::default_finetune(), "questions", "fine-tuning window (prompt + answer)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
                         {"facts", o->facts}, {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};

@@ -37,7 +37,7 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
   return [o, command]() {
     o->e.log_grid = !o->linear;
     const std::string dir = resolve_model(o->model);
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
     auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);

@@ -59,7 +59,7 @@ Runner add_eval(CLI::App& app, const std::string& command) {
     if (o->e.T <= 0) o->e.T = rec.T;
     if (o->e.T <= 0) throw Error("--T is required: " + dir + " records no training context");
     if (o->e.length <= 0) o->e.length = 64 * o->e.T;
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->e.T}, {"length", o->e.length}, {"sequences", o->e.sequences}, {"reference", o->e.windowed}, {"state_norms", o->e.norms}};
     auto file = start_run(*o, spec.dump(), dir, "none (evaluation only)", 0, o->data);

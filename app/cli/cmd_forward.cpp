@@ -65,7 +65,7 @@ Runner add_forward(CLI::App& app) {
   return [o]() {
     // The output rule before any work (core/base/output_rule.h): new, or --overwrite; never an input.
     StagedOutput staged(o->output, OutputRule{o->overwrite, {o->input, o->model}, false});
-    auto model = load_model_dir(resolve_model(o->model));
+    auto model = load_model_dir(resolve_model(o->model), default_compute());
     model->eval();
     const StateLayout& c = model->state_layout();
     const int64_t width = d_model(model->model_config());

@@ -12,7 +12,7 @@ Runner add_info(CLI::App& app) {
   app.add_option("--model", *dir, "model directory (config.json + weights), 'embedded', or a Hugging Face id in the local cache")->required();
   return [dir]() {
     const std::string path = resolve_model(*dir);
-    auto model = load_model_dir(path);
+    auto model = load_model_dir(path, default_compute());
     int64_t n = 0;
     for (auto& p : model->parameters()) n += p.numel();
     std::cout << "model " << *dir << (path != *dir ? " (" + path + ")" : std::string()) << "\n ";

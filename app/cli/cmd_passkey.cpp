@@ -18,7 +18,7 @@
 #include "core/compute/runtime.h"
 #include "core/train/trainer.h"
 
-#include "core/experiment/spec.h"  // AnalysesSpec: the defaults a spec's passkey section has
+#include "core/analyses/options.h"  // PasskeyOptions: the defaults a spec's passkey section has
 #include "core/analyses/passkey/record.h"
 
 namespace statescope::cli {
@@ -27,8 +27,8 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   struct O : RunArgs {
     std::string save;
     std::vector<int64_t> lengths{128, 256, 512, 1024, 2048};  // the spec's default is relative to T (4T..64T)
-    std::vector<double> depths = AnalysesSpec::Passkey{}.depths;
-    int64_t samples = AnalysesSpec::Passkey{}.samples, examples = AnalysesSpec::Passkey::default_finetune().examples;
+    std::vector<double> depths = PasskeyOptions{}.depths;
+    int64_t samples = PasskeyOptions{}.samples, examples = PasskeyOptions::default_finetune().examples;
     uint64_t seed = 0;
     TrainOptions t;
     PolicySpec ps;
@@ -40,12 +40,12 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   app.add_option("--samples", o->samples, "samples per grid cell")->capture_default_str();
   app.add_option("--seed", o->seed)->capture_default_str();
   app.add_option("--examples", o->examples, "distinct fine-tuning examples")->capture_default_str();
-  add_finetune_options(app, o->t, o->ps, o->save, AnalysesSpec::Passkey::default_finetune(), "passkey samples",
+  add_finetune_options(app, o->t, o->ps, o->save, PasskeyOptions::default_finetune(), "passkey samples",
                        "fine-tuning window: prompt + answer tokens, one example per window");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
     const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     if (tok->vocab_size() > model->vocab_size())
       throw Error("passkey: " + dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
                   " ids but the model's vocab_size is " + std::to_string(model->vocab_size()));

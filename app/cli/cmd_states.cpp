@@ -38,7 +38,7 @@ Runner add_states(CLI::App& app, const std::string& command) {
     const std::string dir = resolve_model(o->model);
     if (o->s.T <= 0) o->s.T = read_model_record(dir).T;
     if (o->s.T <= 0) throw Error("--T is required: " + dir + " records no training context");
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
     auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);

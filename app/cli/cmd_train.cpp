@@ -283,7 +283,7 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
       throw Error(m);
     }
     RecurrentLM model = pretrain_model(ps, o->t.seed, "pretrain options");
-    place_model(model);
+    place_model(model, default_compute());
     o->t.freeze_A_log = ps.freeze_A;
     ModelRecord rec;
     rec.freeze_A_log = ps.freeze_A;
@@ -314,7 +314,7 @@ Runner add_posttrain(CLI::App& app, const std::string& command) {
   return [o, command]() {
     o->ps.pass_conv = o->pass_conv;
     const std::string dir = resolve_model(o->model);
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     ModelRecord rec = read_model_record(dir);
     if (o->t.T <= 0) o->t.T = rec.T;
     if (o->t.T <= 0) throw Error("--T is required: " + dir + " records no training context");

@@ -54,7 +54,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
     if (o->u.T <= 0) o->u.T = read_model_record(dir).T;
     if (o->u.T <= 0) throw Error("--T is required: " + dir + " records no training context");
     if (o->u.length <= 0) o->u.length = default_eval_length(o->u.T);
-    auto model = load_model_dir(dir);
+    auto model = load_model_dir(dir, default_compute());
     const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
     nlohmann::json spec{{"command", command}, {"T", o->u.T}, {"length", o->u.length}, {"sequences", o->u.sequences},
                         {"policy", o->ps.label()}};

@@ -14,7 +14,7 @@
 #include "core/model/checkpoint.h"
 #include "core/store/experiment_store.h"
 #include "core/analyses/task_docs.h"
-#include "core/experiment/spec.h"  // AnalysesSpec::TaskFinetune: the defaults
+#include "core/analyses/options.h"  // TaskFinetune: the defaults
 #include "core/train/trainer.h"
 
 namespace statescope::cli {
@@ -22,9 +22,9 @@ namespace statescope::cli {
 // The options shared by verbs that optionally fine-tune on task data before measuring (passkey,
 // babi): steps (default 0: none), window T, batch, lr, policy (default fitted noise, as the paper)
 // with sigma, and where to save the fine-tuned model.
-// The defaults are the spec's (AnalysesSpec::default_finetune), steps apart.
+// The defaults are the spec's (TaskFinetune::defaults), steps apart.
 inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps, std::string& save,
-                                 const AnalysesSpec::TaskFinetune& dflt, const std::string& on_what,
+                                 const TaskFinetune& dflt, const std::string& on_what,
                                  const std::string& T_help) {
   t = dflt.train;
   t.steps = 0;

@@ -202,8 +202,7 @@ void ExperimentPanel::name_fields() {
       {seed, "seed"}, {eval_length, "eval_length"}, {eval_sequences, "eval_sequences"}, {lr, "lr"},
       {sigmas, "sigmas"}, {fit_lengths, "fit_lengths"}, {baseline, "baseline"}, {p_zero, "p_zero"},
       {p_random, "p_random"}, {p_fitted, "p_fitted"}, {p_passing, "p_passing"}, {p_tbtt, "p_tbtt"},
-      {a_effrem, "a_effrem"}, {a_states, "a_states"}, {a_passkey, "a_passkey"}, {a_babi, "a_babi"},
-      {a_copying, "a_copying"}, {a_unexplored, "a_unexplored"}, {device, "device"}, {precision, "precision"}, {scan, "scan"}, {jobs_, "jobs"},
+      {device, "device"}, {precision, "precision"}, {scan, "scan"}, {jobs_, "jobs"},
       {edit_button, "edit_button"}, {policy_note, "policy_note"}, {i_dt, "i_dt"}, {i_dt_past_T, "i_dt_past_T"},
       {i_a, "i_a"}, {i_clip, "i_clip"}, {i_reset, "i_reset"}, {i_longmamba, "i_longmamba"}, {dt_factor, "dt_factor"},
       {a_factor, "a_factor"}, {reset_period, "reset_period"}, {intervention_note, "intervention_note"}};
@@ -392,21 +391,14 @@ QWidget* ExperimentPanel::build_evaluation(const ExperimentSpec& d) {
                                               tr("positions scored (e.g. 64T)")));
   ef->addRow(tr("Sequences"), make_spin(this, eval_sequences, 1, 100000, static_cast<int>(d.eval.sequences),
                                         tr("validation sequences averaged")));
-  a_effrem = new QCheckBox(tr("Effective Remembrance"), ev);
-  a_states = new QCheckBox(tr("State distributions"), ev);
-  a_passkey = new QCheckBox(tr("Passkey grid (zero-shot)"), ev);
-  a_babi = new QCheckBox(tr("bAbI questions (zero-shot)"), ev);
-  a_copying = new QCheckBox(tr("Copying (fresh model per policy)"), ev);
-  a_unexplored = new QCheckBox(tr("Unexplored states (envelope of the training states)"), ev);
-  for (auto* c : {a_effrem, a_states, a_unexplored, a_passkey, a_babi, a_copying}) ef->addRow(c);
-  // Every other registered analysis that checks its own spec section (core/store/analysis_record.h):
-  // a box named "a_<key>", ticked = its section with the defaults.
+  // A box per analysis a spec can ask for (core/analyses/list.h, in its order), named "a_<key>";
+  // ticked = its section with the defaults.
   for (const auto& a : analysis_records()) {
     if (!a.options) continue;
-    auto* c = new QCheckBox(QString::fromStdString(a.title), ev);
+    auto* c = new QCheckBox(QString::fromStdString(a.label), ev);
     c->setObjectName(QString::fromStdString("a_" + a.key));
     connect(c, &QCheckBox::toggled, this, [this] { validate(); });
-    a_more_.emplace_back(a.key, c);
+    analysis_boxes_.emplace_back(a.key, c);
     ef->addRow(c);
   }
   return ev;
@@ -623,13 +615,7 @@ QString ExperimentPanel::spec_json() const {
   auto pick = [&](QCheckBox* c, const char* k, const json& dflt) {
     if (c->isChecked()) a[k] = had.contains(k) ? had[k] : dflt;
   };
-  pick(a_effrem, "effrem", json::object());
-  pick(a_states, "states", json::object());
-  pick(a_passkey, "passkey", json::object());
-  pick(a_babi, "babi", json::object());
-  pick(a_copying, "copying", json::object());
-  pick(a_unexplored, "unexplored", json::object());
-  for (auto& [key, box] : a_more_) pick(box, key.c_str(), json::object());
+  for (auto& [key, box] : analysis_boxes_) pick(box, key.c_str(), json::object());
   if (!a.empty()) j["analyses"] = a;
   else j.erase("analyses");
   j["device"] = device->currentText().toStdString();
@@ -726,13 +712,7 @@ QString ExperimentPanel::load_spec(const QString& text) {
   intervention_note->setVisible(keep_interventions_);
   eval_length->setValue(static_cast<int>(spec.eval_length(T->value())));
   eval_sequences->setValue(static_cast<int>(spec.eval.sequences));
-  a_effrem->setChecked(spec.analyses.effrem.has_value());
-  a_states->setChecked(spec.analyses.states.has_value());
-  a_passkey->setChecked(spec.analyses.passkey.has_value());
-  a_babi->setChecked(spec.analyses.babi.has_value());
-  a_copying->setChecked(spec.analyses.copying.has_value());
-  a_unexplored->setChecked(spec.analyses.unexplored.has_value());
-  for (auto& [key, box] : a_more_) box->setChecked(spec.analyses.more.count(key) > 0);
+  for (auto& [key, box] : analysis_boxes_) box->setChecked(spec.analyses.has(key));
   loading_ = false;
   validate();
   return {};

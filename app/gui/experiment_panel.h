@@ -72,8 +72,7 @@ class ExperimentPanel : public QWidget {
   QLineEdit *dt_factor, *a_factor;
   QSpinBox* reset_period;
   QLabel* intervention_note;  // shown while the loaded spec's interventions stand instead of the form's
-  QCheckBox *a_effrem, *a_states, *a_passkey, *a_babi, *a_copying, *a_unexplored;
-  std::vector<std::pair<std::string, QCheckBox*>> a_more_;  // the other registered analyses, by key
+  std::vector<std::pair<std::string, QCheckBox*>> analysis_boxes_;  // a box per analysis (list.h), by key
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* edit_button;

@@ -1,21 +1,17 @@
 // analyses.h — runs the analyses of a spec's "analyses" section (AnalysesSpec, spec.h) on a run's
-// model and writes each into the run's groups. passkey and babi evaluate the run's model as it is
-// (zero-shot), or, with a "finetune" entry, a copy of it fine-tuned on the task with the run's policy
-// (the baseline run: not fine-tuned), its steps in run/passkey/train and run/babi/train; copying
-// trains a fresh model with the run's initial-state policy (the baseline run: zero), so one spec
-// gives each task's table per policy.
+// model, each by its experiment step (analysis_steps.h) in core/analyses/list.h's order, and writes
+// each into the run's groups; what every step is given (AnalysisContext) and the helpers steps share.
 #pragma once
 #include <functional>
 #include <string>
 
-#include "core/analyses/babi/babi.h"
+#include "core/analyses/eval/evaluate.h"
+#include "core/analyses/options.h"
+#include "core/analyses/unexplored/unexplored.h"  // StateEnvelope
+#include "core/compute/runtime.h"
 #include "core/data/tokenizer.h"
-#include "core/analyses/copying/copying.h"
-#include "core/analyses/effrem/effrem.h"
-#include "core/store/experiment_store.h"
-#include "core/analyses/states/state_stats.h"
-#include "core/analyses/unexplored/unexplored.h"
 #include "core/experiment/spec.h"  // AnalysesSpec
+#include "core/store/experiment_store.h"
 
 namespace statescope {
 
@@ -41,6 +37,16 @@ struct AnalysisContext {
   bool training_free = false;  // the model as loaded with an intervention (copying, which trains a
                                // fresh model, does not apply and is skipped)
 };
+
+// Reports (phase, done, total) to ctx.progress; throws Error "<phase> cancelled" when it says stop.
+void analysis_tick(const AnalysisContext& ctx, const std::string& phase, int64_t done, int64_t total, double loss = 0);
+
+// A copy of `model` fine-tuned on `docs` with the run's policy (passkey's and bAbI's "finetune"; seeds
+// as the CLI verbs': ctx.seed for the trainer, SeedStreams::task_policy for the policy), each step
+// recorded in `group`/train and reported as `phase`. Throws Error when training does not finish.
+RecurrentLM finetuned_copy(RecurrentLM& model, const std::vector<Document>& docs, const TaskFinetune& ft,
+                           const AnalysisContext& ctx, ExperimentFile& file, const std::string& group,
+                           const std::string& phase);
 
 // Runs every analysis in `spec` on `model`, writing each group into `run` of `file` as it finishes.
 void run_analyses(RecurrentLM& model, const AnalysesSpec& spec, const AnalysisContext& ctx, ExperimentFile& file,

@@ -1,16 +1,12 @@
-// analysis_steps.cpp — the experiment steps of registered analyses (analysis_steps.h): a line each.
+// analysis_steps.cpp — the experiment steps (analysis_steps.h), from core/analyses/list.h.
 #include "core/experiment/analysis_steps.h"
-
-#include "core/analyses/attention/step.h"
-#include "core/analyses/decay/step.h"
 
 namespace statescope {
 
 const std::vector<AnalysisStep>& analysis_steps() {
-  static const std::vector<AnalysisStep> all{
-      {"decay", run_decay},
-      {"attention", run_attention},
-  };
+#define STATESCOPE_STEP(key) AnalysisStep{#key, run_##key},
+  static const std::vector<AnalysisStep> all{STATESCOPE_ANALYSES(STATESCOPE_STEP)};
+#undef STATESCOPE_STEP
   return all;
 }
 

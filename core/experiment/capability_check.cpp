@@ -11,7 +11,7 @@ void check_capabilities(const ExperimentSpec& spec, const ModelConfig& config, c
   for (const auto& [name, iv] : spec.interventions)
     if (const std::string why = caps.refuses_intervention(iv.kind, title); !why.empty())
       throw Error(src + ": intervention '" + name + "' (" + iv.kind + "): " + why);
-  if (spec.analyses.more.count("attention") && !caps.effective_attention)
+  if (spec.analyses.has("attention") && !caps.effective_attention)
     throw Error(src + ": analyses.attention: effective attention is written for selective scans (Mamba-2's heads, "
                 "Mamba-1's channel groups); this model is " + title);
   if (spec.pretrain && !caps.a_range && (spec.pretrain->a_min != 1.0 || spec.pretrain->a_max != 16.0))

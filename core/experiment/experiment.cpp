@@ -40,6 +40,7 @@
 #include "core/train/intervention_calibration.h"
 #include "core/base/version.h"
 #include "core/analyses/eval/record.h"
+#include "core/analyses/unexplored/record.h"  // unexplored_options
 
 namespace statescope {
 namespace {
@@ -399,10 +400,11 @@ class ExperimentRunner {
       // The detector's envelope includes the states post-training actually met (each step's start
       // and end, with that step's weights).
       std::unique_ptr<StateReservoir> met;
-      if (rs.analyses.unexplored && !is_baseline && !training_free && rs.posttrain.steps > 0) {
+      if (rs.analyses.has("unexplored") && !is_baseline && !training_free && rs.posttrain.steps > 0) {
         const auto& c = model->state_layout();
-        met = std::make_unique<StateReservoir>(c.n_layer, c.groups, c.group_numel(),
-                                               reservoir_capacity(c, rs.analyses.unexplored->samples), SeedStreams::met_states(rs.seed));
+        const int64_t samples = unexplored_options(rs.analyses.section("unexplored"), "spec").samples;
+        met = std::make_unique<StateReservoir>(c.n_layer, c.groups, c.group_numel(), reservoir_capacity(c, samples),
+                                               SeedStreams::met_states(rs.seed));
       }
       std::vector<torch::Tensor> met_states;
       // Wall time of each phase, seconds, as attributes of the run's group (seconds_posttrain,

@@ -3,59 +3,34 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "core/base/error.h"
 #include "core/base/json_fields.h"
+#include "core/model/architectures.h"
 
 namespace statescope {
 
 namespace {
 
-std::string num(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
+const auto num = pretrain_number;
 
 }  // namespace
 
+// The architecture named by `arch` reads its own fields (Arch<Config>::from_pretrain, in its folder).
 ModelConfig PretrainSpec::config(const std::string& where) const {
-  if (arch == "mamba2") {
-    Mamba2Config c;
-    c.d_model = d_model, c.n_layer = n_layer, c.d_state = d_state, c.headdim = headdim, c.expand = expand;
-    c.d_conv = d_conv, c.ngroups = ngroups, c.chunk_size = chunk_size, c.vocab_size = 256, c.tie_embeddings = true;
-    c.dt_min = dt_min, c.dt_max = dt_max, c.dt_init_floor = std::min(c.dt_init_floor, dt_min);
-    if (dt_limit > 0) c.dt_limit_hi = dt_limit;
-    c.validate(where);
-    return c;
-  }
-  if (arch == "mamba1") {
-    Mamba1Config m;
-    m.d_model = d_model, m.n_layer = n_layer, m.d_state = d_state, m.expand = expand, m.d_conv = d_conv;
-    m.dt_rank = dt_rank, m.vocab_size = 256, m.tie_embeddings = true;
-    m.dt_min = dt_min, m.dt_max = dt_max, m.dt_init_floor = std::min(m.dt_init_floor, dt_min);
-    m.validate(where);
-    return m;
-  }
-  if (arch == "gated_deltanet") {
-    GatedDeltaNetConfig d;
-    d.d_model = d_model, d.n_layer = n_layer, d.num_heads = num_heads, d.num_v_heads = v_heads, d.head_dim = head_dim;
-    d.expand_v = expand_v_set ? expand_v : 2.0, d.intermediate_size = mlp_size, d.use_short_conv = !no_short_conv;
-    d.conv_size = d_conv, d.vocab_size = 256, d.tie_embeddings = true;
-    d.validate(where);
-    return d;
-  }
-  if (arch == "gla") {
-    GLAConfig g;
-    g.d_model = d_model, g.n_layer = n_layer, g.num_heads = num_heads, g.expand_k = expand_k, g.expand_v = expand_v;
-    g.use_short_conv = short_conv, g.conv_size = d_conv, g.intermediate_size = mlp_size, g.vocab_size = 256;
-    g.tie_embeddings = true;
-    g.has_clamp_min = clamp_min < 0, g.clamp_min = clamp_min;
-    g.validate(where);
-    return g;
-  }
-  throw Error(where + ": field 'arch' must be one of " + known_architectures() + ", got \"" + arch + "\"");
+  std::optional<ModelConfig> c;
+  for_each_architecture([&](auto t) {
+    using A = Arch<typename decltype(t)::type>;
+    if (!c && arch == A::key) {
+      auto x = A::from_pretrain(*this);
+      x.validate(where);
+      c = x;
+    }
+  });
+  if (!c) throw Error(where + ": field 'arch' must be one of " + known_architectures() + ", got \"" + arch + "\"");
+  return *c;
 }
 
 bool PretrainField::owned_by(const std::string& a) const { return std::find(archs.begin(), archs.end(), a) != archs.end(); }
@@ -120,22 +95,10 @@ std::string PretrainSpec::command(int64_t T, uint64_t seed, const std::string& d
     << " --batch " << train.batch << " --lr " << num(train.lr) << " --warmup " << train.warmup << " --min-lr-ratio "
     << num(train.min_lr_ratio) << " --weight-decay " << num(train.weight_decay) << " --grad-clip " << num(train.grad_clip)
     << " --d-model " << d_model << " --n-layer " << n_layer << " --d-conv " << d_conv;
-  if (arch == "gla") {
-    o << " --heads " << num_heads << " --expand-k " << num(expand_k) << " --expand-v " << num(expand_v) << " --mlp-size "
-      << mlp_size << (short_conv ? " --short-conv" : "") << (clamp_min < 0 ? " --clamp-min " + num(clamp_min) : std::string());
-  } else if (arch == "gated_deltanet") {
-    o << " --heads " << num_heads << " --head-dim " << head_dim << " --v-heads " << v_heads << " --mlp-size " << mlp_size
-      << (expand_v_set ? " --expand-v " + num(expand_v) : std::string()) << (no_short_conv ? " --no-short-conv" : "")
-      << " --a-min " << num(a_min) << " --a-max " << num(a_max) << (freeze_A ? " --freeze-A" : "");
-  } else {
-    o << " --d-state " << d_state << " --expand " << expand;
-    if (arch == "mamba2")
-      o << " --headdim " << headdim << " --ngroups " << ngroups << " --chunk-size " << chunk_size << " --a-min "
-        << num(a_min) << " --a-max " << num(a_max) << (dt_limit > 0 ? " --dt-limit " + num(dt_limit) : std::string());
-    else
-      o << " --dt-rank " << dt_rank;
-    o << " --dt-min " << num(dt_min) << " --dt-max " << num(dt_max) << (freeze_A ? " --freeze-A" : "");
-  }
+  for_each_architecture([&](auto t) {
+    using A = Arch<typename decltype(t)::type>;
+    if (arch == A::key) o << A::pretrain_flags(*this);
+  });
   o << " --seed " << seed;
   if (data != "embedded") o << " --data " << data;
   return o.str();

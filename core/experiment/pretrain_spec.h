@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/model/model_config.h"
+#include "core/model/pretrain_shape.h"
 #include "core/train/options.h"
 
 namespace statescope {
@@ -17,24 +18,8 @@ namespace statescope {
 class JsonFields;
 class RecurrentLM;
 
-struct PretrainSpec {
-  std::string arch = "mamba2";  // an architecture's key: "mamba2" | "mamba1" | "gla" | "gated_deltanet"
-  int64_t d_model = 64, n_layer = 2, d_state = 32, expand = 2, d_conv = 4;  // GLA: d_conv with short_conv
-  int64_t headdim = 16, ngroups = 1, chunk_size = 64;  // Mamba-2
-  int64_t dt_rank = 0;                                  // Mamba-1 (0: ceil(d_model / 16))
-  double dt_min = 0.001, dt_max = 0.1;                  // dt initialisation (log-uniform)
-  double dt_limit = 0;                                  // Mamba-2: clamp dt after softplus (0: none)
-  double a_min = 1, a_max = 16;                         // Mamba-2: A uniform in [a_min, a_max]
-  bool freeze_A = false;                                // keep A_log at its initial value
-  int64_t num_heads = 4, mlp_size = 0;                  // GLA (mlp_size 0: fla's default width)
-  double expand_k = 0.5, expand_v = 1.0;                // GLA: key and value dims over d_model
-  bool short_conv = false;                              // GLA: short convolutions on q, k, v
-  double clamp_min = 0;                                 // GLA: floor of the log gate (< 0; 0: none, fla's null)
-  int64_t head_dim = 16, v_heads = 0;                   // Gated DeltaNet: key dim per head; value heads (0: num_heads)
-  bool no_short_conv = false;                           // Gated DeltaNet: no short convolutions (SiLU alone)
-  // expand_v as given: GLA's value dim over d_model (unset: 1), Gated DeltaNet's value dim per head over
-  // head_dim (unset: 2, fla's default).
-  bool expand_v_set = false;
+// The model's fields (PretrainShape, core/model/pretrain_shape.h) and the training schedule.
+struct PretrainSpec : PretrainShape {
   // steps, batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip: `statescope-cli pretrain`'s
   // defaults (500 steps, batch 16, lr 1e-3, no warmup). T and seed come from the run.
   TrainOptions train;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/base/error.h"
+#include "core/analyses/section.h"  // positive
 #include "core/base/json_fields.h"
 #include "core/base/names.h"
 #include "core/compute/runtime.h"
@@ -17,136 +18,6 @@ namespace statescope {
 namespace {
 
 using nlohmann::json;
-
-void positive(const JsonFields& f, const char* key, int64_t v) {
-  if (v <= 0) f.fail(key, "must be > 0, got " + std::to_string(v));
-}
-
-EffRemOptions parse_effrem(const JsonFields& f) {
-  f.only({"T", "points", "log", "sequences"});
-  EffRemOptions o;
-  o.Ts.clear();  // no "T": T, 2T, ..., 64T of each run's T (run_analyses)
-  f.read("points", o.points);
-  o.log_grid = f.get("log", o.log_grid);
-  f.read("sequences", o.sequences);
-  if (f.has("T")) {
-    f.read("T", o.Ts);
-    if (o.Ts.empty()) f.fail("T", "needs at least one context length");
-  }
-  for (auto t : o.Ts)
-    if (t <= 1) f.fail("T", "needs context lengths > 1, got " + std::to_string(t));
-  positive(f, "points", o.points);
-  positive(f, "sequences", o.sequences);
-  return o;
-}
-
-StateStatsOptions parse_states(const JsonFields& f) {
-  f.only({"positions", "layers", "sequences", "bins", "length", "range"});
-  StateStatsOptions o;
-  f.read("positions", o.positions);
-  f.read("layers", o.layers);
-  f.read("sequences", o.sequences);
-  f.read("bins", o.bins);
-  f.read("length", o.length);
-  f.read("range", o.range);
-  positive(f, "sequences", o.sequences);
-  positive(f, "bins", o.bins);
-  return o;
-}
-
-// "unexplored": the states met in training replayed for the post-training's steps and batch unless
-// given; scored on the evaluation's own sequences (its length and count).
-UnexploredOptions parse_unexplored(const JsonFields& f) {
-  f.only({"stride", "train_steps", "train_batch", "samples", "components", "quantile", "bootstrap"});
-  UnexploredOptions o;
-  o.train_steps = o.train_batch = 0;  // 0: the spec's posttrain steps and batch
-  f.read("stride", o.stride);
-  f.read("train_steps", o.train_steps);
-  f.read("train_batch", o.train_batch);
-  f.read("samples", o.samples);
-  f.read("components", o.components);
-  f.read("quantile", o.quantile);
-  f.read("bootstrap", o.bootstrap);
-  if (o.stride < 0) f.fail("stride", "must be >= 0 (0: T/2), got " + std::to_string(o.stride));
-  if (o.train_steps < 0) f.fail("train_steps", "must be >= 0 (0: posttrain.steps), got " + std::to_string(o.train_steps));
-  if (o.train_batch < 0) f.fail("train_batch", "must be >= 0 (0: posttrain.batch), got " + std::to_string(o.train_batch));
-  if (o.samples < 50) f.fail("samples", "must be >= 50, got " + std::to_string(o.samples));
-  positive(f, "components", o.components);
-  if (!(o.quantile > 0 && o.quantile < 1)) f.fail("quantile", "must be in (0, 1), got " + std::to_string(o.quantile));
-  if (o.bootstrap < 0) f.fail("bootstrap", "must be >= 0, got " + std::to_string(o.bootstrap));
-  return o;
-}
-
-// "finetune": {"steps", "T", "batch", "lr", "warmup", "examples", "loss_on": "answer" | "all"}.
-AnalysesSpec::TaskFinetune parse_finetune(const JsonFields& f, AnalysesSpec::TaskFinetune o) {
-  f.only({"steps", "T", "batch", "lr", "warmup", "examples", "loss_on"});
-  f.read("steps", o.train.steps);
-  f.read("T", o.train.T);
-  f.read("batch", o.train.batch);
-  f.read("lr", o.train.lr);
-  f.read("warmup", o.train.warmup);
-  f.read("examples", o.examples);
-  const std::string on = f.get("loss_on", std::string(o.train.loss_mask ? "answer" : "all"));
-  if (on != "answer" && on != "all") f.fail("loss_on", "must be \"answer\" or \"all\", got \"" + on + "\"");
-  o.train.loss_mask = on == "answer";
-  positive(f, "steps", o.train.steps);
-  positive(f, "batch", o.train.batch);
-  positive(f, "examples", o.examples);
-  if (o.train.T < 2) f.fail("T", "must be >= 2, got " + std::to_string(o.train.T));
-  if (!(o.train.lr > 0) || !std::isfinite(o.train.lr)) f.fail("lr", "must be a finite number > 0");
-  if (o.train.warmup < 0) f.fail("warmup", "must be >= 0, got " + std::to_string(o.train.warmup));
-  return o;
-}
-
-AnalysesSpec::Passkey parse_passkey(const JsonFields& f) {
-  f.only({"lengths", "depths", "samples", "finetune"});
-  AnalysesSpec::Passkey o;
-  if (f.has("finetune")) o.finetune = parse_finetune(f.child("finetune"), AnalysesSpec::Passkey::default_finetune());
-  f.read("lengths", o.lengths);
-  f.read("depths", o.depths);
-  f.read("samples", o.samples);
-  for (double d : o.depths)
-    if (d < 0 || d > 1) f.fail("depths", "must be in [0, 1], got " + std::to_string(d));
-  positive(f, "samples", o.samples);
-  return o;
-}
-
-AnalysesSpec::Babi parse_babi(const JsonFields& f) {
-  f.only({"lengths", "samples", "facts", "finetune"});
-  AnalysesSpec::Babi o;
-  if (f.has("finetune")) o.finetune = parse_finetune(f.child("finetune"), AnalysesSpec::Babi::default_finetune());
-  f.read("lengths", o.lengths);
-  f.read("samples", o.samples);
-  f.read("facts", o.facts);
-  positive(f, "samples", o.samples);
-  positive(f, "facts", o.facts);
-  return o;
-}
-
-AnalysesSpec::Copying parse_copying(const JsonFields& f) {
-  f.only({"L", "alphabet", "T", "steps", "pretrain_steps", "batch", "lr", "warmup", "samples", "eval_lengths",
-          "train_docs"});
-  AnalysesSpec::Copying o;
-  f.read("L", o.options.L);
-  f.read("alphabet", o.options.alphabet);
-  f.read("T", o.options.T);
-  o.options.eval_samples = f.get("samples", o.options.eval_samples);
-  f.read("eval_lengths", o.options.eval_lengths);
-  f.read("train_docs", o.options.train_docs);
-  f.read("steps", o.train.steps);
-  f.read("pretrain_steps", o.options.pretrain_steps);
-  f.read("batch", o.train.batch);
-  f.read("lr", o.train.lr);
-  f.read("warmup", o.train.warmup);
-  positive(f, "L", o.options.L);
-  if (o.options.pretrain_steps < 0) f.fail("pretrain_steps", "must be >= 0, got " + std::to_string(o.options.pretrain_steps));
-  if (o.options.alphabet < 2 || o.options.alphabet > 26)
-    f.fail("alphabet", "must be 2..26, got " + std::to_string(o.options.alphabet));
-  positive(f, "steps", o.train.steps);
-  positive(f, "batch", o.train.batch);
-  positive(f, "samples", o.options.eval_samples);
-  return o;
-}
 
 TrainOptions parse_posttrain(const JsonFields& f, bool& freeze_set) {
   f.only({"steps", "batch", "lr", "warmup", "min_lr_ratio", "weight_decay", "grad_clip", "freeze_A_log"});
@@ -262,26 +133,6 @@ EvalOptions parse_eval(const JsonFields& f) {
 
 }  // namespace
 
-AnalysesSpec::TaskFinetune AnalysesSpec::default_finetune(int64_t T, int64_t examples) {
-  TaskFinetune o;
-  o.train.steps = 300;
-  o.train.T = T;
-  o.train.batch = 16;
-  o.train.lr = 1e-3;
-  o.train.warmup = 10;
-  o.examples = examples;
-  return o;
-}
-
-TrainOptions AnalysesSpec::Copying::default_train() {
-  TrainOptions t;
-  t.steps = 600;
-  t.batch = 32;
-  t.lr = 3e-3;
-  t.warmup = 30;
-  return t;
-}
-
 TrainOptions ExperimentSpec::default_posttrain() {
   TrainOptions t;
   t.steps = 200;
@@ -310,29 +161,25 @@ std::string model_label(const std::string& model) {
   return slash == std::string::npos ? m : m.substr(slash + 1);
 }
 
+json AnalysesSpec::section(const std::string& key) const {
+  const auto it = sections.find(key);
+  return it == sections.end() ? json::object() : json::parse(it->second);
+}
+
+// Each key is a registered analysis (core/analyses/list.h) whose record checks its section.
 AnalysesSpec parse_analyses(const json& j, const std::string& src) {
   const JsonFields f(j, src, "analyses.");
   AnalysesSpec a;
-  // The sections parsed below into typed fields, then every registered analysis that checks its own.
-  std::vector<std::string> known{"effrem", "states", "passkey", "babi", "copying", "unexplored"};
-  const size_t typed = known.size();
-  for (const auto& r : analysis_records())
-    if (r.options) known.push_back(r.key);
   for (auto& [k, v] : j.items()) {
-    const auto at = std::find(known.begin(), known.end(), k);
-    if (at == known.end()) {
+    const AnalysisRecord* r = find_analysis_record(k);
+    if (!r || !r->options) {
       std::string list;
-      for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+      for (const auto& known : analysis_records())
+        if (known.options) list += (list.empty() ? "" : ", ") + known.key;
       f.fail(k, "is not an analysis (known: " + list + ")");
     }
-    if (static_cast<size_t>(at - known.begin()) >= typed) a.more[k] = find_analysis_record(k)->options(v, src).dump();
+    a.sections[k] = r->options(v, src).dump();
   }
-  if (f.has("effrem")) a.effrem = parse_effrem(f.child("effrem"));
-  if (f.has("states")) a.states = parse_states(f.child("states"));
-  if (f.has("passkey")) a.passkey = parse_passkey(f.child("passkey"));
-  if (f.has("babi")) a.babi = parse_babi(f.child("babi"));
-  if (f.has("copying")) a.copying = parse_copying(f.child("copying"));
-  if (f.has("unexplored")) a.unexplored = parse_unexplored(f.child("unexplored"));
   return a;
 }
 

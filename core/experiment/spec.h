@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/analyses/options.h"
+#include "core/analyses/options.h"  // EvalOptions
 #include "core/experiment/pretrain_spec.h"
 #include "core/model/intervention_spec.h"
 #include "core/train/options.h"
@@ -18,49 +18,16 @@
 namespace statescope {
 
 // The "analyses" section: which long-context measurements run on each run's model after its
-// evaluation, with their knobs. An absent key means that analysis is skipped.
+// evaluation, with their knobs. An absent key means that analysis is skipped. Each section is
+// checked by its analysis's record (analysis_record.h: options) and read by its experiment step
+// (analysis_steps.h); the typed knobs are its record's reader's (e.g. effrem_options in
+// core/analyses/effrem/record.h).
 struct AnalysesSpec {
-  // Fine-tuning on a task's own examples before it is measured (passkey, bAbI): each policy run
-  // fine-tunes a copy of its model with its own initial-state policy; the baseline run is measured
-  // as loaded. One example per window (TBTT: streams of kTaskExamplesPerStream), loss on the answer
-  // unless train.loss_mask is off.
-  struct TaskFinetune {
-    TrainOptions train;    // steps, T (the window), batch, lr, warmup, loss_mask
-    int64_t examples = 0;  // distinct training examples
-  };
-  // The CLI verbs' and the spec's defaults: 300 steps, batch 16, lr 1e-3, warmup 10, the given
-  // window and example count (passkey: 128 and 2000, bAbI: 256 and 4000).
-  static TaskFinetune default_finetune(int64_t T, int64_t examples);
-  std::optional<EffRemOptions> effrem;
-  std::optional<StateStatsOptions> states;
-  struct Passkey {
-    std::vector<int64_t> lengths;  // empty: 4T .. 64T
-    std::vector<double> depths{0.0, 0.25, 0.5, 0.75, 1.0};
-    int64_t samples = 10;
-    std::optional<TaskFinetune> finetune;  // absent: every run measured as it is (zero-shot)
-    static TaskFinetune default_finetune() { return AnalysesSpec::default_finetune(128, 2000); }
-  };
-  std::optional<Passkey> passkey;
-  struct Babi {
-    std::vector<int64_t> lengths{256, 512, 1024, 2048};
-    int64_t samples = 50, facts = 4;
-    std::optional<TaskFinetune> finetune;  // absent: zero-shot
-    static TaskFinetune default_finetune() { return AnalysesSpec::default_finetune(256, 4000); }
-  };
-  std::optional<Babi> babi;
-  struct Copying {
-    CopyOptions options;
-    TrainOptions train = default_train();
-    static TrainOptions default_train();  // 600 steps, batch 32, lr 3e-3, warmup 30
-  };
-  std::optional<Copying> copying;
-  // The unexplored-states detector (unexplored.h); train_steps/train_batch 0 = posttrain's.
-  std::optional<UnexploredOptions> unexplored;
-  bool any() const { return effrem || states || passkey || babi || copying || unexplored || !more.empty(); }
-  // Registered analyses whose spec section their record checks (analysis_record.h: options), by
-  // key, each section as JSON text with its defaults filled in; run by their experiment step
-  // (analysis_steps.h).
-  std::map<std::string, std::string> more;
+  std::map<std::string, std::string> sections;  // key -> its checked section, as JSON text
+  bool any() const { return !sections.empty(); }
+  bool has(const std::string& key) const { return sections.count(key) > 0; }
+  // The section of `key`, parsed ({} when absent).
+  nlohmann::json section(const std::string& key) const;
 };
 
 struct ExperimentSpec {
@@ -107,6 +74,8 @@ std::string model_label(const std::string& model);
 // model, the data or the hardware (check_spec adds the device, precision and scan names).
 ExperimentSpec parse_spec(const std::string& text, const std::string& src);
 ExperimentSpec parse_spec(const nlohmann::json& j, const std::string& src);
+// Text as a literal: the text overload (a literal would otherwise also convert to JSON).
+inline ExperimentSpec parse_spec(const char* text, const std::string& src) { return parse_spec(std::string(text), src); }
 AnalysesSpec parse_analyses(const nlohmann::json& j, const std::string& src);
 
 // parse_spec, then the device, precision and scan names against this machine (the runtime's own

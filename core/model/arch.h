@@ -3,7 +3,8 @@
 // An architecture is one folder, core/model/<arch>/: its config (config.{h,cpp}: fields, config.json
 // in both dialects, validation, the state layout), its model (model.{h,cpp}, LibTorch) and its
 // registration, arch.h, which specialises Arch<Config> below with its names, the config.json
-// dialects it answers to, its layout and description, its capabilities and its factory. Registering
+// dialects it answers to, its layout and description, its capabilities, its factory and its
+// reading of `pretrain`'s fields (core/model/pretrain_shape.h). Registering
 // it is one line in core/model/architectures.h (the ModelConfig variant). The primary template is
 // declared, never defined: an alternative of ModelConfig without its arch.h fails to compile, and
 // one whose model.cpp does not define Arch<Config>::make fails to link. Callers ask a capability,
@@ -43,6 +44,8 @@ struct Capabilities {
     return "";
   }
 };
+
+struct PretrainShape;  // core/model/pretrain_shape.h
 
 // Specialised by each architecture in core/model/<arch>/arch.h (see above); never defined here.
 template <class Config>

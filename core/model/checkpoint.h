@@ -26,8 +26,9 @@ StateDict read_weights_file(const std::string& path);
 std::vector<std::string> load_state_dict(RecurrentLMImpl& model, const StateDict& sd, const std::string& source);
 
 // Moves the model to `compute`'s device and gives it its precision and scan (the model keeps them:
-// training and the analyses read them from it). Default: the process default (runtime.h).
-void place_model(RecurrentLM& model, const Compute& compute = default_compute());
+// training and the analyses read them from it). The process default is default_compute() (runtime.h):
+// every caller says which it means.
+void place_model(RecurrentLM& model, const Compute& compute);
 
 // A deep copy of `model`: same config, weights and buffers (copied, not shared), device, precision
 // and scan. Fine-tuning the copy leaves `model` as it was.
@@ -35,7 +36,7 @@ RecurrentLM copy_model(RecurrentLM& model);
 
 // Loads a model directory of any architecture (config.json decides which), placed with place_model.
 // Throws Error naming the file and the field or tensor at fault.
-RecurrentLM load_model_dir(const std::string& dir, const Compute& compute = default_compute());
+RecurrentLM load_model_dir(const std::string& dir, const Compute& compute);
 
 // Writes config.json and model.safetensors (float32 unless the model is in another float dtype).
 void save_model_dir(RecurrentLM& model, const std::string& dir,

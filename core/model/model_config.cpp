@@ -1,6 +1,8 @@
 // model_config.cpp — dispatch by architecture: config.json in and out, sizes, the state layout.
 #include "core/model/model_config.h"
+#include "core/model/pretrain_shape.h"
 
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -138,6 +140,12 @@ ModelConfig load_model_config(const std::string& path) {
 
 std::string to_hf_config_json(const ModelConfig& c) {
   return std::visit([](const auto& x) { return to_hf_config_json(x); }, c);
+}
+
+std::string pretrain_number(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
 }
 
 }  // namespace statescope

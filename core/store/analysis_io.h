@@ -3,6 +3,7 @@
 // descriptor (registry.cpp) from the result's slot in RunResults and those functions.
 #pragma once
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -40,13 +41,22 @@ std::string per_run(const std::vector<RunRecord>& runs, std::optional<R> RunResu
 
 // The descriptor of the analysis whose result lives in RunResults::*Slot and is read by Read.
 template <auto Slot, auto Read>
-AnalysisRecord make_record(std::string key, std::string group, std::string marker, std::string title, bool default_plot,
-                           void (*inspect)(const RunRecord&, std::ostream&),
+AnalysisRecord make_record(std::string key, std::string group, std::string marker, std::string title, std::string label,
+                           bool default_plot, void (*inspect)(const RunRecord&, std::ostream&),
                            std::string (*report)(const std::vector<RunRecord>&, const ReportContext&),
                            nlohmann::json (*options)(const nlohmann::json&, const std::string&) = nullptr) {
-  return AnalysisRecord{std::move(key), std::move(group), std::move(marker), std::move(title), default_plot,
+  return AnalysisRecord{std::move(key), std::move(group), std::move(marker), std::move(title), std::move(label),
+                        default_plot,
                         [](const H5File& f, const std::string& run, RunResults& into) { into.*Slot = Read(f, run); },
                         [](const RunResults& r) { return (r.*Slot).has_value(); }, inspect, report, options};
+}
+
+// An analysis's `options` (analysis_record.h) from its typed reader `Parse(section, src)`: the section
+// checked by reading it, then kept as given (the step reads it again with the same defaults).
+template <auto Parse>
+nlohmann::json checked_section(const nlohmann::json& section, const std::string& src) {
+  (void)Parse(section, src);
+  return section;
 }
 
 }  // namespace statescope

@@ -1,12 +1,16 @@
 // analysis_record.h — the analysis registry: one descriptor per analysis says what the store,
 // `inspect`, the report and the app know of it. No LibTorch, no Qt.
 //
-// An analysis is one folder, core/analyses/<name>/: its computation (<name>.{h,cpp}, LibTorch), its
-// record (record.{h,cpp}: the HDF5 writer and reader, the `inspect` lines, this descriptor) and its
-// report section (report.cpp). Registering it is one line in core/store/registry.cpp, plus its slot
-// in RunResults (core/store/run_results.h) and its view in views/ (a GUI, kept out of core/ by layering).
-// tests/test_registry.cpp checks that every registered analysis round-trips through its writer and
-// reader, is summarised by `inspect`, has a report section and a view.
+// An analysis is one folder, core/analyses/<key>/: its computation (<key>.{h,cpp}, LibTorch), its
+// record (record.{h,cpp}: the HDF5 writer and reader, the `inspect` lines, its spec section's reader
+// and record_<key>(), which returns this descriptor), its report section (report.cpp) and its
+// experiment step (step.cpp: run_<key>, core/experiment/analysis_steps.h). Registering it is its line
+// in core/analyses/list.h: the spec parser, the runner, the app's panel, `inspect`, the report and
+// the loader find it there; a folder that lacks record_<key> or run_<key> fails to link. Outside the
+// folder it adds its slot in RunResults (core/store/run_results.h) and its view in views/ (a GUI,
+// kept out of core/ by layering). tests/test_registry.cpp checks that every registered analysis
+// round-trips through its writer and reader, is summarised by `inspect`, has a report section, a
+// spec section, an experiment step and a view.
 #pragma once
 #include <iosfwd>
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +40,7 @@ struct AnalysisRecord {
   std::string group;   // the run's HDF5 group, e.g. "effrem"
   std::string marker;  // the dataset, relative to the run, whose presence says a run has this result
   std::string title;   // heading in the report and `inspect`
+  std::string label;   // the app's check box for it ("Passkey grid (zero-shot)")
   bool default_plot;   // may be the run's NeXus `default` plot (group_io.h: prefer_default)
   // Fills the run's slot from the file; throws Error naming the file, run and dataset.
   void (*read)(const H5File& f, const std::string& run, RunResults& into);
@@ -45,14 +50,15 @@ struct AnalysisRecord {
   void (*inspect)(const RunRecord& r, std::ostream& out);
   // The report's section body (HTML) for the runs that hold it; "" leaves the section out.
   std::string (*report)(const std::vector<RunRecord>& runs, const ReportContext& ctx);
-  // Its spec section ("analyses": {key: {...}}) checked, with every default filled in; throws Error
-  // naming `src` and the field. nullptr: an analysis whose section core/experiment/spec.cpp parses
-  // into a typed field of AnalysesSpec (the first seven); the others are run by their registered
-  // experiment step (core/experiment/analysis_steps.h) and offered by the app's panel as they are.
+  // Its spec section ("analyses": {key: {...}}) checked; returns the section its experiment step
+  // reads (decay and attention fill in their defaults, the others keep it as given and read it with
+  // the same defaults). Throws Error naming `src` and the field. nullptr: not asked for by a spec
+  // (eval, which every run has).
   nlohmann::json (*options)(const nlohmann::json& section, const std::string& src) = nullptr;
 };
 
-// Every analysis, in the order runs compute them and the report shows them.
+// Every analysis: eval, then core/analyses/list.h's, in the order runs compute them and the report
+// shows them.
 const std::vector<AnalysisRecord>& analysis_records();
 const AnalysisRecord* find_analysis_record(const std::string& key);
 

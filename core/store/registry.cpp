@@ -1,31 +1,22 @@
-// registry.cpp — the list of analyses (analysis_record.h). Registering an analysis is its line here.
+// registry.cpp — the analyses' descriptors (analysis_record.h), from core/analyses/list.h.
 #include <algorithm>
 
-#include "core/analyses/attention/record.h"
-#include "core/analyses/babi/record.h"
-#include "core/analyses/copying/record.h"
-#include "core/analyses/decay/record.h"
-#include "core/analyses/effrem/record.h"
-#include "core/analyses/eval/record.h"
-#include "core/analyses/passkey/record.h"
-#include "core/analyses/states/record.h"
-#include "core/analyses/unexplored/record.h"
+#include "core/analyses/list.h"
+#include "core/store/analysis_io.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
 
+// Each record_<key> is defined in its folder's record.cpp.
+AnalysisRecord record_eval();
+#define STATESCOPE_DECLARE_RECORD(key) AnalysisRecord record_##key();
+STATESCOPE_ANALYSES(STATESCOPE_DECLARE_RECORD)
+#undef STATESCOPE_DECLARE_RECORD
+
 const std::vector<AnalysisRecord>& analysis_records() {
-  static const std::vector<AnalysisRecord> all{
-      make_record<&RunResults::eval, read_eval>("eval", "ppl", "ppl/nll", "Per position", true, inspect_eval, report_eval),
-      make_record<&RunResults::effrem, read_effrem>("effrem", "effrem", "effrem/value", "Effective Remembrance", true, inspect_effrem, report_effrem),
-      make_record<&RunResults::passkey, read_passkey>("passkey", "passkey", "passkey/accuracy", "Passkey retrieval", true, inspect_passkey, report_passkey),
-      make_record<&RunResults::copying, read_copying>("copying", "copying", "copying/exact", "Copying", true, inspect_copying, report_copying),
-      make_record<&RunResults::babi, read_babi>("babi", "babi", "babi/accuracy", "bAbI questions", true, inspect_babi, report_babi),
-      make_record<&RunResults::unexplored, read_unexplored>("unexplored", "unexplored", "unexplored/outside", "Unexplored states", true, inspect_unexplored, report_unexplored),
-      make_record<&RunResults::decay, read_decay>("decay", "decay", "decay/far", "Decay timescales", true, inspect_decay, report_decay, options_decay),
-      make_record<&RunResults::attention, read_attention>("attention", "attention", "attention/M", "Effective attention", true, inspect_attention, report_attention, options_attention),
-      make_record<&RunResults::states, read_state_stats>("states", "state_stats", "state_stats/histogram", "State distributions", false, inspect_state_stats, report_state_stats),
-  };
+#define STATESCOPE_RECORD(key) record_##key(),
+  static const std::vector<AnalysisRecord> all{record_eval(), STATESCOPE_ANALYSES(STATESCOPE_RECORD)};
+#undef STATESCOPE_RECORD
   return all;
 }
 

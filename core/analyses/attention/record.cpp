@@ -85,4 +85,10 @@ nlohmann::json options_attention(const nlohmann::json& section, const std::strin
   return {{"layer", in("layer", 0, 0, 1 << 20)}, {"length", in("length", 256, 1, kMaxBinnedAttentionLength)}, {"head", in("head", -1, -1, 1 << 20)}};
 }
 
+AnalysisRecord record_attention() {
+  return make_record<&RunResults::attention, read_attention>("attention", "attention", "attention/M",
+                                                             "Effective attention", "Effective attention", true,
+                                                             inspect_attention, report_attention, options_attention);
+}
+
 }  // namespace statescope

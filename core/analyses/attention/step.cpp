@@ -4,7 +4,7 @@
 
 #include "core/analyses/attention/attention.h"
 #include "core/analyses/attention/record.h"
-#include "core/analyses/attention/step.h"
+#include "core/experiment/analysis_steps.h"
 #include "core/base/error.h"
 #include "core/experiment/analyses.h"
 #include "core/model/intervention.h"

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "core/base/json_fields.h"
+#include "core/analyses/section.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
@@ -49,6 +51,25 @@ void inspect_babi(const RunRecord& rec, std::ostream& out) {
     if (!b.last_mentioned_accuracy.empty()) out << " [" << b.last_mentioned_accuracy[i] << "]";
   }
   out << "\n";
+}
+
+BabiOptions babi_options(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.babi.");
+  f.only({"lengths", "samples", "facts", "finetune"});
+  BabiOptions o;
+  if (f.has("finetune")) o.finetune = parse_finetune(f.child("finetune"), BabiOptions::default_finetune());
+  f.read("lengths", o.lengths);
+  f.read("samples", o.samples);
+  f.read("facts", o.facts);
+  positive(f, "samples", o.samples);
+  positive(f, "facts", o.facts);
+  return o;
+}
+
+AnalysisRecord record_babi() {
+  return make_record<&RunResults::babi, read_babi>("babi", "babi", "babi/accuracy", "bAbI questions",
+                                                   "bAbI questions (zero-shot)", true, inspect_babi, report_babi,
+                                                   checked_section<babi_options>);
 }
 
 }  // namespace statescope

@@ -85,7 +85,7 @@ struct CopyRun {
   CopyResult result;
 };
 CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptions train_opt,
-                    const ProgressFn& progress = {}, const Compute& compute = default_compute(),
+                    const ProgressFn& progress, const Compute& compute,
                     const std::vector<Document>* prose = nullptr);
 
 }  // namespace statescope

@@ -3,6 +3,8 @@
 
 #include <ostream>
 
+#include "core/base/json_fields.h"
+#include "core/analyses/section.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
@@ -84,6 +86,38 @@ void inspect_copying(const RunRecord& rec, std::ostream& out) {
       out << " " << c.lengths[i] << ": " << c.exact_foreign[k * n + i] << " (" << c.token_accuracy_foreign[k * n + i] << ")";
     out << "\n";
   }
+}
+
+CopyingOptions copying_options(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.copying.");
+  f.only({"L", "alphabet", "T", "steps", "pretrain_steps", "batch", "lr", "warmup", "samples", "eval_lengths",
+          "train_docs"});
+  CopyingOptions o;
+  f.read("L", o.options.L);
+  f.read("alphabet", o.options.alphabet);
+  f.read("T", o.options.T);
+  o.options.eval_samples = f.get("samples", o.options.eval_samples);
+  f.read("eval_lengths", o.options.eval_lengths);
+  f.read("train_docs", o.options.train_docs);
+  f.read("steps", o.train.steps);
+  f.read("pretrain_steps", o.options.pretrain_steps);
+  f.read("batch", o.train.batch);
+  f.read("lr", o.train.lr);
+  f.read("warmup", o.train.warmup);
+  positive(f, "L", o.options.L);
+  if (o.options.pretrain_steps < 0) f.fail("pretrain_steps", "must be >= 0, got " + std::to_string(o.options.pretrain_steps));
+  if (o.options.alphabet < 2 || o.options.alphabet > 26)
+    f.fail("alphabet", "must be 2..26, got " + std::to_string(o.options.alphabet));
+  positive(f, "steps", o.train.steps);
+  positive(f, "batch", o.train.batch);
+  positive(f, "samples", o.options.eval_samples);
+  return o;
+}
+
+AnalysisRecord record_copying() {
+  return make_record<&RunResults::copying, read_copying>("copying", "copying", "copying/exact", "Copying",
+                                                         "Copying (fresh model per policy)", true, inspect_copying,
+                                                         report_copying, checked_section<copying_options>);
 }
 
 }  // namespace statescope

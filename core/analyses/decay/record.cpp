@@ -76,4 +76,9 @@ nlohmann::json options_decay(const nlohmann::json& section, const std::string& s
           {"bins", in("bins", 160, 4, 4000)}, {"segment", in("segment", 1024, 1, int64_t{1} << 20)}};
 }
 
+AnalysisRecord record_decay() {
+  return make_record<&RunResults::decay, read_decay>("decay", "decay", "decay/far", "Decay timescales",
+                                                     "Decay timescales", true, inspect_decay, report_decay, options_decay);
+}
+
 }  // namespace statescope

@@ -3,7 +3,7 @@
 // sequences (the same bytes for every run).
 #include <torch/torch.h>
 
-#include "core/analyses/decay/step.h"
+#include "core/experiment/analysis_steps.h"
 #include "core/analyses/decay/decay.h"
 #include "core/analyses/decay/record.h"
 #include "core/experiment/analyses.h"

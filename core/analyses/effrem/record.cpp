@@ -4,6 +4,8 @@
 #include <cmath>
 #include <ostream>
 
+#include "core/base/json_fields.h"
+#include "core/analyses/section.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
@@ -47,6 +49,31 @@ void inspect_effrem(const RunRecord& rec, std::ostream& out) {
     out << " " << last;
   }
   out << "\n";
+}
+
+EffRemOptions effrem_options(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.effrem.");
+  f.only({"T", "points", "log", "sequences"});
+  EffRemOptions o;
+  o.Ts.clear();  // no "T": T, 2T, ..., 64T of each run's T (the step)
+  f.read("points", o.points);
+  o.log_grid = f.get("log", o.log_grid);
+  f.read("sequences", o.sequences);
+  if (f.has("T")) {
+    f.read("T", o.Ts);
+    if (o.Ts.empty()) f.fail("T", "needs at least one context length");
+  }
+  for (auto t : o.Ts)
+    if (t <= 1) f.fail("T", "needs context lengths > 1, got " + std::to_string(t));
+  positive(f, "points", o.points);
+  positive(f, "sequences", o.sequences);
+  return o;
+}
+
+AnalysisRecord record_effrem() {
+  return make_record<&RunResults::effrem, read_effrem>("effrem", "effrem", "effrem/value", "Effective Remembrance",
+                                                       "Effective Remembrance", true, inspect_effrem, report_effrem,
+                                                       checked_section<effrem_options>);
 }
 
 }  // namespace statescope

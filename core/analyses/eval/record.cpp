@@ -146,4 +146,9 @@ void inspect_eval(const RunRecord& rec, std::ostream& out) {
   head_growth(r, out);
 }
 
+AnalysisRecord record_eval() {
+  return make_record<&RunResults::eval, read_eval>("eval", "ppl", "ppl/nll", "Per position", "Per position", true,
+                                                   inspect_eval, report_eval);
+}
+
 }  // namespace statescope

@@ -3,6 +3,8 @@
 
 #include <ostream>
 
+#include "core/base/json_fields.h"
+#include "core/analyses/section.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
@@ -40,6 +42,26 @@ void inspect_passkey(const RunRecord& rec, std::ostream& out) {
   if (!p.lengths.empty()) out << " (" << p.lengths.front() << ".." << p.lengths.back() << ")";
   out << " x " << p.depths.size() << " depths, " << p.samples << " samples per cell; mean exact " << acc
       << ", mean digit accuracy " << dig << " (chance 0.1)\n";
+}
+
+PasskeyOptions passkey_options(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.passkey.");
+  f.only({"lengths", "depths", "samples", "finetune"});
+  PasskeyOptions o;
+  if (f.has("finetune")) o.finetune = parse_finetune(f.child("finetune"), PasskeyOptions::default_finetune());
+  f.read("lengths", o.lengths);
+  f.read("depths", o.depths);
+  f.read("samples", o.samples);
+  for (double d : o.depths)
+    if (d < 0 || d > 1) f.fail("depths", "must be in [0, 1], got " + std::to_string(d));
+  positive(f, "samples", o.samples);
+  return o;
+}
+
+AnalysisRecord record_passkey() {
+  return make_record<&RunResults::passkey, read_passkey>("passkey", "passkey", "passkey/accuracy", "Passkey retrieval",
+                                                         "Passkey grid (zero-shot)", true, inspect_passkey,
+                                                         report_passkey, checked_section<passkey_options>);
 }
 
 }  // namespace statescope

@@ -3,6 +3,8 @@
 
 #include <ostream>
 
+#include "core/base/json_fields.h"
+#include "core/analyses/section.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
@@ -74,6 +76,28 @@ void inspect_state_stats(const RunRecord& rec, std::ostream& out) {
     out << "; first layer's state std at the last position / fitted at T-1: " << m_last / m_fit;
   }
   out << "\n";
+}
+
+StateStatsOptions states_options(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.states.");
+  f.only({"positions", "layers", "sequences", "bins", "length", "range"});
+  StateStatsOptions o;
+  f.read("positions", o.positions);
+  f.read("layers", o.layers);
+  f.read("sequences", o.sequences);
+  f.read("bins", o.bins);
+  f.read("length", o.length);
+  f.read("range", o.range);
+  positive(f, "sequences", o.sequences);
+  positive(f, "bins", o.bins);
+  return o;
+}
+
+AnalysisRecord record_states() {
+  return make_record<&RunResults::states, read_state_stats>("states", "state_stats", "state_stats/histogram",
+                                                            "State distributions", "State distributions", false,
+                                                            inspect_state_stats, report_state_stats,
+                                                            checked_section<states_options>);
 }
 
 }  // namespace statescope

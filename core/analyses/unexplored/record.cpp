@@ -7,6 +7,8 @@
 #include <numeric>
 #include <ostream>
 
+#include "core/base/json_fields.h"
+#include "core/analyses/section.h"
 #include "core/store/group_io.h"
 
 namespace statescope {
@@ -111,6 +113,37 @@ void inspect_unexplored(const RunRecord& rec, std::ostream& out) {
   std::snprintf(buf, sizeof buf, "\n    Spearman with the excess: %.3f (95%% %.3f to %.3f)\n", u.common_rho,
                 u.common_rho_lo, u.common_rho_hi);
   out << buf;
+}
+
+// "unexplored": the states met in training replayed for the post-training's steps and batch unless
+// given; scored on the evaluation's own sequences (its length and count).
+UnexploredOptions unexplored_options(const nlohmann::json& section, const std::string& src) {
+  const JsonFields f(section, src, "analyses.unexplored.");
+  f.only({"stride", "train_steps", "train_batch", "samples", "components", "quantile", "bootstrap"});
+  UnexploredOptions o;
+  o.train_steps = o.train_batch = 0;  // 0: the spec's posttrain steps and batch
+  f.read("stride", o.stride);
+  f.read("train_steps", o.train_steps);
+  f.read("train_batch", o.train_batch);
+  f.read("samples", o.samples);
+  f.read("components", o.components);
+  f.read("quantile", o.quantile);
+  f.read("bootstrap", o.bootstrap);
+  if (o.stride < 0) f.fail("stride", "must be >= 0 (0: T/2), got " + std::to_string(o.stride));
+  if (o.train_steps < 0) f.fail("train_steps", "must be >= 0 (0: posttrain.steps), got " + std::to_string(o.train_steps));
+  if (o.train_batch < 0) f.fail("train_batch", "must be >= 0 (0: posttrain.batch), got " + std::to_string(o.train_batch));
+  if (o.samples < 50) f.fail("samples", "must be >= 50, got " + std::to_string(o.samples));
+  positive(f, "components", o.components);
+  if (!(o.quantile > 0 && o.quantile < 1)) f.fail("quantile", "must be in (0, 1), got " + std::to_string(o.quantile));
+  if (o.bootstrap < 0) f.fail("bootstrap", "must be >= 0, got " + std::to_string(o.bootstrap));
+  return o;
+}
+
+AnalysisRecord record_unexplored() {
+  return make_record<&RunResults::unexplored, read_unexplored>(
+      "unexplored", "unexplored", "unexplored/outside", "Unexplored states",
+      "Unexplored states (envelope of the training states)", true, inspect_unexplored, report_unexplored,
+      checked_section<unexplored_options>);
 }
 
 }  // namespace statescope

@@ -19,6 +19,10 @@ struct Arch<GatedDeltaNetConfig> {
   static constexpr const char* hf_model_type = "gated_deltanet";  // Hugging Face config.json's model_type
   static constexpr const char* mamba_ssm_layer = "";  // mamba_ssm's ssm_cfg.layer ("": not a mamba_ssm model)
   static GatedDeltaNetConfig parse_hf(const nlohmann::json& j, const std::string& source) { return parse_gated_deltanet_hf(j, source); }
+  // config.cpp: `pretrain`'s fields as this architecture's byte-level config (vocab 256, tied
+  // embeddings; validated by the caller), and its own flags of the pretrain command.
+  static GatedDeltaNetConfig from_pretrain(const PretrainShape& s);
+  static std::string pretrain_flags(const PretrainShape& s);
   static StateLayout layout(const GatedDeltaNetConfig& c);   // config.cpp
   static Description describe(const GatedDeltaNetConfig& c);   // config.cpp
   static constexpr Capabilities capabilities{.effective_attention = false, .has_dt = true, .has_decay = true, .longmamba = false, .a_range = true, .freezable_A = true};

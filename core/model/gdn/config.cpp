@@ -2,12 +2,14 @@
 #include "core/model/gdn/config.h"
 #include "core/model/gdn/arch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
 #include "core/model/config_json.h"
 #include "core/model/mamba2/config.h"  // the size limits every architecture shares
+#include "core/model/pretrain_shape.h"
 
 namespace statescope {
 
@@ -112,6 +114,22 @@ Description Arch<GatedDeltaNetConfig>::describe(const GatedDeltaNetConfig& m) {
           {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"},
           {"output_gate", !m.use_gate ? "no" : m.sigmoid_gate ? "sigmoid" : "swish"},
           {"beta", m.allow_neg_eigval ? "2 sigmoid (negative eigenvalues)" : "sigmoid"}, {"vocab_size", n(m.vocab_size)}};
+}
+
+GatedDeltaNetConfig Arch<GatedDeltaNetConfig>::from_pretrain(const PretrainShape& s) {
+  GatedDeltaNetConfig d;
+  d.d_model = s.d_model, d.n_layer = s.n_layer, d.num_heads = s.num_heads, d.num_v_heads = s.v_heads, d.head_dim = s.head_dim;
+  d.expand_v = s.expand_v_set ? s.expand_v : 2.0, d.intermediate_size = s.mlp_size, d.use_short_conv = !s.no_short_conv;
+  d.conv_size = s.d_conv, d.vocab_size = 256, d.tie_embeddings = true;
+  return d;
+}
+
+std::string Arch<GatedDeltaNetConfig>::pretrain_flags(const PretrainShape& s) {
+  const auto n = pretrain_number;
+  return " --heads " + std::to_string(s.num_heads) + " --head-dim " + std::to_string(s.head_dim) + " --v-heads " +
+         std::to_string(s.v_heads) + " --mlp-size " + std::to_string(s.mlp_size) +
+         (s.expand_v_set ? " --expand-v " + n(s.expand_v) : std::string()) + (s.no_short_conv ? " --no-short-conv" : "") +
+         " --a-min " + n(s.a_min) + " --a-max " + n(s.a_max) + (s.freeze_A ? " --freeze-A" : "");
 }
 
 }  // namespace statescope

@@ -2,12 +2,14 @@
 #include "core/model/gla/config.h"
 #include "core/model/gla/arch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
 #include "core/model/config_json.h"
 #include "core/model/mamba2/config.h"  // the size limits every architecture shares
+#include "core/model/pretrain_shape.h"
 
 namespace statescope {
 
@@ -129,6 +131,21 @@ Description Arch<GLAConfig>::describe(const GLAConfig& m) {
           {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
           {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"}, {"output_gate", m.use_output_gate ? "yes" : "no"},
           {"vocab_size", n(m.vocab_size)}};
+}
+
+GLAConfig Arch<GLAConfig>::from_pretrain(const PretrainShape& s) {
+  GLAConfig g;
+  g.d_model = s.d_model, g.n_layer = s.n_layer, g.num_heads = s.num_heads, g.expand_k = s.expand_k, g.expand_v = s.expand_v;
+  g.use_short_conv = s.short_conv, g.conv_size = s.d_conv, g.intermediate_size = s.mlp_size, g.vocab_size = 256;
+  g.tie_embeddings = true;
+  g.has_clamp_min = s.clamp_min < 0, g.clamp_min = s.clamp_min;
+  return g;
+}
+
+std::string Arch<GLAConfig>::pretrain_flags(const PretrainShape& s) {
+  return " --heads " + std::to_string(s.num_heads) + " --expand-k " + pretrain_number(s.expand_k) + " --expand-v " +
+         pretrain_number(s.expand_v) + " --mlp-size " + std::to_string(s.mlp_size) + (s.short_conv ? " --short-conv" : "") +
+         (s.clamp_min < 0 ? " --clamp-min " + pretrain_number(s.clamp_min) : std::string());
 }
 
 }  // namespace statescope

@@ -2,11 +2,13 @@
 #include "core/model/mamba1/config.h"
 #include "core/model/mamba1/arch.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
 #include "core/model/mamba2/config.h"  // Mamba2Config's limits, shared
 #include "core/model/config_json.h"
+#include "core/model/pretrain_shape.h"
 
 namespace statescope {
 
@@ -131,6 +133,20 @@ Description Arch<Mamba1Config>::describe(const Mamba1Config& m) {
   return {{"architecture", "Mamba-1 (mamba1)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
           {"d_state", n(m.d_state)}, {"d_inner", n(m.d_inner())}, {"dt_rank", n(m.rank())},
           {"d_conv", n(m.d_conv)}, {"vocab_size", n(m.vocab_size)}};
+}
+
+Mamba1Config Arch<Mamba1Config>::from_pretrain(const PretrainShape& s) {
+  Mamba1Config m;
+  m.d_model = s.d_model, m.n_layer = s.n_layer, m.d_state = s.d_state, m.expand = s.expand, m.d_conv = s.d_conv;
+  m.dt_rank = s.dt_rank, m.vocab_size = 256, m.tie_embeddings = true;
+  m.dt_min = s.dt_min, m.dt_max = s.dt_max, m.dt_init_floor = std::min(m.dt_init_floor, s.dt_min);
+  return m;
+}
+
+std::string Arch<Mamba1Config>::pretrain_flags(const PretrainShape& s) {
+  return " --d-state " + std::to_string(s.d_state) + " --expand " + std::to_string(s.expand) + " --dt-rank " +
+         std::to_string(s.dt_rank) + " --dt-min " + pretrain_number(s.dt_min) + " --dt-max " +
+         pretrain_number(s.dt_max) + (s.freeze_A ? " --freeze-A" : "");
 }
 
 }  // namespace statescope

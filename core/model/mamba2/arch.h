@@ -20,6 +20,10 @@ struct Arch<Mamba2Config> {
   static constexpr const char* mamba_ssm_layer = "Mamba2";  // mamba_ssm's ssm_cfg.layer ("": not a mamba_ssm model)
   static Mamba2Config parse_hf(const nlohmann::json& j, const std::string& source) { return parse_mamba2_hf(j, source); }
   static Mamba2Config parse_mamba_ssm(const nlohmann::json& j, const std::string& source) { return parse_mamba2_mamba_ssm(j, source); }
+  // config.cpp: `pretrain`'s fields as this architecture's byte-level config (vocab 256, tied
+  // embeddings; validated by the caller), and its own flags of the pretrain command.
+  static Mamba2Config from_pretrain(const PretrainShape& s);
+  static std::string pretrain_flags(const PretrainShape& s);
   static StateLayout layout(const Mamba2Config& c);   // config.cpp
   static Description describe(const Mamba2Config& c);   // config.cpp
   static constexpr Capabilities capabilities{.effective_attention = true, .has_dt = true, .has_decay = true, .longmamba = true, .a_range = true, .freezable_A = true};

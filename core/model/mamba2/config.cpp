@@ -2,6 +2,7 @@
 #include "core/model/mamba2/config.h"
 #include "core/model/mamba2/arch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "core/base/file_io.h"
 #include "core/model/config_json.h"
 #include "core/model/model_config.h"
+#include "core/model/pretrain_shape.h"
 
 namespace statescope {
 
@@ -174,6 +176,24 @@ Description Arch<Mamba2Config>::describe(const Mamba2Config& m) {
           {"d_state", n(m.d_state)}, {"headdim", n(m.headdim)}, {"nheads", n(m.nheads())},
           {"ngroups", n(m.ngroups)}, {"d_conv", n(m.d_conv)}, {"chunk_size", n(m.chunk_size)},
           {"vocab_size", n(m.vocab_size)}};
+}
+
+Mamba2Config Arch<Mamba2Config>::from_pretrain(const PretrainShape& s) {
+  Mamba2Config c;
+  c.d_model = s.d_model, c.n_layer = s.n_layer, c.d_state = s.d_state, c.headdim = s.headdim, c.expand = s.expand;
+  c.d_conv = s.d_conv, c.ngroups = s.ngroups, c.chunk_size = s.chunk_size, c.vocab_size = 256, c.tie_embeddings = true;
+  c.dt_min = s.dt_min, c.dt_max = s.dt_max, c.dt_init_floor = std::min(c.dt_init_floor, s.dt_min);
+  if (s.dt_limit > 0) c.dt_limit_hi = s.dt_limit;
+  return c;
+}
+
+std::string Arch<Mamba2Config>::pretrain_flags(const PretrainShape& s) {
+  const auto n = pretrain_number;
+  return " --d-state " + std::to_string(s.d_state) + " --expand " + std::to_string(s.expand) + " --headdim " +
+         std::to_string(s.headdim) + " --ngroups " + std::to_string(s.ngroups) + " --chunk-size " +
+         std::to_string(s.chunk_size) + " --a-min " + n(s.a_min) + " --a-max " + n(s.a_max) +
+         (s.dt_limit > 0 ? " --dt-limit " + n(s.dt_limit) : std::string()) + " --dt-min " + n(s.dt_min) +
+         " --dt-max " + n(s.dt_max) + (s.freeze_A ? " --freeze-A" : "");
 }
 
 }  // namespace statescope
