@@ -10,6 +10,8 @@
 #
 #   bash tools/natural_failure.sh 0 120        # WORK defaults to build/i50
 #   WORK=/big/disk bash tools/natural_failure.sh 1 600
+#   EVERY=32 bash tools/natural_failure.sh 0 60  # recipe B: a plant about every 32 bytes (default T/2),
+#                                                # its own corpus, run and snapshots (tag e32)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seed="${1:?usage: natural_failure.sh SEED MINUTES [T]}"
@@ -20,13 +22,16 @@ cli="${STATESCOPE_CLI:-$root/build/bin/statescope-cli}"
 steps=16000
 batch=$((4096 / T))  # tokens per step fixed across T (4,096): budgets in tokens match
 mkdir -p "$work"
-data="$work/planted_T$T.jsonl"
+every="${EVERY:-}"
+tag="${every:+e$every}"
+data="$work/planted_T$T$tag.jsonl"
 [ -f "$data" ] || python3 "$root/tools/plant_dependencies.py" "$root/data/corpus/austen-novels.txt" "$data" --T "$T" \
-  --copies 4 --seed 0 || exit 1
-out="$work/p${T}_s$seed"
+  --copies 4 --seed 0 ${every:+--every "$every"} || exit 1
+out="$work/p${T}${tag}_s$seed"
+snaps="$work/snap${tag:+_$tag}_s$seed"
 # A fresh checkout continues from the committed checkpoint (docs/results/natural_failure/: the
 # stopped work folder, its record and checkpoint, about 6 MB) rather than from scratch.
-saved="$root/docs/results/natural_failure/p${T}_s$seed"
+saved="$root/docs/results/natural_failure/p${T}${tag}_s$seed"
 if [ ! -d "$out.partial" ] && [ ! -d "$out" ] && [ -d "$saved/checkpoint" ]; then
   cp -a "$saved" "$out.partial" && echo "[natural_failure] continuing from $saved"
 fi
@@ -35,20 +40,21 @@ flags=(--arch mamba2 --d-model 128 --n-layer 4 --d-state 64 --headdim 32 --expan
        --seed "$seed" --data "$data" --checkpoint-every 500 --resume)
 end=$(($(date +%s) + minutes * 60))
 for k in 250 500 1000 2000 4000 8000 12000 16000; do
-  [ -d "$work/snap_s$seed/step$k" ] && continue
+  [ -d "$snaps/step$k" ] && continue
   left=$((end - $(date +%s)))
   ((left > 60)) || break
   stop=()
   ((k < steps)) && stop=(--stop-after "$k")
   STATESCOPE_THREADS=1 timeout -s TERM "$left" nice -n 19 "$cli" pretrain --out "$out" "${flags[@]}" "${stop[@]}" \
-    >>"$work/train_s$seed.log" 2>&1
+    >>"$work/train${tag}_s$seed.log" 2>&1
   rc=$?
-  ((rc == 0)) || { echo "[natural_failure] pretrain ended with $rc before step $k (log: $work/train_s$seed.log)"; break; }
+  ((rc == 0)) || { echo "[natural_failure] pretrain ended with $rc before step $k (log: $work/train${tag}_s$seed.log)"; break; }
   src="$out.partial/checkpoint"
   [ -d "$src" ] || src="$out"
-  mkdir -p "$work/snap_s$seed/step$k"
-  cp "$src/model.safetensors" "$src/config.json" "$work/snap_s$seed/step$k/"
-  printf '{"T": %d, "seed": %d, "command": "bash tools/natural_failure.sh %d MINUTES %d", "notes": "step %d of %d (%d tokens) of the natural-failure recipe, issue 50: pretrained by statescope from scratch, zero initial state, default initialisation"}\n' \
-    "$T" "$seed" "$seed" "$T" "$k" "$steps" "$((k * 4096))" >"$work/snap_s$seed/step$k/statescope.json"
+  mkdir -p "$snaps/step$k"
+  cp "$src/model.safetensors" "$src/config.json" "$snaps/step$k/"
+  printf '{"T": %d, "seed": %d, "command": "%sbash tools/natural_failure.sh %d MINUTES %d", "notes": "step %d of %d (%d tokens) of the natural-failure recipe%s, issue 50: pretrained by statescope from scratch, zero initial state, default initialisation"}\n' \
+    "$T" "$seed" "${every:+EVERY=$every }" "$seed" "$T" "$k" "$steps" "$((k * 4096))" "${every:+ (a plant every $every bytes)}" \
+    >"$snaps/step$k/statescope.json"
   echo "[natural_failure] seed $seed: step $k saved"
 done
