@@ -109,6 +109,45 @@ TEST(Gui, EveryRegisteredAnalysisHasAView) {
     EXPECT_EQ(tabs->tabText(i), QCoreApplication::translate("views", views::view_registry()[i].title));
 }
 
+// The panel follows the model: what a GLA model cannot take (dt_scale, LongMamba, effective attention)
+// is disabled with core's reason before anything runs; ticked by a loaded spec, it is a named problem
+// and Run stays off until it is unticked or the model changes.
+// A run without a chosen file lands in <XDG data home>/statescope/experiments, the folder named once.
+TEST(Gui, ExperimentsGoToTheDataFolderNamedOnce) {
+  const QByteArray was = qgetenv("XDG_DATA_HOME");
+  qputenv("XDG_DATA_HOME", "/tmp/statescope-xdg-test");
+  EXPECT_EQ(gui::experiments_folder().toStdString(), "/tmp/statescope-xdg-test/statescope/experiments");
+  if (was.isNull()) qunsetenv("XDG_DATA_HOME");
+  else qputenv("XDG_DATA_HOME", was);
+}
+
+TEST(Gui, PanelFollowsTheModelsArchitecture) {
+  gui::ExperimentPanel p;
+  auto* dt = field<QCheckBox>(&p, "i_dt");
+  auto* lm = field<QCheckBox>(&p, "i_longmamba");
+  auto* att = field<QCheckBox>(&p, "a_attention");
+  auto* effrem = field<QCheckBox>(&p, "a_effrem");
+  for (auto* c : {dt, lm, att, effrem}) EXPECT_TRUE(c->isEnabled()) << "Mamba-2 takes every one";
+  field<QLineEdit>(&p, "model")->setText("embedded-gla");
+  for (auto* c : {dt, lm, att}) {
+    EXPECT_FALSE(c->isEnabled()) << c->objectName().toStdString();
+    EXPECT_NE(c->toolTip().indexOf("GLA"), -1) << c->toolTip().toStdString();
+  }
+  EXPECT_TRUE(effrem->isEnabled());
+  EXPECT_TRUE(field<QCheckBox>(&p, "i_a")->isEnabled()) << "GLA's gate is a decay a_scale rescales";
+  EXPECT_FALSE(p.spec_json().isEmpty());
+  // A loaded spec that asks for effective attention on GLA: a problem naming it, no spec to run.
+  ASSERT_TRUE(p.load_spec(R"({"model": "embedded-gla", "analyses": {"attention": {}}})").isEmpty());
+  EXPECT_TRUE(att->isChecked() && att->isEnabled()) << "ticked: left to untick";
+  EXPECT_TRUE(p.spec_json().isEmpty());
+  EXPECT_NE(att->toolTip().indexOf("selective scans"), -1) << att->toolTip().toStdString();
+  att->setChecked(false);
+  EXPECT_FALSE(att->isEnabled());
+  EXPECT_FALSE(p.spec_json().isEmpty());
+  field<QLineEdit>(&p, "model")->setText("embedded");
+  for (auto* c : {dt, lm, att}) EXPECT_TRUE(c->isEnabled() && c->toolTip().isEmpty()) << c->objectName().toStdString();
+}
+
 TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {
   gui::ExperimentPanel p;
   // A fresh form writes a spec that core reads as its own defaults (the form writes T = 32, the

@@ -28,11 +28,13 @@
 #include <nlohmann/json.hpp>
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "app/gui/spec_editor.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
+#include "core/experiment/capability_check.h"  // LibTorch-free: what an architecture can take
 #include "core/experiment/spec.h"
 #include "core/model/model_config.h"  // LibTorch-free: the architecture from config.json
 #include "core/model/model_registry.h"
@@ -522,6 +524,11 @@ QStringList ExperimentPanel::problems() const {
   }
   bad(data, data_problem);
   bad(lr, lr->value() > 0 ? QString() : tr("Learning rate must be > 0"));
+  for (const auto& [box, why] : refused_) {  // what the model's architecture cannot take (describe_model)
+    box->setEnabled(why.isEmpty() || box->isChecked());  // a ticked one stays, to be unticked
+    if (why.isEmpty() || box->isChecked()) bad(box, why.isEmpty() ? QString() : box->text() + ": " + why);
+    else box->setToolTip(why), box->setStyleSheet({});
+  }
   QString why;
   std::vector<double> vals;
   bad(sigmas, !p_random->isChecked() || number_list(sigmas->text(), false, vals, why) ? QString() : tr("sigma: ") + why);
@@ -558,6 +565,7 @@ QStringList model_names(const QString& field) {
 void ExperimentPanel::describe_model() {
   architecture_problem_.clear();
   QStringList described;
+  std::vector<ModelConfig> configs;
   for (const QString& name : model_names(model->text().trimmed())) {
     const std::string m = name.toStdString();
     try {
@@ -565,12 +573,28 @@ void ExperimentPanel::describe_model() {
       const std::string dir = resolve_model(m);
       const ModelConfig c = load_model_config((std::filesystem::path(dir) / "config.json").string());
       described << QString::fromStdString(architecture_line(c));
+      configs.push_back(c);
     } catch (const std::exception& e) {  // not a model name, no such folder, or a config.json it cannot read
       described << tr("unknown");
       if (architecture_problem_.isEmpty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
     }
   }
   architecture_->setText(model->text().trimmed().isEmpty() ? QString() : described.join("\n"));
+  // The panel follows the model: an intervention or analysis its architecture cannot take (core's
+  // rule, capability_check.h) is disabled with the reason, or, when ticked, named as a problem.
+  std::vector<std::pair<QCheckBox*, std::function<std::string(const ModelConfig&)>>> asks{
+      {i_dt, [](const ModelConfig& c) { return refuses_intervention(c, "dt_scale"); }},
+      {i_a, [](const ModelConfig& c) { return refuses_intervention(c, "a_scale"); }},
+      {i_longmamba, [](const ModelConfig& c) { return refuses_intervention(c, "longmamba"); }}};
+  for (auto& [key, box] : analysis_boxes_)
+    asks.emplace_back(box, [k = key](const ModelConfig& c) { return refuses_analysis(c, k); });
+  refused_.clear();
+  for (auto& [box, ask] : asks) {
+    QString why;
+    for (const ModelConfig& c : configs)
+      if (why.isEmpty()) why = QString::fromStdString(ask(c));
+    refused_[box] = why;
+  }
 }
 
 void ExperimentPanel::validate() {

@@ -6,6 +6,7 @@
 #include <QWidget>
 #include <string>
 #include <utility>
+#include <map>
 #include <vector>
 #include <nlohmann/json_fwd.hpp>
 
@@ -79,6 +80,8 @@ class ExperimentPanel : public QWidget {
   QLabel* policy_note;  // shown while the loaded spec's runs stand instead of the form's
   QLabel* architecture_;  // what the model field names: "Mamba-1 · 2 layers · state (d_inner, d_state) 128 x 16"
   QString architecture_problem_;  // why the model's config.json cannot be read (empty: it can)
+  // Each intervention and analysis box the model's architecture may refuse, with why ("" : it can).
+  std::map<QCheckBox*, QString> refused_;
   void describe_model();
   QAction *run_action_, *cancel_action_;
   QWidget* form_;       // every field (disabled while running)

@@ -50,6 +50,12 @@
 
 namespace statescope::gui {
 
+QString experiments_folder() {
+  // Not AppDataLocation: with the organisation and the application both "statescope" it names the
+  // folder twice (~/.local/share/statescope/statescope).
+  return QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation) + "/statescope/experiments";
+}
+
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle("statescope");
   setAcceptDrops(true);
@@ -315,7 +321,7 @@ void MainWindow::start_run(const QString& out, bool replace) {
   QString path = out;
   bool overwrite = replace;
   if (path.isEmpty()) {  // a new file of its own, never an existing one
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + "/experiments";
+    const QString dir = experiments_folder();
     QDir().mkpath(dir);
     const QString stem = dir + "/experiment-" + QDateTime::currentDateTime().toString("yyyyMMdd-HHmmss");
     path = stem + ".h5";

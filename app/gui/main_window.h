@@ -28,6 +28,10 @@ namespace statescope::gui {
 
 class ExperimentPanel;
 
+// Where a run without a chosen file is written: <XDG data home>/statescope/experiments
+// (~/.local/share/statescope/experiments), each experiment a new file named by its start time.
+QString experiments_folder();
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:

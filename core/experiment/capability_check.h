@@ -10,6 +10,12 @@
 
 namespace statescope {
 
+// "" when `config`'s architecture can compute the analysis `key` (core/analyses/list.h), else why
+// not, naming the architecture (the app's panel disables the box with this reason).
+std::string refuses_analysis(const ModelConfig& config, const std::string& key);
+// The same for a training-free intervention of `kind` (Capabilities::refuses_intervention).
+std::string refuses_intervention(const ModelConfig& config, const std::string& kind);
+
 // Throws Error "<src>: ..." for the first intervention or analysis `config`'s architecture cannot take.
 void check_capabilities(const ExperimentSpec& spec, const ModelConfig& config, const std::string& src);
 
