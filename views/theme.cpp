@@ -59,6 +59,7 @@ QPalette Theme::palette() const {
   p.setColor(QPalette::ToolTipText, QColor(230, 230, 230));
   p.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 120, 120));
   p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 120, 120));
+  p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(120, 120, 120));  // a disabled check box's label
   return p;
 }
 
