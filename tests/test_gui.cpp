@@ -501,6 +501,11 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   ASSERT_TRUE(done.wait(180000)) << "run did not finish";
   tick.stop();
   EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
+  // The status bar says where the file went, no developer diagnostics.
+  const QString status = w.findChild<QLabel*>("status")->text();
+  EXPECT_TRUE(status.startsWith("finished · written to ")) << status.toStdString();
+  EXPECT_TRUE(status.endsWith("statescope_gui_run.h5")) << status.toStdString();
+  EXPECT_EQ(status.indexOf("stall"), -1) << status.toStdString();
   std::cout << "longest event-loop gap during the run: " << worst << " ms (10 ms timer), ending at " << worst_at
             << " ms of " << clock.elapsed() << " ms\n";
   // The target: no stall over 50 ms (these tests run serially, so no other test competes for the cores).

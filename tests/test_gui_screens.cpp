@@ -106,7 +106,7 @@ TEST(Screens, EveryToolbarControlIsWholeAndTheStatusReadsWholeAt1280) {
   EXPECT_GT(checked, 20);
   auto* status = w.findChild<QLabel*>("status");
   ASSERT_NE(status, nullptr);
-  status->setText("finished · longest UI stall 12 ms");
+  status->setText("finished · written to ~/.local/share/statescope/experiments/experiment-20261206-182505.h5");
   QTest::qWait(50);
   EXPECT_GE(status->width(), status->fontMetrics().horizontalAdvance(status->text())) << "the status text is clipped";
 }

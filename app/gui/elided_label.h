@@ -1,5 +1,5 @@
 // elided_label.h — a one-line label for the status bar: it asks for its whole text's width, so a
-// short message ("finished · longest UI stall 12 ms") is never clipped, and when the window is too
+// short message ("finished · written to ~/x.h5") is never clipped, and when the window is too
 // narrow for a long one it ends in "…" with the whole text as its tooltip (never cut mid-word, never
 // widening the window).
 #pragma once

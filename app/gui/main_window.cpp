@@ -416,7 +416,10 @@ void MainWindow::on_finished(bool ok, const QString& message) {
   phase_ = "finishing";
   last_message_ = message;
   bar_->setVisible(false);
-  status_->setText((ok ? tr("finished") : tr("stopped")) + tr(" · longest UI stall %1 ms").arg(worst_gap_));
+  // Where the file went (the event-loop stall is a developer's number: --quit-when-done prints it).
+  QString where = QDir::toNativeSeparators(file_);
+  if (const QString home = QDir::homePath(); where.startsWith(home + "/")) where = "~" + where.mid(home.size());
+  status_->setText((ok ? tr("finished") : tr("stopped")) + tr(" · written to %1").arg(where));
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(file_).fileName()));
   // Every run, finished or cut short, already arrived through run_loaded, read back from the file
   // on the worker thread; re-reading it here would only stall the event loop (~40 ms for the demo).
