@@ -40,6 +40,7 @@
 #include "app/gui/experiment_panel.h"
 #include "app/gui/main_window.h"
 #include "app/gui/spec_editor.h"
+#include "views/plot_widget.h"
 #include "core/experiment/experiment.h"
 #include "core/experiment/spec.h"
 #include "core/store/h5file.h"
@@ -112,6 +113,26 @@ TEST(Gui, EveryRegisteredAnalysisHasAView) {
 // The panel follows the model: what a GLA model cannot take (dt_scale, LongMamba, effective attention)
 // is disabled with core's reason before anything runs; ticked by a loaded spec, it is a named problem
 // and Run stays off until it is unticked or the model changes.
+// A tab of an open experiment whose analyses were not asked for says so, not "No results yet".
+TEST(Gui, EmptyTabsSayTheAnalysisWasNotAsked) {
+  views::RunData r;
+  r.name = "baseline";
+  r.eval = EvalResult{};
+  const views::Runs runs{r};
+  EXPECT_EQ(gui::empty_tab_reason({"effrem"}, {}), QString()) << "nothing open: the default hint";
+  EXPECT_EQ(gui::empty_tab_reason({"eval"}, runs), QString()) << "the run holds it";
+  const QString why = gui::empty_tab_reason({"passkey", "copying"}, runs);
+  EXPECT_TRUE(why.startsWith("Not in this experiment: Passkey grid (zero-shot), Copying")) << why.toStdString();
+  EXPECT_TRUE(gui::empty_tab_reason({"train"}, runs).startsWith("No run of this experiment trained"));
+  EXPECT_TRUE(gui::empty_tab_reason({"sweep"}, runs).startsWith("This experiment has no sweep"));
+  views::PlotWidget plot("EffRem");
+  EXPECT_TRUE(plot.empty_hint().startsWith("No results yet"));
+  plot.set_empty_hint(why);
+  EXPECT_EQ(plot.empty_hint(), why);
+  plot.set_empty_hint({});
+  EXPECT_TRUE(plot.empty_hint().startsWith("No results yet"));
+}
+
 // A run without a chosen file lands in <XDG data home>/statescope/experiments, the folder named once.
 TEST(Gui, ExperimentsGoToTheDataFolderNamedOnce) {
   const QByteArray was = qgetenv("XDG_DATA_HOME");

@@ -274,14 +274,25 @@ void PlotWidget::sync_overlays() {
     empty_hint_ = new QCPItemText(plot_);
     empty_hint_->position->setType(QCPItemPosition::ptAxisRectRatio);
     empty_hint_->position->setCoords(0.5, 0.5);
-    empty_hint_->setText(tr("No results yet\nRun \u25B8 Run experiment (Ctrl+R)\nor File \u25B8 Open experiment (Ctrl+O)"));
     empty_hint_->setTextAlignment(Qt::AlignCenter);
     empty_hint_->setSelectable(false);
   }
   if (empty_hint_) {
+    empty_hint_->setText(empty_hint());
     empty_hint_->setVisible(empty);
     empty_hint_->setColor(theme(dark_).hint);
   }
+}
+
+void PlotWidget::set_empty_hint(const QString& text) {
+  empty_text_ = text;
+  replot();
+}
+
+QString PlotWidget::empty_hint() const {
+  if (plot_->plottableCount() > 0) return {};
+  return !empty_text_.isEmpty() ? empty_text_
+                                : tr("No results yet\nRun \u25B8 Run experiment (Ctrl+R)\nor File \u25B8 Open experiment (Ctrl+O)");
 }
 
 void PlotWidget::replot() {

@@ -62,6 +62,10 @@ class PlotWidget : public QWidget {
   // ones left out on the plot; off: every point. The loss view starts with it on.
   void set_robust_y(bool on);
   bool robust_y() const;
+  // What an empty plot says ("" : "No results yet", run or open an experiment); the window says why
+  // a tab of an open experiment is empty (an analysis it did not ask for). The shown text, or "".
+  void set_empty_hint(const QString& text);
+  QString empty_hint() const;
   QStringList clipped_series() const { return clipped_; }  // left out of the y range by the last reset
 
  signals:
@@ -98,6 +102,7 @@ class PlotWidget : public QWidget {
   bool dark_ = false;
   bool legend_enabled_ = true;
   QPointer<QCPItemText> empty_hint_;  // null again once clear_series() deletes the items
+  QString empty_text_;                // set_empty_hint's ("" : the default)
 };
 
 // Exponential moving average with the bias correction used by TensorBoard (weight in [0, 1)).

@@ -1,5 +1,6 @@
 // main_window.cpp — window, menus, live run wiring, files, export, settings.
 #include "app/gui/main_window.h"
+#include "core/store/analysis_record.h"
 #include "app/gui/elided_label.h"
 #include "views/view_registry.h"
 
@@ -462,7 +463,35 @@ void MainWindow::refresh_current() {
   const int i = tabs_->currentIndex();
   if (i < 0 || i >= static_cast<int>(stale_.size()) || !stale_[i]) return;
   stale_[i] = false;
-  views_[i]->set_runs(runs());
+  const views::Runs rs = runs();
+  views_[i]->set_runs(rs);
+  const QString why = empty_tab_reason(views::view_registry()[static_cast<size_t>(i)].shows, rs);
+  for (auto* p : plots_in_tab(i)) p->set_empty_hint(why);
+}
+
+// Why a tab of an open experiment is empty: its analyses were not asked for ("" : not empty, or
+// nothing open, where "No results yet" says what to do).
+QString empty_tab_reason(const std::vector<std::string>& shows, const views::Runs& runs) {
+  if (runs.empty()) return {};
+  auto holds = [&](const views::RunData& r, const std::string& k) {
+    if (k == "train") return !r.train.empty();
+    if (k == "sweep") return !r.sweep.group.empty();
+    const AnalysisRecord* a = find_analysis_record(k);
+    return a && a->present(r);
+  };
+  for (const auto& r : runs)
+    for (const auto& k : shows)
+      if (holds(r, k)) return {};
+  QStringList asked;
+  for (const auto& k : shows) {
+    if (k == "train") return QObject::tr("No run of this experiment trained\n(the baseline and training-free runs are "
+                                         "measured as loaded)");
+    if (k == "sweep") return QObject::tr("This experiment has no sweep\n(a spec's \"sweep\" section: Edit as JSON)");
+    if (const AnalysisRecord* a = find_analysis_record(k); a && a->options) asked << QString::fromStdString(a->label);
+  }
+  if (asked.isEmpty()) return {};
+  return QObject::tr("Not in this experiment: %1\nTick it under Evaluation and analyses, then Run (Ctrl+R)")
+      .arg(asked.join(", "));
 }
 
 QList<views::PlotWidget*> MainWindow::plots_in_tab(int index) const {

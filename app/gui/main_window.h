@@ -32,6 +32,11 @@ class ExperimentPanel;
 // (~/.local/share/statescope/experiments), each experiment a new file named by its start time.
 QString experiments_folder();
 
+// Why a tab showing the analyses `shows` (view_registry.h keys) is empty for these runs: not asked for
+// by the experiment ("Not in this experiment: Passkey grid (zero-shot) ..."), no training, no sweep;
+// "" when some run holds one of them or nothing is open.
+QString empty_tab_reason(const std::vector<std::string>& shows, const views::Runs& runs);
+
 class MainWindow : public QMainWindow {
   Q_OBJECT
  public:
