@@ -990,6 +990,21 @@ TEST(Gui, TrainingLossOpensSmoothed) {
   }
 }
 
+// Per-position loss opens on the excess, its heading and axis saying so with units; each mode renames them.
+TEST(Gui, PerPositionLossOpensOnTheExcessWithUnits) {
+  views::PositionLossView v;
+  auto* what = v.findChild<QComboBox*>();
+  ASSERT_NE(what, nullptr);
+  EXPECT_EQ(what->currentIndex(), 1);
+  v.set_runs({});
+  auto title = [&] { return qobject_cast<QCPTextElement*>(v.plot()->plotLayout()->element(0, 0))->text(); };
+  EXPECT_TRUE(title().startsWith("Excess loss per position")) << title().toStdString();
+  EXPECT_EQ(v.plot()->yAxis->label(), "excess loss (bits/token)");
+  what->setCurrentIndex(0);
+  EXPECT_EQ(title(), "Loss per position");
+  EXPECT_EQ(v.plot()->yAxis->label(), "loss (bits/token)");
+}
+
 // The heatmaps' position labels do not run into each other: on a log-spaced grid of 2048 positions
 // the labels are the powers of ten (a handful), on a linear grid at most six.
 TEST(Gui, HeatmapPositionLabelsAreFewAndDoNotOverlap) {

@@ -36,6 +36,9 @@ PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per po
   what_ = new QComboBox(this);
   what_->addItems({tr("loss (bits/token)"), tr("excess over the loaded model's state-reset loss"), tr("perplexity"),
                    tr("state-reset reference loss (bits/token)")});
+  // Opens on the excess: the measure the experiment is about (raw losses differ by passage far more
+  // than by run).
+  what_->setCurrentIndex(1);
   toolbar()->insertWidget(0, what_);
   connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { show_runs(); });
   set_log_x(true);
@@ -45,7 +48,13 @@ PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per po
 void PositionLossView::show_runs() {
   clear_series();
   const int mode = what_->currentIndex();
-  set_labels(tr("position (tokens)"), what_->currentText());
+  // Each mode's heading and y axis, units included.
+  const QString titles[] = {tr("Loss per position"), tr("Excess loss per position (against the one yardstick)"),
+                            tr("Perplexity per position"), tr("State-reset reference loss per position")};
+  const QString units[] = {tr("loss (bits/token)"), tr("excess loss (bits/token)"), tr("perplexity"),
+                           tr("reference loss (bits/token)")};
+  set_title(titles[mode]);
+  set_labels(tr("position (tokens)"), units[mode]);
   std::set<int64_t> Ts;  // runs of several files may have other training contexts
   for (auto& r : runs_) {
     if (!r.checked || !r.eval) continue;
