@@ -620,6 +620,24 @@ TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   EXPECT_EQ(w.runs()[0].status.toStdString(), "cancelled");
 }
 
+// Cancelling an experiment leaves no run reading "queued": those that never started say so.
+TEST(Gui, CancelMarksTheRunsThatNeverStarted) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  make_short(w.panel(), 100000);
+  field<QCheckBox>(w.panel(), "baseline")->setChecked(false);
+  field<QCheckBox>(w.panel(), "p_tbtt")->setChecked(true);  // queued behind passing (one job)
+  QSignalSpy done(&w, &gui::MainWindow::run_finished);
+  w.start_run(QString::fromStdString(tmp("statescope_gui_cancel_queued.h5")));
+  for (int i = 0; i < 600 && (w.runs().empty() || w.runs()[0].train.size() < 2); ++i) QTest::qWait(50);
+  ASSERT_EQ(w.runs().size(), 2u);
+  EXPECT_EQ(w.runs()[1].status.toStdString(), "queued");
+  w.panel()->cancel_action()->trigger();
+  ASSERT_TRUE(done.wait(5000));
+  EXPECT_EQ(w.runs()[0].status.toStdString(), "cancelled");
+  EXPECT_EQ(w.runs()[1].status.toStdString(), "not run (cancelled)");
+}
+
 TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   const std::string spec = R"({"model": "embedded", "policies": [],
     "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""plant_dependencies.py AUSTEN.txt OUT.jsonl [--T 256] [--every 0] [--min-gap 16] [--copies 4] [--seed 0]
+"""plant_dependencies.py AUSTEN.txt OUT.jsonl [--T 256] [--every 0] [--min-gap 16] [--copies 4] [--seed 0] [--no-prose]
 
 The natural-failure recipe's corpus (issue 50): text where memory pays within the training window T.
 Austen's novels without *Persuasion* (kept unseen for evaluation: the embedded corpus's validation
@@ -24,6 +24,10 @@ ap.add_argument("--seed", type=int, default=0)
 # documents and then the whole novel as the tenth, so statescope's split (every 10th document is
 # validation) makes the planted novel the validation split (`eval --data OUT`).
 ap.add_argument("--held-out", action="store_true")
+# No prose: each chapter replaced by as many bytes of plants alone, one space apart, every pending
+# recall emitted when due and a new introduction otherwise (the control for whether the model can
+# learn the recall at all: every digit is an introduction's or a recall's).
+ap.add_argument("--no-prose", action="store_true")
 a = ap.parse_args()
 every = a.every or a.T // 2
 TITLES = ["EMMA", "MANSFIELD PARK", "NORTHANGER ABBEY", "Persuasion", "PRIDE AND PREJUDICE", "SENSE AND SENSIBILITY"]
@@ -51,7 +55,14 @@ with open(a.out, "w", encoding="utf-8") as f:
         for d in docs:
             out, pos, pending = [], 0, []          # pending: (due offset, text)
             nxt = rng.expovariate(1 / every)
-            for w in re.split(r"(\s+)", d):        # words and the whitespace between them
+            while a.no_prose and pos < len(d):
+                if pending and pos >= pending[0][0]:
+                    s = pending.pop(0)[1]
+                else:
+                    s = "<%s %s>" % (rng.choice(POOL), "%04d" % rng.randrange(10000))
+                    pending.append((pos + len(s) + 1 + rng.randint(a.min_gap, a.T - 48), s)); pending.sort(); n_plants += 1
+                out.append(s + " "); pos += len(s) + 1
+            for w in ([] if a.no_prose else re.split(r"(\s+)", d)):  # words and the whitespace between them
                 while not w.isspace() and pending and pos >= pending[0][0]:
                     s = pending.pop(0)[1]; out.append(s + " "); pos += len(s) + 1
                 if pos >= nxt and not w.isspace():

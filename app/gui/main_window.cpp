@@ -414,6 +414,10 @@ void MainWindow::on_run_loaded(const views::RunData& r) {
 
 void MainWindow::on_finished(bool ok, const QString& message) {
   set_running(false);
+  // Runs that never started (queued behind the cancelled one) say so rather than "queued" forever.
+  if (!ok)
+    for (int i = 0; i < run_set_->rowCount(); ++i)
+      if (run_set_->runs()[static_cast<size_t>(i)].status == "queued") run_set_->set_status(i, tr("not run (cancelled)"));
   phase_ = "finishing";
   last_message_ = message;
   bar_->setVisible(false);
