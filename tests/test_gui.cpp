@@ -620,6 +620,25 @@ TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   EXPECT_EQ(w.runs()[0].status.toStdString(), "cancelled");
 }
 
+// The Run button is on screen at laptop and desktop sizes: pinned under the scrolling form.
+TEST(Gui, RunButtonIsAlwaysOnScreen) {
+  for (QSize size : {QSize(1280, 720), QSize(1440, 900), QSize(1920, 1080)}) {
+    gui::MainWindow w;
+    w.set_quiet(true);
+    w.resize(size);
+    w.show();
+    QTest::qWait(100);
+    QToolButton* run = nullptr;
+    for (auto* b : w.findChildren<QToolButton*>())
+      if (b->defaultAction() == w.panel()->run_action()) run = b;
+    ASSERT_NE(run, nullptr);
+    EXPECT_TRUE(run->isVisible());
+    EXPECT_FALSE(run->visibleRegion().isEmpty()) << size.width() << "x" << size.height() << ": Run is scrolled away";
+    const QRect in_window(run->mapTo(&w, QPoint(0, 0)), run->size());
+    EXPECT_TRUE(w.rect().contains(in_window)) << size.width() << "x" << size.height();
+  }
+}
+
 // Cancelling an experiment leaves no run reading "queued": those that never started say so.
 TEST(Gui, CancelMarksTheRunsThatNeverStarted) {
   gui::MainWindow w;

@@ -190,7 +190,10 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   save_models->setPlaceholderText(tr("(optional) directory to save post-trained models"));
   fv->addWidget(save_models);
   v->addWidget(form_);
-  v->addLayout(build_buttons());
+  button_bar_ = new QWidget(this);
+  button_bar_->setObjectName("panel_buttons");
+  button_bar_->setLayout(build_buttons());
+  v->addWidget(button_bar_);
   v->addStretch(1);
   name_fields();
   connect_fields();
@@ -428,6 +431,7 @@ QLayout* ExperimentPanel::build_buttons() {
                              "analysis settings (Ctrl+J)"));
   connect(edit_button, &QPushButton::clicked, this, &ExperimentPanel::edit_json);
   auto* buttons = new QHBoxLayout;
+  buttons->setContentsMargins(0, 0, 0, 0);
   buttons->addWidget(edit_button);
   buttons->addWidget(button(run_action_, tr("Run")), 1);
   buttons->addWidget(button(cancel_action_, tr("Cancel")));

@@ -46,6 +46,9 @@ class ExperimentPanel : public QWidget {
   // is valid and nothing runs, Cancel while something runs. Run emits run_requested, Cancel
   // cancel_requested.
   QAction* run_action() const { return run_action_; }
+  // Edit as JSON, Run and Cancel: below the form, or wherever the window pins it (the main window keeps
+  // it under the scrolling form, always on screen).
+  QWidget* button_bar() const { return button_bar_; }
   QAction* cancel_action() const { return cancel_action_; }
   // While an experiment runs the form is read-only (it describes what is running).
   void set_running(bool running);
@@ -73,7 +76,8 @@ class ExperimentPanel : public QWidget {
   QLineEdit *dt_factor, *a_factor;
   QSpinBox* reset_period;
   QLabel* intervention_note;  // shown while the loaded spec's interventions stand instead of the form's
-  std::vector<std::pair<std::string, QCheckBox*>> analysis_boxes_;  // a box per analysis (list.h), by key
+  std::vector<std::pair<std::string, QCheckBox*>> analysis_boxes_;
+  QWidget* button_bar_ = nullptr;  // a box per analysis (list.h), by key
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* edit_button;

@@ -70,7 +70,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   scroll->setFrameShape(QFrame::NoFrame);
   scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   scroll->setMinimumWidth(panel_->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
-  pd->setWidget(scroll);
+  // Edit / Run / Cancel stay under the scrolling form, never below the fold.
+  auto* dock_body = new QWidget(pd);
+  auto* db = new QVBoxLayout(dock_body);
+  db->setContentsMargins(0, 0, 0, 0);
+  db->addWidget(scroll, 1);
+  db->addWidget(panel_->button_bar());  // reparented out of the panel's own layout
+  pd->setWidget(dock_body);
   addDockWidget(Qt::LeftDockWidgetArea, pd);
   panel_dock_ = pd;
   run_set_ = new RunSet(this);
