@@ -133,6 +133,29 @@ TEST(Gui, EmptyTabsSayTheAnalysisWasNotAsked) {
   EXPECT_TRUE(plot.empty_hint().startsWith("No results yet"));
 }
 
+// Legends never cover data: beside the plot when it is wide enough, inside (top right) when narrow;
+// a plot without a legend (a heatmap) keeps none beside it.
+TEST(Gui, LegendsSitBesideThePlotWhenThereIsRoom) {
+  views::PlotWidget plot("curves");
+  plot.add_series("a", Qt::red, {1, 2, 3}, {1, 2, 3});
+  plot.resize(900, 500);
+  plot.show();
+  QTest::qWait(20);
+  EXPECT_TRUE(plot.legend_beside());
+  const QRect legend = plot.plot()->legend->outerRect(), data = plot.plot()->axisRect()->outerRect();
+  EXPECT_GT(legend.width(), 0);
+  EXPECT_GT(data.width(), 400);
+  EXPECT_FALSE(legend.intersects(data)) << "the legend overlaps the axis rect";
+  plot.resize(300, 300);
+  QTest::qWait(20);
+  EXPECT_FALSE(plot.legend_beside()) << "too narrow for a column of its own";
+  plot.resize(900, 500);
+  QTest::qWait(20);
+  EXPECT_TRUE(plot.legend_beside());
+  plot.set_legend_enabled(false);
+  EXPECT_FALSE(plot.legend_beside());
+}
+
 // A run without a chosen file lands in <XDG data home>/statescope/experiments, the folder named once.
 TEST(Gui, ExperimentsGoToTheDataFolderNamedOnce) {
   const QByteArray was = qgetenv("XDG_DATA_HOME");

@@ -71,6 +71,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   plot_->legend->setSelectableParts(QCPLegend::spItems);
   plot_->plotLayout()->insertRow(0);
   plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title, QFont(font().family(), 10, QFont::Bold)));
+  place_legend(false);  // beside once the widget is wide enough (resizeEvent)
   plot_->setMinimumSize(300, 200);
   v->addWidget(plot_, 1);
   readout_ = new QLabel(this);
@@ -248,7 +249,7 @@ void PlotWidget::reset_view() {
       if (!clip_note_) {
         clip_note_ = new QCPItemText(plot_);
         clip_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
-        clip_note_->position->setCoords(0.01, 0.01);  // top left: the legend sits top right
+        clip_note_->position->setCoords(0.01, 0.01);  // top left
         clip_note_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
         clip_note_->setSelectable(false);
       }
@@ -391,7 +392,53 @@ void PlotWidget::hover_at(const QPointF& px) {
 
 void PlotWidget::set_legend_enabled(bool on) {
   legend_enabled_ = on;
+  place_legend(on && width() >= kLegendBesideWidth);
   replot();
+}
+
+// The legend beside the axis rect, never over the data (in the app and in exports): row 1 of the
+// plot holds [axis rect | legend over empty space], under the title of row 0, which spans both. Inside
+// the axis rect (top right) when the plot is too narrow to give it a column, and for plots without
+// one (heatmaps: their colour scale takes that side).
+void PlotWidget::place_legend(bool beside) {
+  auto* grid = plot_->plotLayout();
+  auto* inset = plot_->axisRect()->insetLayout();
+  auto* row = qobject_cast<QCPLayoutGrid*>(grid->element(1, 0));  // null while the axis rect sits there
+  if (beside && !row) {
+    inset->take(plot_->legend);
+    inset->simplify();
+    QCPAxisRect* rect = plot_->axisRect();
+    grid->take(rect);
+    row = new QCPLayoutGrid;
+    grid->addElement(1, 0, row);
+    row->addElement(0, 0, rect);
+    auto* column = new QCPLayoutGrid;
+    row->addElement(0, 1, column);
+    row->setColumnStretchFactor(1, 0.001);  // as narrow as its entries
+    column->addElement(0, 0, plot_->legend);
+    column->addElement(1, 0, new QCPLayoutElement(plot_));  // the space below it
+    column->setRowStretchFactor(0, 0.001);
+    column->setMargins(QMargins(0, 0, 4, 0));
+  } else if (!beside && row) {
+    QCPAxisRect* rect = plot_->axisRect();
+    auto* column = qobject_cast<QCPLayoutGrid*>(row->element(0, 1));
+    column->take(plot_->legend);
+    row->take(rect);
+    grid->remove(row);  // deletes the row, the legend's column and its spacer
+    grid->addElement(1, 0, rect);
+    inset->addElement(plot_->legend, Qt::AlignRight | Qt::AlignTop);
+  }
+}
+
+bool PlotWidget::legend_beside() const { return qobject_cast<QCPLayoutGrid*>(plot_->plotLayout()->element(1, 0)); }
+
+void PlotWidget::resizeEvent(QResizeEvent* e) {
+  QWidget::resizeEvent(e);
+  const bool beside = legend_enabled_ && width() >= kLegendBesideWidth;
+  if (beside != legend_beside()) {
+    place_legend(beside);
+    replot();
+  }
 }
 
 void PlotWidget::set_smoothing(int percent) { smooth_->setValue(percent); }

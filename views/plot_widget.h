@@ -44,6 +44,8 @@ class PlotWidget : public QWidget {
   void add_vertical_marker(double x, const QString& label);  // e.g. the training context T
   void reset_view();          // rescale to all visible data
   void replot();
+  void place_legend(bool beside);
+  void resizeEvent(QResizeEvent* e) override;
 
   // Table export for non-line views (heatmaps): header + rows; line views use the series.
   void set_table(const QStringList& header, const std::vector<std::vector<QString>>& rows);
@@ -58,6 +60,10 @@ class PlotWidget : public QWidget {
   void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
   void set_smoothing(int percent);  // EMA weight in percent (0: off)
   void set_legend_enabled(bool on);  // shown only when enabled and holding at least one entry
+  // Where it is: beside the plot (true) when enabled and the widget is at least kLegendBesideWidth
+  // wide, else inside it, top right.
+  bool legend_beside() const;
+  static constexpr int kLegendBesideWidth = 480;
   // "robust y": Reset view fits y to the runs that do not dominate it (robust_range.h), names the
   // ones left out on the plot; off: every point. The loss view starts with it on.
   void set_robust_y(bool on);
