@@ -14,6 +14,7 @@
 #include <QMimeData>
 #include <QDropEvent>
 #include <QAction>
+#include <QImage>
 #include <QLabel>
 #include <QListView>
 #include <QDoubleSpinBox>
@@ -41,6 +42,7 @@
 #include "app/gui/main_window.h"
 #include "app/gui/spec_editor.h"
 #include "views/plot_widget.h"
+#include "views/theme.h"
 #include "core/experiment/experiment.h"
 #include "core/experiment/spec.h"
 #include "core/store/h5file.h"
@@ -154,6 +156,23 @@ TEST(Gui, LegendsSitBesideThePlotWhenThereIsRoom) {
   EXPECT_TRUE(plot.legend_beside());
   plot.set_legend_enabled(false);
   EXPECT_FALSE(plot.legend_beside());
+}
+
+// Exported figures are drawn in the light theme whatever the window's (a choice), and the window's
+// plot keeps its own theme afterwards.
+TEST(Gui, ExportsAreLightWhateverTheWindowsTheme) {
+  views::PlotWidget plot("curves");
+  plot.add_series("a", Qt::red, {1, 2, 3}, {1, 2, 3});
+  plot.apply_theme(true);
+  const QString light = QString::fromStdString(tmp("statescope_export_light.png"));
+  const QString dark = QString::fromStdString(tmp("statescope_export_dark.png"));
+  QFile::remove(light), QFile::remove(dark);
+  ASSERT_TRUE(plot.export_image(light, 400, 300));
+  ASSERT_TRUE(plot.export_image(dark, 400, 300, /*light=*/false));
+  const QColor corner_light = QImage(light).pixelColor(2, 2), corner_dark = QImage(dark).pixelColor(2, 2);
+  EXPECT_EQ(corner_light, views::theme(false).plot_background);
+  EXPECT_EQ(corner_dark, views::theme(true).plot_background);
+  EXPECT_EQ(plot.plot()->grab().toImage().pixelColor(2, 2), views::theme(true).plot_background) << "the window's theme is back";
 }
 
 // A run without a chosen file lands in <XDG data home>/statescope/experiments, the folder named once.

@@ -309,9 +309,19 @@ void PlotWidget::set_table(const QStringList& header, const std::vector<std::vec
 // Both exports follow the output rule (core/base/output_rule.h): written under a staging name and
 // renamed when complete, so a failed export never leaves half a file where an old one was. The file
 // dialog has asked before an existing file is replaced.
-bool PlotWidget::export_image(const QString& path, int w, int h) {
+bool PlotWidget::export_image(const QString& path, int w, int h, bool light) {
   if (w <= 0) w = plot_->width();
   if (h <= 0) h = plot_->height();
+  // A figure for a page: drawn in the light theme whatever the window's, then the window's restored.
+  const bool was_dark = dark_;
+  if (light && was_dark) apply_theme(false);
+  struct Restore {
+    PlotWidget* p;
+    bool dark;
+    ~Restore() {
+      if (dark) p->apply_theme(true);
+    }
+  } restore{this, light && was_dark};
   sync_overlays();
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix != "png" && suffix != "pdf" && suffix != "svg") return false;

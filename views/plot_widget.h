@@ -50,7 +50,8 @@ class PlotWidget : public QWidget {
   // Table export for non-line views (heatmaps): header + rows; line views use the series.
   void set_table(const QStringList& header, const std::vector<std::vector<QString>>& rows);
 
-  bool export_image(const QString& path, int width = 0, int height = 0);  // .png .svg .pdf by suffix
+  bool export_image(const QString& path, int width = 0, int height = 0,
+                    bool light = true);  // .png .svg .pdf by suffix; light: the light theme whatever the window's  // .png .svg .pdf by suffix
   bool export_csv(const QString& path) const;
   QString hover_text() const;  // the current read-out (tests)
   void set_readout(const QString& text);  // a view's own read-out (e.g. a colour map's cell), also to the status bar

@@ -243,6 +243,16 @@ void MainWindow::build_menus() {
   dark->setCheckable(true);
   dark->setChecked(dark_);
   connect(dark, &QAction::toggled, this, &MainWindow::set_dark);
+  // Exported figures go on a page: light by default, whatever the window's theme.
+  auto* light = view->addAction(tr("&Export figures on a light background"));
+  light->setObjectName("export_light");
+  light->setCheckable(true);
+  export_light_ = QSettings().value("view/export_light", true).toBool();
+  light->setChecked(export_light_);
+  connect(light, &QAction::toggled, this, [this](bool on) {
+    export_light_ = on;
+    QSettings().setValue("view/export_light", on);
+  });
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About statescope"), this, &MainWindow::about);
   update_recent_menu();
@@ -537,7 +547,7 @@ void MainWindow::export_tab(bool data) {
   for (int i = 0; i < plots.size(); ++i) {
     const QString suffix = data ? QString("csv") : fi.suffix();
     const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.").arg(i + 1) + suffix);
-    if (!(data ? plots[i]->export_csv(p) : plots[i]->export_image(p, 1200, 800)))
+    if (!(data ? plots[i]->export_csv(p) : plots[i]->export_image(p, 1200, 800, export_light_)))
       error(tr("Export failed"), tr("Could not write %1").arg(p));
   }
 }

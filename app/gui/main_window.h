@@ -130,6 +130,7 @@ class MainWindow : public QMainWindow {
   int added_files_ = 0;  // files whose runs were added to file_'s (add_file)
   QStringList recent_files_;
   std::vector<bool> stale_;
+  bool export_light_ = true;  // View ▸ Export figures on a light background
   bool running_ = false, dirty_ = false, dirty_loss_ = false, dark_ = true, quiet_ = false;
 };
 
