@@ -221,6 +221,19 @@ TEST(Experiment, BadSpecsAreRefusedBeforeWriting) {
   EXPECT_EQ(scan_kernels(), "auto");  // a refused spec changes nothing
 }
 
+// A JSON syntax error reads as a sentence with its line and column, without nlohmann's prefix.
+TEST(Experiment, JsonSyntaxErrorsSayWhereInAPlainSentence) {
+  try {
+    parse_spec("{\n  \"seed\": 1,\n}", "typo.json");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_EQ(m.rfind("typo.json: not valid JSON at line 3, column 1: unexpected '}'", 0), 0u) << m;
+    EXPECT_EQ(m.find("json.exception"), std::string::npos) << m;
+    EXPECT_EQ(m.find("syntax error while parsing"), std::string::npos) << m;
+  }
+}
+
 TEST(Experiment, CheckSpecNamesTheFieldWithoutRunning) {
   auto why = [](const std::string& s) {
     try {

@@ -13,6 +13,7 @@
 
 #include "core/base/contained.h"
 #include "core/base/error.h"
+#include "core/base/json_error.h"
 #include "core/base/file_io.h"
 #include "core/base/hub_cache.h"
 #include "core/data/compressed.h"
@@ -326,7 +327,7 @@ Corpus from_cache(const fs::path& dir, const std::string& data) {
   try {
     idx = json::parse(in);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
-    throw Error((dir / "index.json").string() + ": not valid JSON (" + e.what() + ")");
+    throw Error((dir / "index.json").string() + ": " + json_error_text(e));
   }
   const int width = idx.at("width").get<int>();
   Corpus c;

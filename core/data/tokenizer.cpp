@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "core/base/error.h"
+#include "core/base/json_error.h"
 #include "core/base/file_io.h"
 #include "core/base/hub_cache.h"
 
@@ -175,7 +176,7 @@ std::unique_ptr<BpeTokenizer> BpeTokenizer::from_file(const std::string& path) t
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
-    throw Error(path + ": not valid JSON (" + e.what() + ")");
+    throw Error(path + ": " + json_error_text(e));
   }
   auto bad = [&](const std::string& field, const std::string& why) { return Error(path + ": field '" + field + "' " + why); };
   const json& m = j.value("model", json::object());

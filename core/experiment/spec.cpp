@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/base/error.h"
+#include "core/base/json_error.h"
 #include "core/analyses/section.h"  // positive
 #include "core/base/json_fields.h"
 #include "core/base/names.h"
@@ -334,7 +335,7 @@ ExperimentSpec parse_spec(const std::string& text, const std::string& src) {
   try {
     j = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
-    throw Error(src + ": not valid JSON (" + e.what() + ")");
+    throw Error(src + ": " + json_error_text(e));
   }
   return parse_spec(j, src);
 }

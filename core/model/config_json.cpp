@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/base/error.h"
+#include "core/base/json_error.h"
 
 namespace statescope {
 namespace {
@@ -67,7 +68,7 @@ json parse_config_text(const std::string& text, const std::string& source) {
   try {
     j = json::parse(quote_nonfinite_literals(text));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
-    throw Error(source + ": not valid JSON (" + e.what() + ")");
+    throw Error(source + ": " + json_error_text(e));
   }
   if (!j.is_object()) throw Error(source + ": expected a JSON object at the top level");
   return j;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/base/json_error.h"
 #include "core/base/file_io.h"
 
 namespace statescope {
@@ -66,7 +67,7 @@ SafetensorsFile parse_safetensors(std::vector<char> bytes, const std::string& so
   try {
     header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(n));
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 3e477
-    throw Error(source + ": safetensors header is not valid JSON (" + e.what() + ")");
+    throw Error(source + ": safetensors header is " + json_error_text(e));
   }
   if (!header.is_object()) throw Error(source + ": safetensors header is not a JSON object");
 
