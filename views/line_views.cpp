@@ -43,6 +43,7 @@ PositionLossView::PositionLossView(QWidget* parent) : PlotWidget(tr("Loss per po
   connect(what_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { show_runs(); });
   set_log_x(true);
   set_smoothing(97);  // per-position losses are noisy; the raw curves stay faint beneath
+  set_robust_y(true);  // one damaged run (random noise at sigma = 1) must not flatten the others; it is named
 }
 
 void PositionLossView::show_runs() {
