@@ -6,6 +6,9 @@
 #include <torch/torch.h>
 
 #include "core/model/mamba2/model.h"
+#include "core/model/model_config.h"
+#include "core/model/model_factory.h"
+#include <nlohmann/json.hpp>
 #include "core/analyses/copying/copying.h"
 #include "core/base/error.h"
 #include "core/train/samplers.h"
@@ -139,7 +142,7 @@ TEST(Copying, ScoresOnHandMadeAnswers) {
 }
 
 TEST(Copying, EvaluationAgreesWithIndependentGreedyLoop) {
-  Mamba2Config c = default_copy_model();
+  Mamba2Config c = std::get<Mamba2Config>(shape_config(default_copy_model(), "test"));
   c.d_model = 32; c.d_state = 8; c.headdim = 8; c.chunk_size = 16;
   RecurrentLM m = Mamba2LM(c);
   m->reset_parameters(11);
@@ -238,6 +241,46 @@ TEST(Copying, TrainsWithAndWithoutStatePassing) {
 // deviation of the source state's entries, zero from a zero state (whose answers are then the
 // zero state's own: an oracle); the reverse task's state is a chain of BOS s SEP reverse(s) EOS;
 // evaluate_copying scores the same strings from each, prose only when text is given.
+// The copying model is a shape of any architecture (issue 51). Its default is the Mamba-2 the
+// analysis always trained (the config, field by field, and the weights of the same seed), and a
+// section naming another architecture trains that one; another architecture's field is refused by
+// name.
+TEST(Copying, TrainsTheArchitectureItsSectionNames) {
+  Mamba2Config old;  // what copying built before the shape: Mamba2Config's defaults and these
+  old.d_model = 64, old.n_layer = 2, old.d_state = 32, old.headdim = 16, old.chunk_size = 64, old.vocab_size = 256;
+  old.tie_embeddings = true;
+  const ModelConfig now = shape_config(copying_options(nlohmann::json::object(), "t").options.model, "t");
+  ASSERT_TRUE(std::holds_alternative<Mamba2Config>(now));
+  EXPECT_EQ(to_hf_config_json(now), to_hf_config_json(ModelConfig(old)));
+  EXPECT_EQ(std::get<Mamba2Config>(now).dt_init_floor, old.dt_init_floor);
+  {
+    RecurrentLM a = Mamba2LM(old);
+    a->reset_parameters(5);
+    RecurrentLM b = fresh_model(default_copy_model(), 5, "t");
+    auto pa = a->named_parameters(), pb = b->named_parameters();
+    ASSERT_EQ(pa.size(), pb.size());
+    for (const auto& p : pa) EXPECT_TRUE(torch::equal(p.value(), pb[p.key()])) << p.key();
+  }
+  for (const char* arch : {"gla", "gated_deltanet", "mamba1"}) {
+    const auto o = copying_options(nlohmann::json::parse(std::string(R"({"L": 3, "alphabet": 3, "steps": 3, "batch": 4,
+        "samples": 2, "train_docs": 16, "model": {"arch": ")") + arch + R"(", "d_model": 32}})"), "t");
+    EXPECT_EQ(architecture(shape_config(o.options.model, "t")), arch);
+    PolicySpec ps;
+    auto r = run_copying(o.options, ps, o.train, {}, default_compute());
+    ASSERT_EQ(r.train.status, "finished") << arch;
+    EXPECT_EQ(r.result.exact.size(), r.result.lengths.size()) << arch;
+  }
+  try {
+    copying_options(nlohmann::json::parse(R"({"model": {"arch": "gla", "headdim": 8}})"), "spec.json");
+    FAIL() << "a Mamba-2 field on GLA was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'analyses.copying.model.headdim' is a Mamba-2 setting"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(copying_options(nlohmann::json::parse(R"({"model": {"arch": "rwkv"}})"), "t"), Error);
+  EXPECT_THROW(copying_options(nlohmann::json::parse(R"({"model": {"d_modell": 8}})"), "t"), Error);
+}
+
 TEST(Copying, ForeignStartsAreScoredOnTheSameStrings) {
   Mamba2Config c;
   c.d_model = 32, c.n_layer = 2, c.d_state = 8, c.headdim = 8, c.vocab_size = 256, c.chunk_size = 16;

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/model/mamba2/config.h"
+#include "core/model/pretrain_shape.h"  // the copying model
 #include "core/train/options.h"
 
 namespace statescope {
@@ -71,17 +71,9 @@ struct UnexploredOptions {
 
 // The shape of the fresh model the copying analysis trains: 2 layers, d_model 64, d_state 32,
 // headdim 16, byte vocabulary, chunks of 64.
-inline Mamba2Config default_copy_model() {
-  Mamba2Config c;
-  c.d_model = 64;
-  c.n_layer = 2;
-  c.d_state = 32;
-  c.headdim = 16;
-  c.chunk_size = 64;
-  c.vocab_size = 256;
-  c.tie_embeddings = true;
-  return c;
-}
+// The copying analysis's fresh model: PretrainShape's defaults (Mamba-2, d_model 64, 2 layers, d_state
+// 32, headdim 16, chunks of 64; byte-level, tied embeddings), any architecture by its "arch".
+inline PretrainShape default_copy_model() { return PretrainShape{}; }
 
 // Synthetic copying (copying.h).
 struct CopyOptions {
@@ -94,7 +86,7 @@ struct CopyOptions {
   int64_t pretrain_steps = 0;     // > 0: first train this many steps with zero states, then the
                                   // policy's steps on top (the paper's post-training setting)
   uint64_t seed = 0;
-  Mamba2Config model = default_copy_model();  // the fresh model's shape
+  PretrainShape model = default_copy_model();  // the fresh model's shape (any architecture)
 };
 
 // Fine-tuning on a task's own examples before it is measured (passkey, bAbI): each policy run

@@ -3,6 +3,7 @@
 // type: \"many\"") and that refuse a field nobody reads (a typo is an error, not a silent default).
 // No LibTorch, no Qt.
 #pragma once
+#include <algorithm>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -71,6 +72,11 @@ class JsonFields {
       for (const char* n : known) ok = ok || k == n;
       if (!ok) throw Error(src_ + ": unknown field '" + name(k) + "'");
     }
+  }
+
+  void only(const std::vector<std::string>& known) const {
+    for (auto& [k, v] : j_.items())
+      if (std::find(known.begin(), known.end(), k) == known.end()) throw Error(src_ + ": unknown field '" + name(k) + "'");
   }
 
   // Error "src: field 'path.key' <why>".

@@ -7,9 +7,7 @@
 namespace statescope {
 
 RecurrentLM pretrain_model(const PretrainSpec& ps, uint64_t seed, const std::string& where) {
-  RecurrentLM model = make_model(ps.config(where));
-  model->reset_parameters(seed, ps.a_min, ps.a_max);  // an architecture without an A range refuses a changed one by name
-  return model;
+  return fresh_model(ps, seed, where);
 }
 
 }  // namespace statescope

@@ -38,19 +38,7 @@ struct PretrainSpec : PretrainShape {
   bool set(const std::string& field, double v);
 };
 
-// Which architectures own a pretraining field, by its spec name and its CLI flag: a field given for
-// another architecture is refused by name, never ignored (the spec: "field 'pretrain.headdim' is a
-// Mamba-2 setting; arch \"mamba1\" has none"; the CLI: "--headdim is a Mamba-2 option; --arch mamba1
-// has no such setting"). Fields every architecture has (d_model, n_layer, d_conv, the schedule) are
-// not listed.
-struct PretrainField {
-  const char* spec;                 // "headdim"
-  const char* flag;                 // "--headdim"
-  const char* whose;                // "Mamba-2": the owners, as people read them
-  std::vector<std::string> archs;   // the owners' keys
-  bool owned_by(const std::string& arch) const;
-};
-const std::vector<PretrainField>& pretrain_fields();
+// Which architectures own a field: pretrain_fields() (core/model/pretrain_shape.h).
 
 // The training schedule's fields a spec's training sections share (posttrain, pretrain): steps,
 // batch, lr, warmup, min_lr_ratio, weight_decay, grad_clip, each read into `t` when present.

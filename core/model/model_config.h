@@ -14,6 +14,10 @@
 
 namespace statescope {
 
+// A fresh byte-level model's config from its shape (pretrain_shape.h; vocab 256, tied embeddings;
+// Arch<Config>::from_pretrain in its folder), validated: Error starting with `where` (headdim not
+// dividing expand x d_model, an unknown arch, ...).
+ModelConfig shape_config(const PretrainShape& s, const std::string& where);
 // "mamba2", "mamba1", "gla", "gated_deltanet": the name in results, specs and `forward`'s attributes.
 std::string architecture(const ModelConfig& c);
 // "Mamba-2", "Mamba-1", "GLA", "Gated DeltaNet": the name people read.

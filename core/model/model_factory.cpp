@@ -8,4 +8,10 @@ RecurrentLM make_model(const ModelConfig& c) {
   return std::visit([](const auto& x) { return Arch<std::decay_t<decltype(x)>>::make(x); }, c);
 }
 
+RecurrentLM fresh_model(const PretrainShape& s, uint64_t seed, const std::string& where) {
+  RecurrentLM model = make_model(shape_config(s, where));
+  model->reset_parameters(seed, s.a_min, s.a_max);
+  return model;
+}
+
 }  // namespace statescope

@@ -2,10 +2,11 @@
 // "pretrain" section give it: every architecture's fields side by side, each architecture reading its
 // own (Arch<Config>::from_pretrain, in its folder) and writing its own flags back
 // (Arch<Config>::pretrain_flags). Which fields belong to which architecture: pretrain_fields()
-// (core/experiment/pretrain_spec.h). No LibTorch.
+// (below). The copying analysis builds its fresh model from one too. No LibTorch.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace statescope {
 
@@ -28,6 +29,30 @@ struct PretrainShape {
   // head_dim (unset: 2, fla's default).
   bool expand_v_set = false;
 };
+
+class JsonFields;
+
+// Which architectures own a model field, by its spec name and its CLI flag: a field given for
+// another architecture is refused by name, never ignored (a spec: "field 'pretrain.headdim' is a
+// Mamba-2 setting; arch \"mamba1\" has none"; the CLI: "--headdim is a Mamba-2 option; --arch mamba1
+// has no such setting"). Fields every architecture has (d_model, n_layer, d_conv) are not listed.
+struct PretrainField {
+  const char* spec;                 // "headdim"
+  const char* flag;                 // "--headdim"
+  const char* whose;                // "Mamba-2": the owners, as people read them
+  std::vector<std::string> archs;   // the owners' keys
+  bool owned_by(const std::string& arch) const;
+};
+const std::vector<PretrainField>& pretrain_fields();
+
+// The model fields' names in a section ("arch", "d_model", ...).
+const std::vector<std::string>& shape_keys();
+// Reads the model fields of `f` into `p` ("arch" first: a field of another architecture is refused by
+// name). Unknown keys are the caller's to refuse (JsonFields::only).
+void read_shape(const JsonFields& f, PretrainShape& p);
+// Every initialisation range sane: Error "<where>: field '<prefix><name>' ...".
+void check_shape(const PretrainShape& s, const std::string& where, const std::string& prefix);
+// shape_config (model_config.h) makes the architecture's config of a shape.
 
 // A number as the pretrain command writes it (shortest round trip of the default stream format).
 std::string pretrain_number(double v);

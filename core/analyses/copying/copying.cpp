@@ -10,7 +10,7 @@
 #include "core/base/error.h"
 #include "core/dist/comm.h"
 #include "core/model/checkpoint.h"
-#include "core/model/mamba2/model.h"  // the copying task trains a fresh Mamba-2 of its own
+#include "core/model/model_factory.h"  // the copying task trains a fresh model of its own (any architecture)
 
 namespace statescope {
 
@@ -219,10 +219,7 @@ CopyRun run_copying(const CopyOptions& opt, const PolicySpec& policy, TrainOptio
   const int64_t window = opt.T > 0 ? opt.T : copy_window(opt.L);
   const int64_t per_doc = ps.kind == "tbtt" ? kTaskExamplesPerStream : 1;
   auto docs = copy_training_docs(opt.train_docs, window, per_doc, opt.L, opt.alphabet, SeedStreams::copy_examples(opt.seed));
-  Mamba2Config c = opt.model;
-  c.validate("copying model");
-  RecurrentLM model = Mamba2LM(c);
-  model->reset_parameters(opt.seed);
+  RecurrentLM model = fresh_model(opt.model, opt.seed, "copying model");
   place_model(model, compute);
   t.T = window;
   t.seed = opt.seed;

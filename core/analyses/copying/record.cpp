@@ -6,6 +6,7 @@
 #include "core/base/json_fields.h"
 #include "core/analyses/section.h"
 #include "core/store/group_io.h"
+#include "core/model/model_config.h"  // shape_config
 
 namespace statescope {
 
@@ -91,8 +92,15 @@ void inspect_copying(const RunRecord& rec, std::ostream& out) {
 CopyingOptions copying_options(const nlohmann::json& section, const std::string& src) {
   const JsonFields f(section, src, "analyses.copying.");
   f.only({"L", "alphabet", "T", "steps", "pretrain_steps", "batch", "lr", "warmup", "samples", "eval_lengths",
-          "train_docs"});
+          "train_docs", "model"});
   CopyingOptions o;
+  if (f.has("model")) {  // the fresh model: any architecture, with pretrain's fields (pretrain_shape.h)
+    const JsonFields m = f.child("model");
+    m.only(shape_keys());
+    read_shape(m, o.options.model);
+    check_shape(o.options.model, src, "analyses.copying.model.");
+    (void)shape_config(o.options.model, src + ": analyses.copying.model");
+  }
   f.read("L", o.options.L);
   f.read("alphabet", o.options.alphabet);
   f.read("T", o.options.T);
