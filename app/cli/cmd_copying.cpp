@@ -1,22 +1,14 @@
 // cmd_copying.cpp — `copying`: train fresh models to copy strings up to L long, one run per
 // initial-state policy (default: zero and state passing), evaluate up to 4L, print the table.
+#include <algorithm>
 #include <cstdio>
-#include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "app/cli/interrupt.h"
-#include "core/base/constants.h"
+#include "app/cli/analysis_verb.h"
 #include "app/cli/commands.h"
-#include "app/cli/common.h"
-#include "app/cli/progress.h"
-#include "core/analyses/copying/copying.h"
-#include "core/data/corpus.h"
-#include "core/base/error.h"
-#include "core/store/experiment_store.h"
-#include "core/compute/runtime.h"
-#include "core/dist/comm.h"
-#include "core/base/version.h"
-#include "core/analyses/copying/record.h"
+#include "core/analyses/options.h"  // CopyOptions: the defaults
+#include "core/base/constants.h"
+#include "core/model/model_config.h"  // known_architectures
 
 namespace statescope::cli {
 
@@ -31,7 +23,6 @@ Runner add_copying(CLI::App& app, const std::string& command) {
     int pass_conv = 0;
   };
   auto o = std::make_shared<O>();
-  o->c.model = default_copy_model();
   o->t.steps = 600; o->t.batch = 32; o->t.lr = 3e-3; o->t.warmup = 30;
   app.add_option("--output,-o", o->output, "experiment file (HDF5) to write")->required();
   app.add_flag("--append", o->append, "add the runs to an existing experiment file");
@@ -57,56 +48,52 @@ Runner add_copying(CLI::App& app, const std::string& command) {
   app.add_option("--batch", o->t.batch)->capture_default_str();
   app.add_option("--lr", o->t.lr)->capture_default_str();
   app.add_option("--warmup", o->t.warmup)->capture_default_str();
-  app.add_option("--d-model", o->c.model.d_model)->capture_default_str();
-  app.add_option("--n-layer", o->c.model.n_layer)->capture_default_str();
-  app.add_option("--d-state", o->c.model.d_state)->capture_default_str();
-  app.add_option("--headdim", o->c.model.headdim)->capture_default_str();
-  return [o, command]() {
+  // The fresh model's shape: pretrain's fields (PretrainShape), only those given (another
+  // architecture's field is refused by name).
+  auto* arch = app.add_option("--arch", o->c.model.arch, "the fresh model's architecture: " + known_architectures())
+                   ->capture_default_str();
+  auto* d_model = app.add_option("--d-model", o->c.model.d_model)->capture_default_str();
+  auto* n_layer = app.add_option("--n-layer", o->c.model.n_layer)->capture_default_str();
+  auto* d_state = app.add_option("--d-state", o->c.model.d_state)->capture_default_str();
+  auto* headdim = app.add_option("--headdim", o->c.model.headdim, "Mamba-2")->capture_default_str();
+  auto* heads = app.add_option("--heads", o->c.model.num_heads, "GLA and Gated DeltaNet")->capture_default_str();
+  return [o, command, arch, d_model, n_layer, d_state, headdim, heads]() {
     if (o->seeds.empty()) o->seeds.push_back(o->c.seed);
     const bool many = o->seeds.size() > 1;
-    std::vector<std::vector<CopyResult>> table(o->policies.size());  // [policy][seed]
-    WriteOptions w;
-    w.overwrite = o->overwrite;
-    w.inputs = {default_corpus_path()};  // the prose it starts from: never its output
-    const std::string out = dist::rank_output(o->output);  // data parallel: rank 0's file is the one kept
-    std::unique_ptr<ExperimentFile> file = o->append && out == o->output ? ExperimentFile::open(out, w)
-                                           : ExperimentFile::create(out, out == o->output ? w : WriteOptions{});
-    // The prose start: the embedded corpus's held-out novel, as a spec on the embedded data has it.
-    const Corpus prose = load_austen(default_corpus_path());
-    for (uint64_t seed : o->seeds) {
-      for (size_t p = 0; p < o->policies.size(); ++p) {
-        const std::string& kind = o->policies[p];
-        PolicySpec ps;
-        ps.kind = kind;
-        if (kind == "passing" || kind == "tbtt") ps.pass_conv = o->pass_conv;
-        CopyOptions c = o->c;
-        c.seed = seed;
-        const std::string run = "copying_" + kind + (many ? "_s" + std::to_string(seed) : "");
-        nlohmann::json spec{{"command", command}, {"L", c.L}, {"alphabet", c.alphabet}, {"T", c.T},
-                            {"steps", o->t.steps}, {"pretrain_steps", c.pretrain_steps}, {"batch", o->t.batch},
-                            {"lr", o->t.lr}, {"warmup", o->t.warmup}, {"policy", ps.label()}, {"seed", seed}};
-        file->begin_run({run, spec.dump(), "fresh copying model", "", ps.label(), seed,
-                         std::string(kVersionString) + ", " + runtime_summary(), compute_summary()},
-                        o->replace_run);
-        ProgressLine line;
-        auto r = run_copying(c, ps, o->t, [&](const StepInfo& s) {
-          file->append_train(run, s);
-          char buf[200];
-          std::snprintf(buf, sizeof buf, "%s step %lld/%lld  loss %.4f  %.0f tok/s  ETA %s", run.c_str(),
-                        (long long)s.step, (long long)s.steps, s.loss, s.tokens_per_s, fmt_eta(s.eta_s).c_str());
-          line.update(buf, s.step == s.steps);
-          return !interrupted();
-        }, default_compute(), &prose.validation);
-        line.done();
-        if (r.train.status != "finished") {
-          file->set_status(run, r.train.status, r.train.message);
-          throw Error(run + " " + r.train.status + ": " + r.train.message);
-        }
-        write_copying(*file, run, r.result);
-        file->set_status(run, "finished");
-        table[p].push_back(r.result);
+    nlohmann::json model = nlohmann::json::object();
+    const auto& m = o->c.model;
+    if (arch->count()) model["arch"] = m.arch;
+    if (d_model->count()) model["d_model"] = m.d_model;
+    if (n_layer->count()) model["n_layer"] = m.n_layer;
+    if (d_state->count()) model["d_state"] = m.d_state;
+    if (headdim->count()) model["headdim"] = m.headdim;
+    if (heads->count()) model["num_heads"] = m.num_heads;
+    std::vector<VerbRun> runs;
+    for (uint64_t seed : o->seeds)
+      for (const auto& kind : o->policies) {
+        VerbRun r;
+        r.run = "copying_" + kind + (many ? "_s" + std::to_string(seed) : "");
+        r.seed = seed;
+        r.policy.kind = kind;
+        if (kind == "passing" || kind == "tbtt") r.policy.pass_conv = o->pass_conv;
+        r.baseline = false;
+        r.intervention = r.policy.label();
+        r.section = {{"L", o->c.L}, {"alphabet", o->c.alphabet}, {"T", o->c.T}, {"steps", o->t.steps},
+                     {"pretrain_steps", o->c.pretrain_steps}, {"batch", o->t.batch}, {"lr", o->t.lr},
+                     {"warmup", o->t.warmup}, {"samples", o->c.eval_samples}, {"train_docs", o->c.train_docs}};
+        if (!o->c.eval_lengths.empty()) r.section["eval_lengths"] = o->c.eval_lengths;
+        if (!model.empty()) r.section["model"] = model;
+        r.recorded = r.section;
+        r.recorded["policy"] = r.policy.label();
+        r.recorded["seed"] = seed;
+        runs.push_back(r);
       }
-    }
+    RunArgs a;
+    a.output = o->output, a.append = o->append, a.overwrite = o->overwrite, a.replace_run = o->replace_run;
+    // The prose start: the embedded corpus's held-out novel, as a spec on the embedded data has it.
+    const auto records = run_analysis_verb(a, command, {.key = "copying", .data = "embedded"}, runs);
+    std::vector<std::vector<CopyResult>> table(o->policies.size());  // [policy][seed]
+    for (size_t i = 0; i < records.size(); ++i) table[i % o->policies.size()].push_back(*records[i].copying);
     const auto& first = table.front().front();
     std::printf("copying: trained on BOS s SEP s EOS with strings of 1..%lld letters (alphabet %lld, windows of %lld "
                 "tokens); exact match, %lld strings per length, greedy from a zero state | from a passed state%s\n%8s",
@@ -133,7 +120,6 @@ Runner add_copying(CLI::App& app, const std::string& command) {
       for (auto& rs : table) std::printf("%*s", w_col, (cell(rs, i, false) + " | " + cell(rs, i, true)).c_str());
       std::printf("%s\n", first.lengths[i] > first.L ? "   > L" : "");
     }
-    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -1,22 +1,13 @@
-// cmd_effrem.cpp — `effrem`: Effective Remembrance curves/heatmap of one model into an experiment file.
+// cmd_effrem.cpp — `effrem`: Effective Remembrance curves/heatmap of one model into an experiment file,
+// as a one-analysis run (analysis_verb.h: the spec's effrem step, section from the flags).
 #include <chrono>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
-#include "app/cli/interrupt.h"
+#include "app/cli/analysis_verb.h"
 #include "app/cli/commands.h"
-#include "app/cli/common.h"
-#include "app/cli/progress.h"
-#include "core/model/checkpoint.h"
-#include "core/data/corpus.h"
-#include "core/analyses/effrem/effrem.h"
-#include "core/base/error.h"
-#include "core/store/experiment_store.h"
-#include "core/model/model_registry.h"
-#include "core/compute/runtime.h"
-#include "core/analyses/effrem/record.h"
+#include "core/analyses/options.h"  // EffRemOptions: the defaults
 
 namespace statescope::cli {
 
@@ -35,24 +26,13 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
   app.add_flag("--linear", o->linear, "linear t grid (default: log-spaced)");
   app.add_option("--sequences", o->e.sequences, "validation sequences averaged")->capture_default_str();
   return [o, command]() {
-    o->e.log_grid = !o->linear;
-    const std::string dir = resolve_model(o->model);
-    auto model = load_model_dir(dir, default_compute());
-    const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
-    nlohmann::json spec{{"command", command}, {"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
-    auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);
-    ProgressLine line;
     const auto t0 = std::chrono::steady_clock::now();
-    const EffRemResult r = measure_run(*file, o->run, [&] {
-      return effective_remembrance(model, corpus.validation, o->e, [&](int64_t d, int64_t t) {
-        line.update("effrem " + std::to_string(d) + "/" + std::to_string(t), d == t);
-        return !interrupted();
-      });
-    });
-    line.done();
+    VerbRun run;
+    run.section = {{"T", o->e.Ts}, {"points", o->e.points}, {"log", !o->linear}, {"sequences", o->e.sequences}};
+    run.recorded = {{"T", o->e.Ts}, {"points", o->e.points}, {"sequences", o->e.sequences}};
+    const auto runs = run_analysis_verb(*o, command, {.key = "effrem", .data = o->data}, {run});
+    const EffRemResult& r = *runs.at(0).effrem;
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    write_effrem(*file, o->run, r);
-    file->set_status(o->run, "finished");
     std::cout << "EffRem_T(t), mean over " << r.sequences << " sequences (rows T, columns t):\n" << std::setw(7) << "T\\t";
     for (auto t : r.t) std::cout << std::setw(7) << t;
     std::cout << "\n" << std::fixed << std::setprecision(3);
@@ -67,7 +47,6 @@ Runner add_effrem(CLI::App& app, const std::string& command) {
     }
     std::cout << std::setprecision(1) << "cost: " << r.forward_tokens << " forward tokens in " << secs << " s -> "
               << o->output << "\n";
-    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -1,25 +1,15 @@
 // cmd_passkey.cpp — `passkey`: optional fine-tuning on passkey samples at length T with any
-// initial-state policy, then the length x depth accuracy grid, into an experiment file.
+// initial-state policy, then the length x depth accuracy grid, into an experiment file, as a one-analysis run (analysis_verb.h: the spec's passkey step).
+#include <cstdio>
 #include <iomanip>
-#include <sstream>
 #include <iostream>
-#include <nlohmann/json.hpp>
+#include <sstream>
 
-#include "core/base/constants.h"
+#include "app/cli/analysis_verb.h"
 #include "app/cli/commands.h"
-#include "app/cli/common.h"
-#include "app/cli/finetune.h"
-#include "core/model/checkpoint.h"
-#include "core/base/error.h"
-#include "core/data/tokenizer.h"
-#include "core/store/experiment_store.h"
-#include "core/model/model_registry.h"
-#include "core/analyses/passkey/passkey.h"
-#include "core/compute/runtime.h"
-#include "core/train/trainer.h"
-
-#include "core/analyses/options.h"  // PasskeyOptions: the defaults a spec's passkey section has
-#include "core/analyses/passkey/record.h"
+#include "app/cli/finetune.h"       // the fine-tuning flags
+#include "core/analyses/options.h"  // the defaults a spec's section has
+#include "core/base/constants.h"
 
 namespace statescope::cli {
 
@@ -43,26 +33,20 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   add_finetune_options(app, o->t, o->ps, o->save, PasskeyOptions::default_finetune(), "passkey samples",
                        "fine-tuning window: prompt + answer tokens, one example per window");
   return [o, command]() {
-    const std::string dir = resolve_model(o->model);
-    const auto tok = load_tokenizer(dir);  // prompts in the model's tokens (bytes or its BPE)
-    auto model = load_model_dir(dir, default_compute());
-    if (tok->vocab_size() > model->vocab_size())
-      throw Error("passkey: " + dir + "/tokenizer.json has " + std::to_string(tok->vocab_size()) +
-                  " ids but the model's vocab_size is " + std::to_string(model->vocab_size()));
-    nlohmann::json spec{{"command", command}, {"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
-                        {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
-    auto save = stage_save(o->save, o->overwrite, dir);  // refused before any work when it may not be written
-    auto file = start_run(*o, spec.dump(), dir, o->t.steps ? o->ps.label() : "none", o->seed, "");
-    if (o->t.steps > 0) {
-      o->t.seed = o->seed;
-      o->t.freeze_A_log = read_model_record(dir).freeze_A_log;
-      auto docs = passkey_training_docs(o->examples, o->t.T, examples_per_doc(o->ps), SeedStreams::task_examples(o->seed), tok.get());
-      finetune(model, docs, o->ps, o->t, SeedStreams::task_policy(o->seed), *file, o->run, "passkey fine-tune");
-      save_finetuned(model, save);
-    }
-    auto g = evaluate_passkey(model, o->lengths, o->depths, o->samples, SeedStreams::task_prompts(o->seed), tok.get());
-    write_passkey(*file, o->run, g);
-    file->set_status(o->run, "finished");
+    VerbRun run;
+    run.section = {{"lengths", o->lengths}, {"depths", o->depths}, {"samples", o->samples}};
+    if (o->t.steps > 0)
+      run.section["finetune"] = {{"steps", o->t.steps}, {"T", o->t.T}, {"batch", o->t.batch}, {"lr", o->t.lr},
+                                 {"warmup", o->t.warmup}, {"examples", o->examples},
+                                 {"loss_on", o->t.loss_mask ? "answer" : "all"}};
+    run.seed = o->seed;
+    run.policy = o->ps;
+    run.baseline = o->t.steps == 0;
+    run.intervention = o->t.steps ? o->ps.label() : "none";
+    run.recorded = {{"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
+                    {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
+    const auto runs = run_analysis_verb(*o, command, {.key = "passkey", .save = o->save}, {run});
+    const PasskeyResult& g = *runs.at(0).passkey;
     std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"
               << std::setw(8) << "len\\dep";
     for (auto d : g.depths) std::cout << std::setw(14) << d;
@@ -77,7 +61,6 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
       }
       std::cout << "\n";
     }
-    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -1,20 +1,12 @@
 // cmd_states.cpp — `states`: SSM state distributions at positions below and far beyond T, the
-// Gaussian fitted at T-1, and the state change per token, into an experiment file.
-#include <cmath>
+// Gaussian fitted at T-1, and the state change per token, into an experiment file, as a one-analysis
+// run (analysis_verb.h: the spec's states step, section from the flags).
 #include <iomanip>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
+#include "app/cli/analysis_verb.h"
 #include "app/cli/commands.h"
-#include "app/cli/common.h"
-#include "core/model/checkpoint.h"
-#include "core/data/corpus.h"
-#include "core/base/error.h"
-#include "core/store/experiment_store.h"
-#include "core/model/model_registry.h"
-#include "core/compute/runtime.h"
-#include "core/analyses/states/state_stats.h"
-#include "core/analyses/states/record.h"
+#include "core/analyses/options.h"  // StateStatsOptions: the defaults
 
 namespace statescope::cli {
 
@@ -36,15 +28,14 @@ Runner add_states(CLI::App& app, const std::string& command) {
   app.add_option("--range", o->s.range, "histogram range [-r, r] (default: largest |entry|)");
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
-    if (o->s.T <= 0) o->s.T = read_model_record(dir).T;
-    if (o->s.T <= 0) throw Error("--T is required: " + dir + " records no training context");
-    auto model = load_model_dir(dir, default_compute());
-    const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
-    nlohmann::json spec{{"command", command}, {"T", o->s.T}, {"sequences", o->s.sequences}};
-    auto file = start_run(*o, spec.dump(), dir, "none (analysis)", 0, o->data);
-    const StateStatsResult r = measure_run(*file, o->run, [&] { return state_statistics(model, corpus.validation, o->s); });
-    write_state_stats(*file, o->run, r);
-    file->set_status(o->run, "finished");
+    const int64_t T = o->s.T > 0 ? o->s.T : read_model_record(dir).T;
+    if (T <= 0) throw Error("--T is required: " + dir + " records no training context");
+    VerbRun run;
+    run.section = {{"positions", o->s.positions}, {"layers", o->s.layers}, {"length", o->s.length},
+                   {"sequences", o->s.sequences}, {"bins", o->s.bins}, {"range", o->s.range}};
+    run.recorded = {{"T", T}, {"sequences", o->s.sequences}};
+    const auto runs = run_analysis_verb(*o, command, {.key = "states", .data = o->data, .T = T}, {run});
+    const StateStatsResult& r = *runs.at(0).states;
     const int64_t H = r.nheads, np = r.positions.size();
     std::cout << "SSM state entries: std per position (mean over heads), and the fit at T-1 = " << r.T - 1 << "\n"
               << std::fixed << std::setprecision(4);
@@ -60,7 +51,6 @@ Runner add_states(CLI::App& app, const std::string& command) {
       std::cout << "\n";
     }
     std::cout << "-> " << o->output << "\n";
-    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

@@ -4,21 +4,11 @@
 // sequences written beside it, the rank correlation with the excess loss.
 #include <cstdio>
 #include <iostream>
-#include <nlohmann/json.hpp>
 
+#include "app/cli/analysis_verb.h"
 #include "app/cli/commands.h"
+#include "core/analyses/options.h"  // UnexploredOptions: the defaults
 #include "core/base/constants.h"
-#include "app/cli/common.h"
-#include "app/cli/interrupt.h"
-#include "core/analyses/eval/evaluate.h"
-#include "core/analyses/unexplored/unexplored.h"
-#include "core/base/error.h"
-#include "core/data/corpus.h"
-#include "core/model/checkpoint.h"
-#include "core/model/model_registry.h"
-#include "core/store/experiment_store.h"
-#include "core/analyses/eval/record.h"
-#include "core/analyses/unexplored/record.h"
 
 namespace statescope::cli {
 
@@ -51,31 +41,21 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
   app.add_option("--seed", o->seed)->capture_default_str();
   return [o, command]() {
     const std::string dir = resolve_model(o->model);
-    if (o->u.T <= 0) o->u.T = read_model_record(dir).T;
-    if (o->u.T <= 0) throw Error("--T is required: " + dir + " records no training context");
-    if (o->u.length <= 0) o->u.length = default_eval_length(o->u.T);
-    auto model = load_model_dir(dir, default_compute());
-    const Corpus corpus = load_corpus(o->data, dir, model->vocab_size());
-    nlohmann::json spec{{"command", command}, {"T", o->u.T}, {"length", o->u.length}, {"sequences", o->u.sequences},
-                        {"policy", o->ps.label()}};
-    auto file = start_run(*o, spec.dump(), dir, "none (analysis of " + o->ps.label() + " training states)", o->seed, o->data);
-    ProgressLine line;
-    const UnexploredResult r = measure_run(*file, o->run, [&] {
-      EvalOptions e;
-      e.T = o->u.T, e.length = o->u.length, e.sequences = o->u.sequences, e.segment = o->segment;
-      const EvalResult eval = evaluate_positions(model, corpus.validation, e, [&](int64_t d, int64_t t) {
-        line.update("eval " + std::to_string(d) + "/" + std::to_string(t), d == t);
-        return !interrupted();
-      });
-      write_eval(*file, o->run, eval);
-      return unexplored_states(model, corpus.train, corpus.validation, o->ps, o->u, o->seed, &eval, [&](int64_t d, int64_t t) {
-        line.update("unexplored " + std::to_string(d) + "/" + std::to_string(t), d == t);
-        return !interrupted();
-      });
-    });
-    line.done();
-    write_unexplored(*file, o->run, r);
-    file->set_status(o->run, "finished");
+    const int64_t T = o->u.T > 0 ? o->u.T : read_model_record(dir).T;
+    if (T <= 0) throw Error("--T is required: " + dir + " records no training context");
+    const int64_t length = o->u.length > 0 ? o->u.length : default_eval_length(T);
+    VerbRun run;
+    run.section = {{"stride", o->u.stride}, {"train_steps", o->u.train_steps}, {"train_batch", o->u.train_batch},
+                   {"samples", o->u.samples}, {"components", o->u.components}, {"quantile", o->u.quantile}};
+    run.seed = o->seed;
+    run.policy = o->ps;
+    run.baseline = o->ps.kind == "zero";  // the detector's training states: zero-state windows, or the policy's
+    run.intervention = "none (analysis of " + o->ps.label() + " training states)";
+    run.recorded = {{"T", T}, {"length", length}, {"sequences", o->u.sequences}, {"policy", o->ps.label()}};
+    const AnalysisVerb verb{.key = "unexplored", .data = o->data, .T = T, .evaluate = true, .eval_length = length,
+                            .eval_sequences = o->u.sequences, .eval_segment = o->segment};
+    const auto runs = run_analysis_verb(*o, command, verb, {run});
+    const UnexploredResult& r = *runs.at(0).unexplored;
     std::printf("states outside the envelope of the %s training states (mean over layers and heads):\n",
                 o->ps.label().c_str());
     for (int64_t lo = 0, hi = r.T; lo < r.length; lo = hi, hi *= 2) {
@@ -90,7 +70,6 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
     std::printf("held-out training states outside: %.3f (quantile %.3f)\nSpearman with the excess over positions >= T: "
                 "%.3f (95%% %.3f to %.3f)\n-> %s\n",
                 held, r.quantile, r.excess_rho, r.excess_rho_lo, r.excess_rho_hi, o->output.c_str());
-    file->close();  // renamed into place here: a failure is this command's error
     return 0;
   };
 }

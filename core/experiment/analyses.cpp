@@ -30,6 +30,7 @@ RecurrentLM finetuned_copy(RecurrentLM& model, const std::vector<Document>& docs
     return !ctx.progress || ctx.progress(phase, s.step, s.steps, s.loss);
   });
   if (r.status != "finished") throw Error(phase + " " + r.status + (r.message.empty() ? "" : ": " + r.message));
+  if (ctx.finetuned) ctx.finetuned(tuned);
   return tuned;
 }
 

@@ -33,9 +33,11 @@ struct AnalysisContext {
   const std::vector<torch::Tensor>* recorded_states = nullptr;  // states met in this run's post-training
   // The detector's common yardstick for these knobs (zero_state_envelopes of the loaded model, the
   // experiment's one per setting); empty: each run's own envelope only.
-  std::function<const std::vector<StateEnvelope>*(const UnexploredOptions&)> common_envelopes;
+  std::function<const std::vector<StateEnvelope>*(const UnexploredOptions&)> common_envelopes = nullptr;
   bool training_free = false;  // the model as loaded with an intervention (copying, which trains a
                                // fresh model, does not apply and is skipped)
+  // Called with each task-fine-tuned copy when its training has finished (the CLI's --save).
+  std::function<void(RecurrentLM&)> finetuned = nullptr;
 };
 
 // Reports (phase, done, total) to ctx.progress; throws Error "<phase> cancelled" when it says stop.
