@@ -25,6 +25,7 @@
 #include <QTableWidget>
 #include <QTabWidget>
 #include <QTest>
+#include <QTreeWidget>
 #include <QToolButton>
 #include <QMenu>
 #include <QThread>
@@ -52,6 +53,7 @@
 #include "views/attention_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
+#include "views/runs_table_view.h"
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
 #include "views/view_registry.h"
@@ -552,10 +554,13 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   QTimer tick;
   tick.setInterval(10);
   tick.setTimerType(Qt::PreciseTimer);
+  QStringList seen;  // the status bar's texts during the run
+  auto* status_label = w.findChild<QLabel*>("status");
   QObject::connect(&tick, &QTimer::timeout, [&] {
     const qint64 now = clock.elapsed();
     if (last && now - last > worst) worst = now - last, worst_at = now;
     last = now;
+    if (seen.isEmpty() || seen.back() != status_label->text()) seen << status_label->text();
   });
   clock.start();
   tick.start();
@@ -564,6 +569,14 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   ASSERT_TRUE(done.wait(180000)) << "run did not finish";
   tick.stop();
   EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
+  // Progress is the whole experiment's: which run of how many, and one ETA for all of them.
+  bool run_of = false, second = false, all_eta = false;
+  for (const auto& t : seen) {
+    run_of = run_of || t.startsWith("run 1 of 2") || t.startsWith(QString::fromUtf8("runs 1–2 of 2"));
+    second = second || t.startsWith("run 2 of 2");
+    all_eta = all_eta || t.contains("all ETA ");
+  }
+  EXPECT_TRUE(run_of && second && all_eta) << seen.join("\n").toStdString();
   // The status bar says where the file went, no developer diagnostics.
   const QString status = w.findChild<QLabel*>("status")->text();
   EXPECT_TRUE(status.startsWith("finished · written to ")) << status.toStdString();
@@ -583,14 +596,15 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   }
   EXPECT_EQ(w.runs()[1].train.size(), 40u);
   EXPECT_EQ(w.run_list()->model()->rowCount(), 2);
-  auto* loss = dynamic_cast<views::LossView*>(w.tabs()->widget(0));
-  auto* ppl = dynamic_cast<views::PositionLossView*>(w.tabs()->widget(1));
-  w.tabs()->setCurrentIndex(1);  // views draw when shown
+  auto* loss = dynamic_cast<views::LossView*>(w.tabs()->widget(1));
+  auto* ppl = dynamic_cast<views::PositionLossView*>(w.tabs()->widget(2));
+  w.tabs()->setCurrentIndex(1);  // views draw when shown (the Runs table is shown when the run ends)
+  w.tabs()->setCurrentIndex(2);
   EXPECT_EQ(loss->series_count(), 1);  // only the post-trained run has training steps
   EXPECT_EQ(ppl->series_count(), 2);
   // Unchecking a run removes it from the overlays.
   w.run_list()->model()->setData(w.run_list()->model()->index(0, 0), Qt::Unchecked, Qt::CheckStateRole);
-  w.tabs()->setCurrentIndex(1);
+  w.tabs()->setCurrentIndex(2);
   QTest::qWait(100);
   EXPECT_EQ(ppl->series_count(), 1);
   EXPECT_EQ(ppl->series_names(), QStringList{"passing"});
@@ -720,9 +734,9 @@ TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   EXPECT_NE(w.runs()[1].color, w.runs()[0].color);
   EXPECT_EQ(w.run_list()->model()->index(1, 0).data(Qt::ToolTipRole).toString(), qb);
   EXPECT_TRUE(w.windowTitle().contains("+ 2 more"));
-  w.tabs()->setCurrentIndex(1);
+  w.tabs()->setCurrentIndex(2);
   QTest::qWait(50);
-  EXPECT_EQ(w.plots_in_tab(1)[0]->series_count(), 3);  // every run overlaid
+  EXPECT_EQ(w.plots_in_tab(2)[0]->series_count(), 3);  // every run overlaid
   EXPECT_FALSE(w.add_file("/no/such/file.h5"));
   EXPECT_TRUE(w.last_message().contains("/no/such/file.h5"));
   EXPECT_EQ(w.runs().size(), 3u);  // nothing lost
@@ -780,11 +794,11 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   QTest::qWait(50);
   for (int i = w.tabs()->count() - 1; i >= 0; --i) w.tabs()->setCurrentIndex(i);  // views draw when shown
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };
-  EXPECT_EQ(plots(0)[0]->series_count(), 1);  // loss: fitted
-  EXPECT_EQ(plots(1)[0]->series_count(), 2);  // per-position
-  auto* norm = dynamic_cast<views::StateNormView*>(w.tabs()->widget(2));
+  EXPECT_EQ(plots(1)[0]->series_count(), 1);  // loss: fitted
+  EXPECT_EQ(plots(2)[0]->series_count(), 2);  // per-position
+  auto* norm = dynamic_cast<views::StateNormView*>(w.tabs()->widget(3));
   ASSERT_NE(norm, nullptr);
-  EXPECT_EQ(plots(2).size(), 2);  // curves and the per-head map, both exported
+  EXPECT_EQ(plots(3).size(), 2);  // curves and the per-head map, both exported
   EXPECT_EQ(norm->curves()->series_count(), 2);
   EXPECT_EQ(norm->curves()->layer_box()->count(), 3);  // all + 2 layers
   // Per (layer, head) map of the first run: one row per head, log-spaced positions up to 128.
@@ -800,38 +814,38 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   heads->mode_box()->setCurrentIndex(1);  // absolute: the first row's last cell is the norm at position 128
   EXPECT_DOUBLE_EQ(heads->color_map()->data()->cell(heads->color_map()->data()->keySize() - 1, 0),
                    e.norm_per_head[e.length - 1]);
-  auto* eff = dynamic_cast<views::EffRemView*>(w.tabs()->widget(3));
+  auto* eff = dynamic_cast<views::EffRemView*>(w.tabs()->widget(4));
   EXPECT_EQ(eff->curves()->series_count(), 2);
   ASSERT_NE(eff->heatmap()->color_map(), nullptr);
   EXPECT_EQ(eff->heatmap()->color_map()->data()->keySize(), 5);    // t = 0 + 4 points
   EXPECT_EQ(eff->heatmap()->color_map()->data()->valueSize(), 2);  // T = 16, 32
-  auto* pk = dynamic_cast<views::PasskeyView*>(w.tabs()->widget(4));
+  auto* pk = dynamic_cast<views::PasskeyView*>(w.tabs()->widget(5));
   ASSERT_NE(pk->color_map(), nullptr);
   EXPECT_EQ(pk->color_map()->data()->keySize(), 3);
   EXPECT_EQ(pk->color_map()->data()->valueSize(), 2);
-  auto* st = dynamic_cast<views::StatesView*>(w.tabs()->widget(5));
+  auto* st = dynamic_cast<views::StatesView*>(w.tabs()->widget(6));
   EXPECT_EQ(st->histogram()->series_count(), 4);  // 2 runs x (histogram + fitted Gaussian)
   EXPECT_EQ(st->position_box()->count(), 3);
   EXPECT_EQ(st->change()->series_count(), 2);
-  auto* un = dynamic_cast<views::UnexploredView*>(w.tabs()->widget(6));
+  auto* un = dynamic_cast<views::UnexploredView*>(w.tabs()->widget(7));
   ASSERT_NE(un, nullptr);
   EXPECT_TRUE(field<QCheckBox>(w.panel(), "a_unexplored")->isChecked());
   EXPECT_EQ(un->outside_plot()->series_count(), 2);  // outside fraction per run, above
   EXPECT_EQ(un->excess_plot()->series_count(), 2);   // its excess over the same positions, below
-  EXPECT_EQ(plots(6).size(), 2);
+  EXPECT_EQ(plots(7).size(), 2);
   un->envelope_box()->setCurrentIndex(1);  // one envelope for every run (the loaded model's zero-state states)
   EXPECT_EQ(un->outside_plot()->series_count(), 2);
   for (const auto& r : w.runs())
     EXPECT_EQ(r.unexplored->common_outside_mean.size(), r.unexplored->outside_mean.size()) << r.name.toStdString();
   un->envelope_box()->setCurrentIndex(0);
-  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(7));
+  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(8));
   ASSERT_NE(sw, nullptr);
   EXPECT_EQ(sw->series_count(), 0);  // no sweep in this file: nothing to draw
-  auto* tb = dynamic_cast<views::TablesView*>(w.tabs()->widget(8));
+  auto* tb = dynamic_cast<views::TablesView*>(w.tabs()->widget(9));
   EXPECT_EQ(tb->copying_table()->columnCount(), 2);
   EXPECT_EQ(tb->copying_table()->rowCount(), 6);
   EXPECT_EQ(tb->babi_table()->rowCount(), 2);
-  auto* attn = dynamic_cast<views::AttentionView*>(w.tabs()->widget(10));
+  auto* attn = dynamic_cast<views::AttentionView*>(w.tabs()->widget(11));
   ASSERT_NE(attn, nullptr);
   EXPECT_EQ(attn->curves()->series_count(), 2);   // how far back, per run
   EXPECT_EQ(attn->head_box()->count(), 9);         // mean + the embedded model's 8 heads
@@ -864,7 +878,7 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_EQ(attn->second_matrix()->color_map()->data()->keySize(), 40);
 
   // Export of every format, with data.
-  auto* ppl = plots(1)[0];
+  auto* ppl = plots(2)[0];
   for (const char* ext : {"png", "svg", "pdf"}) {
     const QString p = QString::fromStdString(tmp("statescope_gui_export.")) + ext;
     QFile::remove(p);
@@ -881,7 +895,7 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   ASSERT_TRUE(eff->heatmap()->export_csv(heat));
 
   // Hover read-out: at the pixel of a data point it names the series and the value.
-  w.tabs()->setCurrentIndex(1);
+  w.tabs()->setCurrentIndex(2);
   QTest::qWait(50);
   ppl->plot()->replot();
   auto* g = ppl->plot()->graph(0);
@@ -929,9 +943,9 @@ TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
   w.set_quiet(true);
   w.show();
   ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
-  w.tabs()->setCurrentIndex(7);
+  w.tabs()->setCurrentIndex(8);
   QTest::qWait(50);
-  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(7));
+  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(8));
   ASSERT_NE(sw, nullptr);
   EXPECT_EQ(sw->field_box()->currentText(), "posttrain.steps");
   ASSERT_EQ(sw->series_count(), 2);  // zero and passing
@@ -939,6 +953,77 @@ TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
   ASSERT_EQ(g->data()->size(), 3);  // steps 1, 2, 3
   const double mean = (sums[0].excess.back() + sums[1].excess.back()) / 2;  // zero@steps=1, seeds 0 and 1
   EXPECT_NEAR(g->data()->at(0)->value, mean, 1e-9);
+}
+
+// The Runs table is the headline (issue 54, item 1): the tab shown when a file opens, one row per
+// run, the seeds of one setting folded under their mean ± 95% interval, sortable by the numbers,
+// and a selected row stands out in every plot.
+TEST(Gui, RunsTableShowsTheHeadlineWithSeedsFolded) {
+  const std::string out = tmp("statescope_gui_table.h5");
+  const std::string spec = R"({"model": "embedded", "seed": 0, "baseline": true,
+    "posttrain": {"steps": 2, "batch": 4, "lr": 5e-4, "warmup": 1},
+    "policies": [{"kind": "zero"}],
+    "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
+    "sweep": {"seed": [0, 1, 2], "posttrain.steps": [2]}})";
+  const auto sums = run_experiment(spec, "gui-table", out, {}, {}, true, 2);
+  ASSERT_EQ(sums.size(), 4u);  // the baseline, then zero with seeds 0, 1, 2
+  gui::MainWindow w;
+  w.set_quiet(true);
+  w.show();
+  ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
+  auto* table = dynamic_cast<views::RunsTableView*>(w.tabs()->currentWidget());
+  ASSERT_NE(table, nullptr) << "the Runs table is not the tab shown on opening";
+  QTreeWidget* tree = table->tree();
+  ASSERT_EQ(tree->topLevelItemCount(), 2);  // the baseline, and one group of three seeds
+  QTreeWidgetItem *base = nullptr, *group = nullptr;
+  for (int i = 0; i < 2; ++i) (tree->topLevelItem(i)->childCount() ? group : base) = tree->topLevelItem(i);
+  ASSERT_NE(base, nullptr);
+  ASSERT_NE(group, nullptr);
+  ASSERT_EQ(group->childCount(), 3);
+  // The farthest bin's column: the group's value is the seeds' mean, its ± the 95% t interval.
+  int far = -1;
+  for (int c = 0; c < tree->columnCount(); ++c)
+    if (tree->headerItem()->text(c).startsWith("[")) far = c;
+  ASSERT_GT(far, 0);
+  std::vector<double> xs;
+  for (const auto& s : sums)
+    if (s.name != "baseline") xs.push_back(s.excess.back());
+  ASSERT_EQ(xs.size(), 3u);
+  const double mu = (xs[0] + xs[1] + xs[2]) / 3;
+  double ss = 0;
+  for (double x : xs) ss += (x - mu) * (x - mu);
+  const double half = 4.303 * std::sqrt(ss / 2) / std::sqrt(3.0);
+  EXPECT_NEAR(group->data(far, Qt::UserRole).toDouble(), mu, 1e-12);
+  EXPECT_TRUE(group->text(far).endsWith(" ± " + QString::number(half, 'f', 3))) << group->text(far).toStdString();
+  EXPECT_NEAR(views::t95(2), 4.303, 1e-12);
+  // A seed's row is its own run's number; the baseline's difference from itself is zero.
+  for (int i = 0; i < 3; ++i) {
+    const QString name = group->child(i)->text(0);
+    for (const auto& s : sums)
+      if (QString::fromStdString(s.name) == name) EXPECT_NEAR(group->child(i)->data(far, Qt::UserRole).toDouble(), s.excess.back(), 1e-12);
+  }
+  int delta = -1;
+  for (int c = 0; c < tree->columnCount(); ++c)
+    if (tree->headerItem()->text(c).startsWith(QString::fromUtf8("Δ"))) delta = c;
+  ASSERT_GT(delta, 0);
+  EXPECT_EQ(base->data(delta, Qt::UserRole).toDouble(), 0.0);
+  // Sorting by the numbers, both ways.
+  tree->sortItems(far, Qt::AscendingOrder);
+  EXPECT_LE(group->child(0)->data(far, Qt::UserRole).toDouble(), group->child(1)->data(far, Qt::UserRole).toDouble());
+  tree->sortItems(far, Qt::DescendingOrder);
+  EXPECT_GE(group->child(0)->data(far, Qt::UserRole).toDouble(), group->child(1)->data(far, Qt::UserRole).toDouble());
+  // Selecting a seed highlights it in every plot; selecting nothing restores them all.
+  const QString pick = group->child(1)->text(0);
+  tree->clearSelection();
+  group->child(1)->setSelected(true);
+  for (int t = 0; t < w.tabs()->count(); ++t)
+    for (auto* p : w.tabs()->widget(t)->findChildren<views::PlotWidget*>(QString(), Qt::FindChildrenRecursively))
+      EXPECT_EQ(p->highlight(), QStringList{pick});
+  auto* ppl = dynamic_cast<views::PositionLossView*>(w.tabs()->widget(2));
+  ASSERT_NE(ppl, nullptr);
+  EXPECT_EQ(ppl->highlight(), QStringList{pick});
+  tree->clearSelection();
+  EXPECT_TRUE(ppl->highlight().isEmpty());
 }
 
 // An output in a folder that does not exist is refused before anything runs (a dialog; quiet: said).

@@ -12,7 +12,7 @@ if [ ! -f "$file" ]; then
 fi
 out="$root/docs/screenshots"
 mkdir -p "$out"
-rm -f "$out"/[0-9]_*.png  # the app's numbered views only: report*.png and *_demo.png come from other files
+rm -f "$out"/[0-9]_*.png "$out"/[0-9][0-9]_*.png  # the app's numbered views only: report*.png and *_demo.png come from other files
 if command -v xvfb-run >/dev/null 2>&1; then
   xvfb-run -a -s "-screen 0 1600x1000x24" ./build/bin/statescope "$file" --screenshots "$out"
 else
@@ -20,5 +20,5 @@ else
 fi
 # The showcase has no unexplored-states or sweep results: those tabs are shown on their own files
 # (unexplored_demo.png, sweep_demo.png; see the README), so their empty views are not kept.
-rm -f "$out"/7_unexplored_states.png "$out"/8_sweep.png
+rm -f "$out"/8_unexplored_states.png "$out"/9_sweep.png
 ls -1 "$out"

@@ -128,7 +128,32 @@ QCPGraph* PlotWidget::add_series(const QString& name, const QColor& color, const
   }
   series_.push_back(s);
   if (smoothable && smooth_->value() > 0) rebuild_smoothing();
+  else if (!highlight_.isEmpty()) restyle();
   return s.raw;
+}
+
+void PlotWidget::set_highlight(const QStringList& names) {
+  highlight_ = names;
+  restyle();
+  plot_->replot();
+}
+
+void PlotWidget::restyle() {
+  const bool smoothing = smooth_->value() > 0;
+  for (auto& s : series_) {
+    const bool on = highlight_.contains(s.name), faded = !highlight_.isEmpty() && !on;
+    QColor c = s.color;
+    if (faded) c.setAlpha(50);
+    const double wide = on ? 2.0 : 1.0;
+    if (s.smooth) {
+      QColor faint = c;
+      faint.setAlpha(faded ? 25 : 60);
+      s.raw->setPen(QPen(faint, 1));
+      s.smooth->setPen(QPen(c, 2 * wide));
+    } else if (!(smoothing && s.smoothable)) {
+      s.raw->setPen(QPen(c, 1.5 * wide));
+    }
+  }
 }
 
 QStringList PlotWidget::series_names() const {
@@ -160,6 +185,7 @@ void PlotWidget::rebuild_smoothing() {
       s.raw->setPen(QPen(s.color, 1.5));
       s.raw->addToLegend();
     }
+    if (!highlight_.isEmpty()) restyle();
     // Standard-error bands belong to the raw curve: shown only without smoothing.
     for (int i = 0; i < plot_->graphCount(); ++i)
       if (plot_->graph(i)->property("band_of").toString() == s.name) plot_->graph(i)->setVisible(w == 0 && s.raw->visible());

@@ -58,6 +58,10 @@ class PlotWidget : public QWidget {
   void hover_at(const QPointF& pixel);  // what a mouse move there does
 
   void apply_theme(bool dark);  // colours of axes, grid, legend, background
+  // Series whose names are listed stand out (thicker), the others fade; empty: all as drawn. Kept for
+  // the series added later (a redraw).
+  void set_highlight(const QStringList& names);
+  QStringList highlight() const { return highlight_; }
   void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
   void set_smoothing(int percent);  // EMA weight in percent (0: off)
   void set_legend_enabled(bool on);  // shown only when enabled and holding at least one entry
@@ -92,8 +96,10 @@ class PlotWidget : public QWidget {
     QCPGraph* smooth = nullptr;
   };
   void rebuild_smoothing();
+  void restyle();  // every series' pens from its colour, the smoothing and the highlight
   void legend_click(QCPLegend* legend, QCPAbstractLegendItem* item, QMouseEvent* event);
 
+  QStringList highlight_;
   QCustomPlot* plot_;
   FlowLayout* bar_;
   QWidget* strip_;

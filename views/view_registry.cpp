@@ -6,6 +6,7 @@
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/norm_heads_view.h"
+#include "views/runs_table_view.h"
 #include "views/state_views.h"
 #include "views/sweep_view.h"
 #include "views/unexplored_view.h"
@@ -21,6 +22,7 @@ QWidget* make() {
 
 const std::vector<ViewEntry>& view_registry() {
   static const std::vector<ViewEntry> all{
+      {QT_TRANSLATE_NOOP("views", "Runs"), {"eval"}, make<RunsTableView>},  // the headline, shown first
       {QT_TRANSLATE_NOOP("views", "Training loss"), {"train"}, make<LossView>},
       {QT_TRANSLATE_NOOP("views", "Per-position loss"), {"eval"}, make<PositionLossView>},
       {QT_TRANSLATE_NOOP("views", "State norm"), {"eval"}, make<StateNormView>},  // curves + per-head map

@@ -20,6 +20,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <algorithm>
+#include <cstdio>
 #include <QShowEvent>
 #include <QGuiApplication>
 #include <QScreen>
@@ -42,6 +43,7 @@
 #include "views/unexplored_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
+#include "views/runs_table_view.h"
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
 #include "core/report/html_report.h"
@@ -198,7 +200,18 @@ void MainWindow::build_views() {
     tabs_->addTab(w, QCoreApplication::translate("views", v.title));
     views_.push_back(views::runs_view(w));
   }
-  loss_ = dynamic_cast<views::LossView*>(tabs_->widget(0));
+  for (int i = 0; i < tabs_->count(); ++i) {
+    if (auto* l = dynamic_cast<views::LossView*>(tabs_->widget(i))) loss_ = l, loss_index_ = i;
+    if (auto* t = dynamic_cast<views::RunsTableView*>(tabs_->widget(i))) {
+      table_index_ = i;
+      // Rows selected in the Runs table stand out in every plot (the others fade).
+      t->selected = [this](const QStringList& names) {
+        highlighted_ = names;
+        for (int k = 0; k < tabs_->count(); ++k)
+          for (auto* p : plots_in_tab(k)) p->set_highlight(names);
+      };
+    }
+  }
   setCentralWidget(tabs_);
 }
 
@@ -287,6 +300,7 @@ bool MainWindow::open_file(const QString& path) {
       spec_note = tr(" (its spec does not load into the panel: %1)").arg(why);
   setWindowTitle(QString("statescope — %1").arg(QFileInfo(path).fileName()));
   add_recent(path);
+  tabs_->setCurrentIndex(table_index_);  // the headline first
   refresh_views();
   statusBar()->showMessage(tr("Opened %1: %2 runs%3").arg(path).arg(run_set_->size()).arg(spec_note), spec_note.isEmpty() ? 5000 : 15000);
   return true;
@@ -307,6 +321,7 @@ bool MainWindow::add_file(const QString& path) {
   ++added_files_;
   setWindowTitle(QString("statescope — %1 + %2 more").arg(QFileInfo(file_).fileName()).arg(added_files_));
   add_recent(path);
+  tabs_->setCurrentIndex(table_index_);
   refresh_views();
   statusBar()->showMessage(tr("Added %1 from %2").arg(n_more == 1 ? tr("1 run") : tr("%1 runs").arg(n_more), path),
                            5000);
@@ -371,6 +386,7 @@ void MainWindow::start_run(const QString& out, bool replace) {
   latency_->start();
   bar_->setVisible(true);
   bar_->setValue(0);
+  run_clock_.start();
   setWindowTitle(QString("statescope — %1 (running)").arg(QFileInfo(path).fileName()));
   jobs_.clear();
   const int jobs = panel_->jobs();
@@ -383,6 +399,18 @@ void MainWindow::cancel_run() {
   worker_->cancel();
   status_->setText(tr("cancelling..."));
 }
+
+namespace {
+// "45 s", "3m07s", "1h05m": an estimate as people read it.
+std::string format_eta(double s) {
+  char b[32];
+  if (!(s >= 0) || s > 100.0 * 86400) return "?";
+  if (s < 60) std::snprintf(b, sizeof b, "%d s", int(s));
+  else if (s < 3600) std::snprintf(b, sizeof b, "%dm%02ds", int(s / 60), int(s) % 60);
+  else std::snprintf(b, sizeof b, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
+  return b;
+}
+}  // namespace
 
 void MainWindow::on_progress(const Progress& p) {
   phase_ = QString("%1 %2 %3/%4").arg(p.run, p.phase).arg(p.done).arg(p.total);
@@ -408,17 +436,34 @@ void MainWindow::on_progress(const Progress& p) {
     run_set_->add_train_step(row, s);
     dirty_loss_ = true;
   }
-  // Every running job has an entry (several at once with Jobs > 1); the bar shows their sum.
+  // Every running job has an entry (several at once with Jobs > 1). The bar and the leading "run k of
+  // n · ETA" are the whole experiment's: runs ended count whole, running ones by their phase's share.
   QString rate = p.phase == "train" ? QString("%1 tok/s").arg(p.rate, 0, 'f', 0) : QString("%1 /s").arg(p.rate, 0, 'f', 2);
   QString eta = p.eta_s >= 0 ? QString("ETA %1 s").arg(p.eta_s, 0, 'f', 0) : QString("ETA ?");
   jobs_[p.run] = {p.done, p.total, QString("%1 · %2 %3/%4 · %5 · %6").arg(p.run, p.phase).arg(p.done).arg(p.total).arg(rate, eta)};
-  qint64 done = 0, total = 0;
   QStringList texts;
-  for (const auto& j : jobs_) done += j.done, total += j.total, texts << j.text;
-  const double scale = total > (1 << 30) ? double(total) / (1 << 30) : 1.0;  // QProgressBar holds ints
-  bar_->setMaximum(static_cast<int>(std::max<qint64>(1, total / scale)));
-  bar_->setValue(static_cast<int>(done / scale));
-  status_->setText(texts.join("  |  "));
+  double share = 0;
+  for (const auto& j : jobs_) {
+    texts << j.text;
+    if (j.total > 0) share += std::clamp(double(j.done) / double(j.total), 0.0, 1.0);
+  }
+  const auto& rs = run_set_->runs();
+  const int n = static_cast<int>(rs.size());
+  int ended = 0;
+  for (const auto& r : rs) ended += r.status != "queued" && r.status != "running";
+  const double complete = std::min<double>(n, ended + share);
+  const double elapsed = run_clock_.isValid() ? run_clock_.elapsed() / 1000.0 : 0;
+  const int running = static_cast<int>(jobs_.size());
+  QString whole = n < 2 ? QString()
+                  : running > 1 ? tr("runs %1–%2 of %3").arg(ended + 1).arg(std::min(n, ended + running)).arg(n)
+                                : tr("run %1 of %2").arg(std::min(n, ended + 1)).arg(n);
+  if (complete > 0.02 && elapsed > 0) {
+    const double left = elapsed * (n - complete) / complete;
+    whole += (whole.isEmpty() ? "" : " · ") + tr("all ETA %1").arg(QString::fromStdString(format_eta(left)));
+  }
+  bar_->setMaximum(1000);
+  bar_->setValue(n > 0 ? static_cast<int>(1000.0 * complete / n) : 0);
+  status_->setText((whole.isEmpty() ? "" : whole + "  |  ") + texts.join("  |  "));
 }
 
 void MainWindow::on_run_loaded(const views::RunData& r) {
@@ -445,6 +490,7 @@ void MainWindow::on_finished(bool ok, const QString& message) {
   // Every run, finished or cut short, already arrived through run_loaded, read back from the file
   // on the worker thread; re-reading it here would only stall the event loop (~40 ms for the demo).
   if (QFileInfo::exists(file_)) add_recent(file_);
+  if (ok) tabs_->setCurrentIndex(table_index_);  // the headline when the experiment ends
   if (!ok && !message.startsWith(tr("cancelled"))) error(tr("Run failed"), message);
   latency_tick();  // the time spent in here counts too
   latency_->stop();
@@ -474,7 +520,7 @@ void MainWindow::refresh_views() {
 void MainWindow::refresh_loss() {
   dirty_loss_ = false;
   if (tabs_->currentWidget() == loss_) loss_->set_runs(runs());
-  else if (!stale_.empty()) stale_[0] = true;
+  else if (loss_index_ < static_cast<int>(stale_.size())) stale_[static_cast<size_t>(loss_index_)] = true;
 }
 
 // Only the visible view is redrawn; the others catch up when their tab is shown, so one redraw

@@ -1,6 +1,7 @@
 // main_window.h — the statescope window: experiment panel and run list on the left, one tab per
 // view in the centre, progress in the status bar; menus and shortcuts; QSettings; drag and drop.
 #pragma once
+#include <QElapsedTimer>
 #include <QMainWindow>
 #include <QMap>
 #include <QThread>
@@ -111,8 +112,11 @@ class MainWindow : public QMainWindow {
   QListView* list_;
   QTabWidget* tabs_;
   std::vector<views::RunsView*> views_;  // one per tab, in tab order
-  views::LossView* loss_;                // also views_[0]: redrawn alone while training runs
+  views::LossView* loss_ = nullptr;      // also views_[loss_index_]: redrawn alone while training runs
+  int loss_index_ = 0, table_index_ = 0;  // the tabs of the training loss and of the Runs table
+  QStringList highlighted_;              // runs selected in the Runs table (stand out in every plot)
   QProgressBar* bar_;
+  QElapsedTimer run_clock_;  // since the experiment started (the whole run's ETA)
   QLabel* status_;
   QMenu* recent_;
   QTimer* redraw_;

@@ -1,0 +1,240 @@
+// runs_table_view.cpp — the Runs table (runs_table_view.h).
+#include "views/runs_table_view.h"
+
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QIcon>
+#include <QPixmap>
+#include <QLabel>
+#include <QRegularExpression>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "core/base/constants.h"
+#include "core/store/run_summary.h"
+
+namespace statescope::views {
+
+double t95(int dof) {
+  static const double t[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                             2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                             2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  return dof < 1 ? NAN : dof <= 30 ? t[dof - 1] : 1.96;
+}
+
+namespace {
+
+// Sorts by the number behind a cell (Qt::UserRole), text where there is none; a group's seeds stay
+// under it (the tree sorts each level).
+class Item : public QTreeWidgetItem {
+ public:
+  using QTreeWidgetItem::QTreeWidgetItem;
+  bool operator<(const QTreeWidgetItem& o) const override {
+    const int c = treeWidget() ? treeWidget()->sortColumn() : 0;
+    const QVariant a = data(c, Qt::UserRole), b = o.data(c, Qt::UserRole);
+    if (a.isValid() && b.isValid()) return a.toDouble() < b.toDouble();
+    if (a.isValid() != b.isValid()) return a.isValid();  // numbers before blanks
+    return text(c) < o.text(c);
+  }
+};
+
+// One run's numbers, by column key.
+struct Row {
+  QString name, policy, status, file, tip;
+  QColor color;
+  std::map<QString, double> value, err;  // err: ± shown beside the value (standard error)
+};
+
+QString num(double v, int prec = 3) { return std::isfinite(v) ? QString::number(v, 'f', prec) : QString("–"); }
+
+}  // namespace
+
+RunsTableView::RunsTableView(QWidget* parent) : QWidget(parent) {
+  auto* lay = new QVBoxLayout(this);
+  note_ = new QLabel(this);
+  note_->setWordWrap(true);
+  tree_ = new QTreeWidget(this);
+  tree_->setRootIsDecorated(true);
+  tree_->setAlternatingRowColors(true);
+  tree_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  tree_->setSortingEnabled(true);
+  tree_->setUniformRowHeights(true);
+  lay->addWidget(note_);
+  lay->addWidget(tree_, 1);
+  connect(tree_, &QTreeWidget::itemSelectionChanged, this, [this] {
+    QStringList names;
+    for (auto* it : tree_->selectedItems()) {
+      if (it->childCount() == 0) names << it->data(0, Qt::UserRole + 1).toString();
+      for (int i = 0; i < it->childCount(); ++i) names << it->child(i)->data(0, Qt::UserRole + 1).toString();
+    }
+    names.removeDuplicates();
+    if (selected) selected(names);
+  });
+}
+
+void RunsTableView::show_runs() {
+  // Filled in the runs' order (the spec's); sorted only when a header is clicked.
+  tree_->setSortingEnabled(false);
+  tree_->clear();
+  // Every evaluated run summarised against its yardstick (core/store/run_summary.h).
+  std::vector<Row> rows;
+  std::vector<std::pair<int64_t, int64_t>> bins;  // the union, in order
+  std::map<QString, double> baseline_far;         // file -> its baseline's far loss
+  bool fixed_all = true;
+  for (const auto& r : runs_) {
+    if (!r.eval) continue;
+    const RunSummary s = summarize(*r.eval, r.name.toStdString(), r.intervention.toStdString());
+    Row row;
+    row.name = r.name, row.policy = r.intervention, row.status = r.status, row.file = r.file, row.color = r.color;
+    row.tip = QObject::tr("%1\nintervention: %2\nstatus: %3\nfile: %4\nT = %5, %6 sequences of %7 positions")
+                  .arg(r.name, r.intervention, r.status, r.file)
+                  .arg(r.eval->T)
+                  .arg(r.eval->sequences)
+                  .arg(r.eval->length);
+    double within = 0;
+    const int64_t T = std::min<int64_t>(r.eval->T, static_cast<int64_t>(r.eval->nll.size()));
+    for (int64_t p = 0; p < T; ++p) within += r.eval->nll[static_cast<size_t>(p)] * kBitsPerNat / static_cast<double>(T);
+    if (T > 0) row.value["within"] = within;
+    row.value["far"] = s.loss_far;
+    row.value["norm"] = s.norm_ratio;
+    fixed_all = fixed_all && s.fixed;
+    for (size_t b = 0; b < s.bins.size() && b < s.excess.size(); ++b) {
+      const QString k = QString("bin%1_%2").arg(s.bins[b].first).arg(s.bins[b].second);
+      row.value[k] = s.excess[b];
+      if (b < s.excess_se.size()) row.err[k] = s.excess_se[b];
+      if (std::find(bins.begin(), bins.end(), s.bins[b]) == bins.end()) bins.push_back(s.bins[b]);
+    }
+    if (r.name == "baseline" || r.name.endsWith(":baseline")) baseline_far[r.file] = s.loss_far;
+    rows.push_back(row);
+  }
+  std::sort(bins.begin(), bins.end());
+  for (auto& row : rows)
+    if (auto it = baseline_far.find(row.file); it != baseline_far.end()) row.value["delta"] = row.value["far"] - it->second;
+
+  // Columns: what a reader looks for first, then the bins, then where the run came from.
+  struct Col {
+    QString key, title, tip;
+  };
+  std::vector<Col> cols{{"", tr("Run"), tr("run name (seed groups fold their seeds beneath)")},
+                        {"", tr("Intervention"), tr("policy or training-free intervention")},
+                        {"within", tr("Loss < T"), tr("mean loss over positions [0, T), bits/token")}};
+  cols.push_back({"norm", tr("Norm far/T"), tr("state norm over the last half of positions / at T-1, mean over layers")});
+  cols.push_back({"delta", tr("Δ far vs baseline"),
+                  tr("loss over the last half of positions minus its file's baseline run's, bits/token")});
+  for (auto [lo, hi] : bins)
+    cols.push_back({QString("bin%1_%2").arg(lo).arg(hi), tr("[%1, %2)").arg(lo).arg(hi),
+                    tr("mean loss minus the yardstick's over positions [%1, %2), bits/token, ± its standard error over "
+                       "sequences")
+                        .arg(lo)
+                        .arg(hi)});
+  cols.push_back({"", tr("Status"), {}});
+  cols.push_back({"", tr("File"), {}});
+  QStringList header;
+  for (const auto& c : cols) header << c.title;
+  tree_->setColumnCount(static_cast<int>(cols.size()));
+  tree_->setHeaderLabels(header);
+  for (int i = 0; i < static_cast<int>(cols.size()); ++i) tree_->headerItem()->setToolTip(i, cols[static_cast<size_t>(i)].tip);
+
+  auto fill = [&](QTreeWidgetItem* it, const Row& row) {
+    it->setText(0, row.name);
+    it->setData(0, Qt::UserRole + 1, row.name);
+    if (row.color.isValid()) {  // the run's colour in every plot
+      QPixmap swatch(10, 10);
+      swatch.fill(row.color);
+      it->setIcon(0, QIcon(swatch));
+    }
+    it->setText(1, row.policy);
+    for (size_t c = 2; c < cols.size(); ++c) {
+      const QString& k = cols[c].key;
+      if (k.isEmpty()) continue;
+      const auto v = row.value.find(k);
+      if (v == row.value.end()) continue;
+      const auto e = row.err.find(k);
+      const int prec = k == "norm" ? 2 : 3;
+      QString text = (k == "delta" && v->second > 0 ? "+" : "") + num(v->second, prec);
+      if (e != row.err.end() && std::isfinite(e->second)) text += " ± " + num(e->second, prec);
+      it->setText(static_cast<int>(c), text);
+      it->setData(static_cast<int>(c), Qt::UserRole, v->second);
+      it->setTextAlignment(static_cast<int>(c), Qt::AlignRight | Qt::AlignVCenter);
+    }
+    it->setText(static_cast<int>(cols.size()) - 2, row.status);
+    it->setText(static_cast<int>(cols.size()) - 1, QFileInfo(row.file).fileName());
+    for (int c = 0; c < static_cast<int>(cols.size()); ++c) it->setToolTip(c, row.tip);
+  };
+
+  // Seeds of one setting: a sweep's group, else the name without its "_s<seed>" (copying --seeds).
+  auto group_of = [&](const Row& row, size_t i) {
+    for (const auto& r : runs_)
+      if (r.name == row.name && r.file == row.file && !r.sweep.group.empty()) return r.file + "\n" + QString::fromStdString(r.sweep.group);
+    static const QRegularExpression seed_suffix("_s\\d+$");
+    QString base = row.name;
+    base.remove(seed_suffix);
+    return base == row.name ? QString("\n%1").arg(i) : row.file + "\n" + base;
+  };
+  std::map<QString, std::vector<size_t>> groups;
+  std::vector<QString> order;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const QString g = group_of(rows[i], i);
+    if (!groups.count(g)) order.push_back(g);
+    groups[g].push_back(i);
+  }
+  for (const auto& g : order) {
+    const auto& members = groups[g];
+    if (members.size() == 1) {
+      auto* it = new Item(tree_);
+      fill(it, rows[members[0]]);
+      continue;
+    }
+    // mean ± 95% interval over the seeds (t with n-1 degrees of freedom)
+    Row mean;
+    mean.name = tr("%1 (%2 seeds)").arg(g.section('\n', 1)).arg(members.size());
+    mean.policy = rows[members[0]].policy;
+    mean.file = rows[members[0]].file;
+    std::set<QString> statuses;
+    for (size_t m : members) statuses.insert(rows[m].status);
+    mean.status = statuses.size() == 1 ? *statuses.begin() : tr("mixed");
+    std::set<QString> keys;
+    for (size_t m : members)
+      for (const auto& [k, v] : rows[m].value) keys.insert(k);
+    for (const auto& k : keys) {
+      std::vector<double> xs;
+      for (size_t m : members)
+        if (auto v = rows[m].value.find(k); v != rows[m].value.end() && std::isfinite(v->second)) xs.push_back(v->second);
+      if (xs.empty()) continue;
+      double mu = 0, ss = 0;
+      for (double x : xs) mu += x / static_cast<double>(xs.size());
+      for (double x : xs) ss += (x - mu) * (x - mu);
+      mean.value[k] = mu;
+      if (xs.size() > 1)
+        mean.err[k] = t95(static_cast<int>(xs.size()) - 1) * std::sqrt(ss / static_cast<double>(xs.size() - 1)) /
+                      std::sqrt(static_cast<double>(xs.size()));
+    }
+    mean.tip = tr("%1 seeds of one setting: mean ± 95% interval (Student t, %2 degrees of freedom) over them")
+                   .arg(members.size())
+                   .arg(members.size() - 1);
+    auto* parent = new Item(tree_);
+    fill(parent, mean);
+    QFont f = parent->font(0);
+    f.setBold(true);
+    for (int c = 0; c < tree_->columnCount(); ++c) parent->setFont(c, f);
+    for (size_t m : members) fill(new Item(parent), rows[m]);
+  }
+  tree_->header()->setSortIndicator(-1, Qt::AscendingOrder);
+  tree_->setSortingEnabled(true);
+  note_->setText(rows.empty() ? tr("No evaluated runs yet — Run ▸ Run experiment (Ctrl+R), or open an experiment file.")
+                              : (fixed_all ? tr("Columns [a, b): the excess over positions a to b, in bits/token above the "
+                                                "experiment's one yardstick (the loaded model's state-reset loss on the same "
+                                                "bytes) ± standard error over sequences. Click a header to sort; select runs "
+                                                "to pick them out in every plot.")
+                                           : tr("Columns [a, b): the excess over positions a to b, in bits/token above each "
+                                                "run's yardstick (the one yardstick where its file has it, else the run's own "
+                                                "state-reset loss) ± standard error. Click a header to sort; select runs to pick "
+                                                "them out in every plot.")));
+  for (int c = 0; c < tree_->columnCount(); ++c) tree_->resizeColumnToContents(c);
+}
+
+}  // namespace statescope::views
