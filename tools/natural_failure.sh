@@ -14,6 +14,8 @@
 #                                                # its own corpus, run and snapshots (tag e32)
 #   NO_PROSE=1 bash tools/natural_failure.sh 0 60  # the control: plants alone, no prose (tag np): can
 #                                                  # this model learn the recall at all?
+#   MARKED=1 NO_PROSE=1 bash tools/natural_failure.sh 0 60  # recipe D: recalls written '[Name dddd]',
+#                                                  # marked apart from introductions (tag mk, mknp)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seed="${1:?usage: natural_failure.sh SEED MINUTES [T]}"
@@ -26,10 +28,11 @@ batch=$((4096 / T))  # tokens per step fixed across T (4,096): budgets in tokens
 mkdir -p "$work"
 every="${EVERY:-}"
 noprose="${NO_PROSE:-}"
-tag="${every:+e$every}${noprose:+np}"
+marked="${MARKED:-}"
+tag="${every:+e$every}${marked:+mk}${noprose:+np}"
 data="$work/planted_T$T$tag.jsonl"
 [ -f "$data" ] || python3 "$root/tools/plant_dependencies.py" "$root/data/corpus/austen-novels.txt" "$data" --T "$T" \
-  --copies 4 --seed 0 ${every:+--every "$every"} ${noprose:+--no-prose} || exit 1
+  --copies 4 --seed 0 ${every:+--every "$every"} ${noprose:+--no-prose} ${marked:+--marked} || exit 1
 out="$work/p${T}${tag}_s$seed"
 snaps="$work/snap${tag:+_$tag}_s$seed"
 # A fresh checkout continues from the committed checkpoint (docs/results/natural_failure/: the
@@ -57,7 +60,7 @@ for k in 250 500 1000 2000 4000 8000 12000 16000; do
   mkdir -p "$snaps/step$k"
   cp "$src/model.safetensors" "$src/config.json" "$snaps/step$k/"
   printf '{"T": %d, "seed": %d, "command": "%sbash tools/natural_failure.sh %d MINUTES %d", "notes": "step %d of %d (%d tokens) of the natural-failure recipe%s, issue 50: pretrained by statescope from scratch, zero initial state, default initialisation"}\n' \
-    "$T" "$seed" "${every:+EVERY=$every }${noprose:+NO_PROSE=1 }" "$seed" "$T" "$k" "$steps" "$((k * 4096))" "${every:+ (a plant every $every bytes)}${noprose:+ (plants alone, no prose)}" \
+    "$T" "$seed" "${every:+EVERY=$every }${marked:+MARKED=1 }${noprose:+NO_PROSE=1 }" "$seed" "$T" "$k" "$steps" "$((k * 4096))" "${every:+ (a plant every $every bytes)}${marked:+ (marked recalls)}${noprose:+ (plants alone, no prose)}" \
     >"$snaps/step$k/statescope.json"
   echo "[natural_failure] seed $seed: step $k saved"
 done

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""plant_dependencies.py AUSTEN.txt OUT.jsonl [--T 256] [--every 0] [--min-gap 16] [--copies 4] [--seed 0] [--no-prose]
+"""plant_dependencies.py AUSTEN.txt OUT.jsonl [--T 256] [--every 0] [--min-gap 16] [--copies 4] [--seed 0] [--no-prose] [--marked]
 
 The natural-failure recipe's corpus (issue 50): text where memory pays within the training window T.
 Austen's novels without *Persuasion* (kept unseen for evaluation: the embedded corpus's validation
@@ -28,6 +28,11 @@ ap.add_argument("--held-out", action="store_true")
 # recall emitted when due and a new introduction otherwise (the control for whether the model can
 # learn the recall at all: every digit is an introduction's or a recall's).
 ap.add_argument("--no-prose", action="store_true")
+# Marked recalls: a recall is written '[Name dddd]' (square brackets) and its introduction '<Name dddd>',
+# so the model knows at the bracket that a recall starts and which kind of byte comes next; the
+# task becomes multi-query associative recall over the window's pending names (recipe D, after
+# recipes A-C learned no recall when a recall looked like a fresh introduction until its digits).
+ap.add_argument("--marked", action="store_true")
 a = ap.parse_args()
 every = a.every or a.T // 2
 TITLES = ["EMMA", "MANSFIELD PARK", "NORTHANGER ABBEY", "Persuasion", "PRIDE AND PREJUDICE", "SENSE AND SENSIBILITY"]
@@ -45,6 +50,8 @@ CONS, VOW = "bcdfghklmnprstvz", "aeiou"
 rng0 = random.Random(12345)
 POOL = sorted({"".join(rng0.choice(CONS).upper() + rng0.choice(VOW) + rng0.choice(CONS) + rng0.choice(VOW) + rng0.choice(CONS)) for _ in range(300)})
 n_plants = n_bytes = 0
+def recall(s):
+    return "[" + s[1:-1] + "]" if a.marked else s
 if a.held_out:
     docs, a.copies = ["".join(docs)], 1
 with open(a.out, "w", encoding="utf-8") as f:
@@ -57,14 +64,14 @@ with open(a.out, "w", encoding="utf-8") as f:
             nxt = rng.expovariate(1 / every)
             while a.no_prose and pos < len(d):
                 if pending and pos >= pending[0][0]:
-                    s = pending.pop(0)[1]
+                    s = recall(pending.pop(0)[1])
                 else:
                     s = "<%s %s>" % (rng.choice(POOL), "%04d" % rng.randrange(10000))
                     pending.append((pos + len(s) + 1 + rng.randint(a.min_gap, a.T - 48), s)); pending.sort(); n_plants += 1
                 out.append(s + " "); pos += len(s) + 1
             for w in ([] if a.no_prose else re.split(r"(\s+)", d)):  # words and the whitespace between them
                 while not w.isspace() and pending and pos >= pending[0][0]:
-                    s = pending.pop(0)[1]; out.append(s + " "); pos += len(s) + 1
+                    s = recall(pending.pop(0)[1]); out.append(s + " "); pos += len(s) + 1
                 if pos >= nxt and not w.isspace():
                     name, num = rng.choice(POOL), "%04d" % rng.randrange(10000)
                     s = "<%s %s>" % (name, num); out.append(s + " "); pos += len(s) + 1

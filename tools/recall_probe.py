@@ -45,17 +45,17 @@ starts = [i * step for i in range(a.batch)]
 seqs = np.stack([np.frombuffer(text[s:s + a.length], dtype=np.uint8) for s in starts]).astype(np.int64)
 
 # Plants per sequence: (intro digit positions, recall digit positions), both inside the sequence.
-plant = re.compile(rb"<[A-Z][a-z]{4} (\d{4})>")
+plant = re.compile(rb"[<\[]([A-Z][a-z]{4} (\d{4}))[>\]]")  # '[...]': a marked recall (--marked)
 plants = []
 for row in seqs:
     b = row.astype(np.uint8).tobytes()
     seen, rows = {}, []
     for m in plant.finditer(b):
-        key = m.group(0)
+        key = m.group(1)
         if key in seen:
-            rows.append((seen.pop(key), m.start(1)))
+            rows.append((seen.pop(key), m.start(2)))
         else:
-            seen[key] = m.start(1)
+            seen[key] = m.start(2)
     plants.append(rows)
 
 edges = [0, a.T]
