@@ -34,18 +34,8 @@ Runner add_babi(CLI::App& app, const std::string& command) {
   app.add_option("--examples", o->examples, "distinct fine-tuning examples")->capture_default_str();
   add_finetune_options(app, o->t, o->ps, o->save, BabiOptions::default_finetune(), "questions", "fine-tuning window (prompt + answer)");
   return [o, command]() {
-    VerbRun run;
-    run.section = {{"lengths", o->lengths}, {"samples", o->samples}, {"facts", o->facts}};
-    if (o->t.steps > 0)
-      run.section["finetune"] = {{"steps", o->t.steps}, {"T", o->t.T}, {"batch", o->t.batch}, {"lr", o->t.lr},
-                                 {"warmup", o->t.warmup}, {"examples", o->examples},
-                                 {"loss_on", o->t.loss_mask ? "answer" : "all"}};
-    run.seed = o->seed;
-    run.policy = o->ps;
-    run.baseline = o->t.steps == 0;
-    run.intervention = o->t.steps ? o->ps.label() : "none";
-    run.recorded = {{"finetune_steps", o->t.steps}, {"policy", o->ps.label()}, {"facts", o->facts},
-                    {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
+    const VerbRun run = task_run({{"lengths", o->lengths}, {"samples", o->samples}, {"facts", o->facts}},
+                                 {{"facts", o->facts}}, o->t, o->examples, o->ps, o->seed);
     const auto runs = run_analysis_verb(*o, command, {.key = "babi", .data = o->data, .save = o->save}, {run});
     const BabiResult& r = *runs.at(0).babi;
     std::printf("bAbI single supporting fact, %lld facts, %lld questions per length (choice chance %.2f; "

@@ -33,18 +33,8 @@ Runner add_passkey(CLI::App& app, const std::string& command) {
   add_finetune_options(app, o->t, o->ps, o->save, PasskeyOptions::default_finetune(), "passkey samples",
                        "fine-tuning window: prompt + answer tokens, one example per window");
   return [o, command]() {
-    VerbRun run;
-    run.section = {{"lengths", o->lengths}, {"depths", o->depths}, {"samples", o->samples}};
-    if (o->t.steps > 0)
-      run.section["finetune"] = {{"steps", o->t.steps}, {"T", o->t.T}, {"batch", o->t.batch}, {"lr", o->t.lr},
-                                 {"warmup", o->t.warmup}, {"examples", o->examples},
-                                 {"loss_on", o->t.loss_mask ? "answer" : "all"}};
-    run.seed = o->seed;
-    run.policy = o->ps;
-    run.baseline = o->t.steps == 0;
-    run.intervention = o->t.steps ? o->ps.label() : "none";
-    run.recorded = {{"finetune_steps", o->t.steps}, {"policy", o->ps.label()},
-                    {"loss_on", o->t.loss_mask ? "answer" : "all"}, {"T", o->t.T}};
+    const VerbRun run = task_run({{"lengths", o->lengths}, {"depths", o->depths}, {"samples", o->samples}},
+                                 nlohmann::json::object(), o->t, o->examples, o->ps, o->seed);
     const auto runs = run_analysis_verb(*o, command, {.key = "passkey", .save = o->save}, {run});
     const PasskeyResult& g = *runs.at(0).passkey;
     std::cout << "passkey accuracy (all 5 digits; digit accuracy in brackets), " << g.samples << " samples per cell\n"

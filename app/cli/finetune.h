@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "app/cli/analysis_verb.h"  // VerbRun
 #include "app/cli/interrupt.h"
 #include "core/base/constants.h"
 #include "app/cli/progress.h"
@@ -42,6 +43,26 @@ inline void add_finetune_options(CLI::App& app, TrainOptions& t, PolicySpec& ps,
       ->check(CLI::IsMember({"answer", "all"}))->default_str("answer");
   app.add_option("--save", save, "write the fine-tuned model to this directory (a new one, or --overwrite; never the "
                                  "model being read)");
+}
+
+// A task verb's run (passkey, babi): its policy, and with --finetune-steps its spec section's
+// "finetune" entry (parse_finetune's fields); measured as loaded without. `section` holds the
+// verb's other knobs; `recorded` gains what every task run records.
+inline VerbRun task_run(nlohmann::json section, nlohmann::json recorded, const TrainOptions& t, int64_t examples,
+                        const PolicySpec& ps, uint64_t seed) {
+  const char* loss_on = t.loss_mask ? "answer" : "all";
+  VerbRun run;
+  run.section = std::move(section);
+  if (t.steps > 0)
+    run.section["finetune"] = {{"steps", t.steps}, {"T", t.T},           {"batch", t.batch},  {"lr", t.lr},
+                               {"warmup", t.warmup}, {"examples", examples}, {"loss_on", loss_on}};
+  run.seed = seed;
+  run.policy = ps;
+  run.baseline = t.steps == 0;
+  run.intervention = t.steps ? ps.label() : "none";
+  run.recorded = std::move(recorded);
+  run.recorded.update({{"finetune_steps", t.steps}, {"policy", ps.label()}, {"loss_on", loss_on}, {"T", t.T}});
+  return run;
 }
 
 // The --save folder under the output rule (core/base/output_rule.h), checked before any work: a new
