@@ -322,6 +322,9 @@ TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   EXPECT_FALSE(p.run_action()->isEnabled());
   EXPECT_TRUE(p.problems().join(" ").contains("/no/such/model"));
   EXPECT_FALSE(field<QLineEdit>(&p, "model")->toolTip().isEmpty());
+  // ... and said in the open above the Run button, not only in the field's tooltip (issue 54, item 10).
+  EXPECT_TRUE(p.problems_label()->text().contains("/no/such/model")) << p.problems_label()->text().toStdString();
+  EXPECT_FALSE(p.problems_label()->isHidden());
   EXPECT_TRUE(p.spec_json().isEmpty());
   field<QLineEdit>(&p, "model")->setText("embedded");
   field<QSpinBox>(&p, "eval_length")->setValue(16);  // not beyond T = 32
@@ -332,6 +335,7 @@ TEST(Gui, PanelRefusesInvalidValuesAtTheField) {
   EXPECT_FALSE(p.run_action()->isEnabled());
   field<QCheckBox>(&p, "p_passing")->setChecked(true);
   EXPECT_TRUE(p.run_action()->isEnabled());
+  EXPECT_TRUE(p.problems_label()->isHidden());
   // Defaults reproduce the demo spec: loading it and reading the form back gives the same runs.
   QFile demo(QString(STATESCOPE_SOURCE_DIR) + "/data/experiments/demo.json");
   ASSERT_TRUE(demo.open(QIODevice::ReadOnly));

@@ -435,7 +435,19 @@ QLayout* ExperimentPanel::build_buttons() {
   buttons->addWidget(edit_button);
   buttons->addWidget(button(run_action_, tr("Run")), 1);
   buttons->addWidget(button(cancel_action_, tr("Cancel")));
-  return buttons;
+  // Why Run (and Ctrl+R) does nothing, said in the open beside the button, not only in a field's
+  // tooltip: each refused field's sentence (the field itself turns red).
+  problems_ = new QLabel(this);
+  problems_->setObjectName("problems");
+  problems_->setWordWrap(true);
+  problems_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  problems_->setStyleSheet(QString("color: %1;").arg(views::theme(true).invalid_background.lighter(170).name()));
+  problems_->setVisible(false);
+  auto* column = new QVBoxLayout;
+  column->setContentsMargins(0, 0, 0, 0);
+  column->addWidget(problems_);
+  column->addLayout(buttons);
+  return column;
 }
 
 // Every edit re-validates; a policy edit hands the runs over to the form.
@@ -604,6 +616,10 @@ void ExperimentPanel::describe_model() {
 void ExperimentPanel::validate() {
   const auto p = problems();
   run_action_->setEnabled(p.isEmpty() && !running_);
+  if (problems_) {
+    problems_->setText(p.join("\n"));
+    problems_->setVisible(!p.isEmpty());
+  }
   run_action_->setToolTip(running_ ? tr("An experiment is running")
                           : p.isEmpty() ? tr("Run the experiment (Ctrl+R)") : p.join("\n"));
 }

@@ -49,6 +49,7 @@ class ExperimentPanel : public QWidget {
   // Edit as JSON, Run and Cancel: below the form, or wherever the window pins it (the main window keeps
   // it under the scrolling form, always on screen).
   QWidget* button_bar() const { return button_bar_; }
+  QLabel* problems_label() const { return problems_; }  // why Run is refused ("" and hidden: it is not)
   QAction* cancel_action() const { return cancel_action_; }
   // While an experiment runs the form is read-only (it describes what is running).
   void set_running(bool running);
@@ -77,7 +78,8 @@ class ExperimentPanel : public QWidget {
   QSpinBox* reset_period;
   QLabel* intervention_note;  // shown while the loaded spec's interventions stand instead of the form's
   std::vector<std::pair<std::string, QCheckBox*>> analysis_boxes_;
-  QWidget* button_bar_ = nullptr;  // a box per analysis (list.h), by key
+  QWidget* button_bar_ = nullptr;
+  QLabel* problems_ = nullptr;  // a box per analysis (list.h), by key
   QComboBox *device, *precision;  // cpu / cuda (disabled without a GPU); fp32 / bf16
   QComboBox* scan;                 // aten / fused (the CUDA scan kernels; enabled only on cuda)
   QPushButton* edit_button;
