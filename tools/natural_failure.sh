@@ -47,6 +47,10 @@ flags=(--arch mamba2 --d-model 128 --n-layer 4 --d-state 64 --headdim 32 --expan
 end=$(($(date +%s) + minutes * 60))
 for k in 250 500 1000 2000 4000 8000 12000 16000; do
   [ -d "$snaps/step$k" ] && continue
+  # A checkpoint already past step k (a fresh checkout continuing the committed one) has no snapshot
+  # of step k to take: skip it rather than save a later model under its name.
+  done_step=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["step"])' "$out.partial/checkpoint/trainer.json" 2>/dev/null || echo 0)
+  ((k < steps && done_step >= k)) && continue
   left=$((end - $(date +%s)))
   ((left > 60)) || break
   stop=()
