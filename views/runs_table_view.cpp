@@ -45,6 +45,7 @@ class Item : public QTreeWidgetItem {
 // One run's numbers, by column key.
 struct Row {
   QString name, policy, status, file, tip;
+  QString sweep_group;  // its sweep's group ("": not a sweep's run)
   QColor color;
   std::map<QString, double> value, err;  // err: ± shown beside the value (standard error)
 };
@@ -90,6 +91,7 @@ void RunsTableView::show_runs() {
     const RunSummary s = summarize(*r.eval, r.name.toStdString(), r.intervention.toStdString());
     Row row;
     row.name = r.name, row.policy = r.intervention, row.status = r.status, row.file = r.file, row.color = r.color;
+    row.sweep_group = QString::fromStdString(r.sweep.group);
     row.tip = QObject::tr("%1\nintervention: %2\nstatus: %3\nfile: %4\nT = %5, %6 sequences of %7 positions")
                   .arg(r.name, r.intervention, r.status, r.file)
                   .arg(r.eval->T)
@@ -168,8 +170,7 @@ void RunsTableView::show_runs() {
 
   // Seeds of one setting: a sweep's group, else the name without its "_s<seed>" (copying --seeds).
   auto group_of = [&](const Row& row, size_t i) {
-    for (const auto& r : runs_)
-      if (r.name == row.name && r.file == row.file && !r.sweep.group.empty()) return r.file + "\n" + QString::fromStdString(r.sweep.group);
+    if (!row.sweep_group.isEmpty()) return row.file + "\n" + row.sweep_group;
     static const QRegularExpression seed_suffix("_s\\d+$");
     QString base = row.name;
     base.remove(seed_suffix);

@@ -1,5 +1,5 @@
-// finetune.h — fine-tune a loaded model on task documents (passkey, bAbI) with an initial-state
-// policy, recording every step into the run's train/ group, with a progress line.
+// finetune.h — what the task verbs (passkey, bAbI) share: their fine-tuning flags, their run (the
+// spec section's "finetune" entry), and where the fine-tuned model is saved (--save).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <memory>
@@ -7,16 +7,10 @@
 #include <vector>
 
 #include "app/cli/analysis_verb.h"  // VerbRun
-#include "app/cli/interrupt.h"
 #include "core/base/constants.h"
-#include "app/cli/progress.h"
-#include "core/base/error.h"
 #include "core/base/output_rule.h"
 #include "core/model/checkpoint.h"
-#include "core/store/experiment_store.h"
-#include "core/analyses/task_docs.h"
 #include "core/analyses/options.h"  // TaskFinetune: the defaults
-#include "core/train/trainer.h"
 
 namespace statescope::cli {
 
@@ -78,26 +72,6 @@ inline void save_finetuned(RecurrentLM& model, std::unique_ptr<StagedOutput>& st
   if (!staged) return;
   save_model_dir(model, staged->staging());
   staged->finish(StagedOutput::Outcome::Replace);
-}
-
-// Trains `model` in place; throws Error (after marking the run) unless training finished.
-inline void finetune(RecurrentLM& model, const std::vector<Document>& docs, const PolicySpec& ps, const TrainOptions& t,
-                     uint64_t seed, ExperimentFile& file, const std::string& run, const std::string& what) {
-  auto policy = make_policy(ps, seed);
-  ProgressLine line;
-  auto r = train(model, docs, *policy, t, [&](const StepInfo& s) {
-    file.append_train(run, s);
-    line.update(what + " step " + std::to_string(s.step) + "/" + std::to_string(s.steps) + "  loss " +
-                    std::to_string(s.loss) + "  " + std::to_string(static_cast<int64_t>(s.tokens_per_s)) + " tok/s  ETA " +
-                    fmt_eta(s.eta_s),
-                s.step == s.steps);
-    return !interrupted();
-  });
-  line.done();
-  if (r.status != "finished") {
-    file.set_status(run, r.status, r.message);
-    throw Error(what + " " + r.status + ": " + r.message);
-  }
 }
 
 }  // namespace statescope::cli
