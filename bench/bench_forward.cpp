@@ -9,6 +9,8 @@
 //                          (the shape's batch and length still say the tokens' shape)
 //   BENCH_TOKENS=FILE      the tokens, int32 little-endian, batch x length (default: seeded random ids)
 //   BENCH_LOGITS_OUT=FILE  write the forward's logits there, float32, (batch, length, vocab)
+// And BENCH_PRECISION=bf16: the CPU bf16 path (core/model/dense.h) on whatever bf16 units the CPU has
+// (the JSON line names them; "" = none, emulated), fp32 master weights as in training.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -18,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/memory_tuning.h"
+#include "core/compute/runtime.h"
 #include "core/model/checkpoint.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
@@ -108,6 +111,9 @@ int main(int argc, char** argv) {
     model = Mamba2LM(c);
     f = flops_per_token(c);
   }
+  const char* precision_env = std::getenv("BENCH_PRECISION");
+  const std::string precision = precision_env ? precision_env : "fp32";
+  model->mixed_bf16 = precision == "bf16";
   torch::manual_seed(0);
   auto tokens = torch::randint(0, V, {B, L}, torch::kInt64);  // (B, L)
   if (const char* path = std::getenv("BENCH_TOKENS")) {
@@ -150,12 +156,14 @@ int main(int argc, char** argv) {
         .write(reinterpret_cast<const char*>(logits.data_ptr<float>()), static_cast<std::streamsize>(logits.numel() * 4));
   }
   if (std::getenv("BENCH_FORWARD_ONLY")) {  // for profiling the forward alone (perf record)
-    std::cout << nlohmann::json{{"shape", argv[2]}, {"threads", threads}, {"fwd_tok_s", fwd}}.dump() << std::endl;
+    std::cout << nlohmann::json{{"shape", argv[2]}, {"threads", threads}, {"precision", precision}, {"fwd_tok_s", fwd}}.dump()
+              << std::endl;
     return 0;
   }
   const double fwdbwd = time_it(true);
   const double peak = sgemm_rate();
   std::cout << nlohmann::json{{"impl", "statescope-" + scan}, {"arch", mamba1 ? "mamba1" : "mamba2"}, {"shape", argv[2]}, {"threads", threads},
+                              {"precision", precision}, {"bf16_isa", precision == "bf16" ? cpu_bf16_isa() : ""},
                               {"fwd_tok_s", fwd}, {"fwdbwd_tok_s", fwdbwd}, {"fwd_flop_per_token", f.fwd},
                               {"train_flop_per_token", f.train}, {"sgemm_flop_s", peak},
                               {"train_share_of_sgemm", fwdbwd * f.train / peak}}.dump()

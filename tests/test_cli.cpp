@@ -24,6 +24,7 @@
 #include "core/model/model_registry.h"
 #include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
+#include "tests/cli_process.h"
 #include "tests/scratch.h"
 #include "tests/test_util.h"
 #include "core/analyses/unexplored/record.h"
@@ -437,6 +438,18 @@ TEST(Cli, DeviceIsCheckedAndRecorded) {
   auto bad = cli("--precision fp8 info --model embedded");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.output.find("precision 'fp8'"), std::string::npos) << bad.output;
+  // bf16 on a CPU without bf16 units runs fp32 and says so (one line, and the record).
+  auto none = statescope::test::cli({"--precision", "bf16", "info", "--model", "embedded"}, {"STATESCOPE_BF16_ISA=none"});
+  EXPECT_EQ(none.code, 0) << none.out;
+  EXPECT_NE(none.out.find("note: bf16 asked, but this CPU has neither AMX nor AVX512-BF16"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("compute: cpu fp32 loop-scan (bf16 asked: this CPU has neither AMX nor AVX512-BF16)"),
+            std::string::npos) << none.out;
+  auto emulated = statescope::test::cli({"--precision", "bf16", "info", "--model", "embedded"}, {"STATESCOPE_BF16_ISA=emulated"});
+  EXPECT_NE(emulated.out.find("compute: cpu bf16 emulated loop-scan"), std::string::npos) << emulated.out;
+  EXPECT_EQ(emulated.out.find("note:"), std::string::npos) << emulated.out;
+  auto claimed = statescope::test::cli({"--precision", "bf16", "info", "--model", "embedded"}, {"STATESCOPE_BF16_ISA=AMX"});
+  EXPECT_EQ(claimed.code, 1) << claimed.out;
+  EXPECT_NE(claimed.out.find("STATESCOPE_BF16_ISA 'AMX': expected none or emulated"), std::string::npos) << claimed.out;
   auto scan = cli("--scan triton info --model embedded");
   EXPECT_EQ(scan.code, 1);
   EXPECT_NE(scan.output.find("scan 'triton': expected auto, aten or fused"), std::string::npos) << scan.output;

@@ -5,9 +5,12 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <array>
+#include <iostream>
 #include <random>
 
 #include "core/model/checkpoint.h"
+#include "core/model/dense.h"
 #include "core/model/mamba2/model.h"
 #include "core/base/error.h"
 #include "core/compute/runtime.h"
@@ -29,6 +32,11 @@ RecurrentLM tiny(uint64_t seed) {
 struct ComputeGuard {  // tests must not leak a process-wide setting
   std::string d = compute_device(), p = compute_precision(), s = scan_kernels();
   ~ComputeGuard() { set_compute(d, p), set_scan_kernels(s); }
+};
+
+struct IsaGuard {  // act as if the CPU had these bf16 units, for one test
+  explicit IsaGuard(const std::string& isa) { override_cpu_bf16_isa(isa); }
+  ~IsaGuard() { override_cpu_bf16_isa("detect"); }
 };
 
 }  // namespace
@@ -135,6 +143,7 @@ TEST(Precision, Bf16ForwardIsCloseAndKeepsStateAndLogitsInFp32) {
 
 TEST(Precision, Bf16TrainingLearnsWithFp32MasterWeights) {
   ComputeGuard g;
+  IsaGuard isa("emulated");  // the bf16 path on any CPU
   set_compute("cpu", "bf16");
   auto m = tiny(6);
   place_model(m, default_compute());
@@ -155,4 +164,102 @@ TEST(Precision, Bf16TrainingLearnsWithFp32MasterWeights) {
   ASSERT_EQ(r.status, "finished") << r.message;
   EXPECT_LT(r.history.back().loss, 0.5 * r.history.front().loss);
   for (auto& p : m->parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+}
+
+TEST(Precision, CpuBf16SaysWhichUnitsItUsesAndRunsFp32WithoutThem) {
+  const std::string detected = cpu_bf16_isa();
+  EXPECT_TRUE(detected == "AMX" || detected == "AVX512-BF16" || detected.empty()) << detected;
+  std::cout << "[bf16] this CPU: " << (detected.empty() ? "neither AMX nor AVX512-BF16" : detected) << "\n";
+  const Compute c = make_compute("cpu", "bf16", "auto");
+  {
+    IsaGuard g("");
+    EXPECT_TRUE(c.bf16_fallback());
+    EXPECT_EQ(c.effective_precision(), "fp32");
+    EXPECT_EQ(c.summary(), "cpu fp32 loop-scan (bf16 asked: this CPU has neither AMX nor AVX512-BF16)");
+    auto m = tiny(7);
+    place_model(m, c);
+    EXPECT_FALSE(m->mixed_bf16) << "bf16 emulated would be slower than fp32";
+  }
+  {
+    IsaGuard g("AVX512-BF16");
+    EXPECT_FALSE(c.bf16_fallback());
+    EXPECT_EQ(c.summary(), "cpu bf16 AVX512-BF16 loop-scan");
+    auto m = tiny(7);
+    place_model(m, c);
+    EXPECT_TRUE(m->mixed_bf16);
+  }
+  {
+    IsaGuard g("AMX");
+    EXPECT_EQ(make_compute("cpu", "bf16", "aten").summary(), "cpu bf16 AMX");
+    EXPECT_EQ(make_compute("cpu", "fp32", "auto").summary(), "cpu fp32 loop-scan");  // fp32 names no bf16 units
+  }
+}
+
+TEST(Precision, CpuBf16DenseIsTheBf16MatmulOnOddSizes) {
+  namespace F = torch::nn::functional;
+  torch::manual_seed(11);
+  torch::NoGradGuard ng;
+  for (auto [rows, in, out] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {7, 13, 5}, {33, 65, 129}, {2, 768, 3}}) {
+    auto x = torch::randn({2, rows, in}), w = torch::randn({out, in}), b = torch::randn({out});
+    const auto ref = F::linear(x, w, b);                              // [2, rows, out]
+    EXPECT_TRUE(torch::equal(dense(x, w, b), ref)) << "outside the scope dense is F::linear";
+    CpuBf16Scope s;
+    const auto y = dense(x, w, b);
+    EXPECT_EQ(y.scalar_type(), torch::kFloat32);
+    // Exactly the bf16 matmul of the rounded operands, bias added in fp32 ...
+    EXPECT_TRUE(torch::equal(y, F::linear(x.to(torch::kBFloat16), w.to(torch::kBFloat16)).to(torch::kFloat32) + b));
+    // ... and within bf16 rounding of fp32: |err| <= ~3 * 2^-8 * sum |x||w|.
+    const auto bound = F::linear(x.abs(), w.abs()) * (3.0 / 256) + 1e-6;
+    EXPECT_TRUE(((y - ref).abs() <= bound).all().item<bool>()) << rows << "x" << in << "x" << out;
+    EXPECT_TRUE(torch::equal(dense(x.to(torch::kFloat64), w.to(torch::kFloat64)).to(torch::kFloat32),
+                             F::linear(x.to(torch::kBFloat16), w.to(torch::kBFloat16)).to(torch::kFloat32)))
+        << "a float64 input gets the bf16 matmul too and its own dtype back";
+  }
+}
+
+TEST(Precision, CpuBf16KeepsOneCopyPerWeightVersion) {
+  namespace F = torch::nn::functional;
+  torch::manual_seed(12);
+  torch::NoGradGuard ng;
+  auto x = torch::randn({3, 17});
+  auto bf = [&](const torch::Tensor& w) {
+    return F::linear(x.to(torch::kBFloat16), w.to(torch::kBFloat16)).to(torch::kFloat32);
+  };
+  CpuBf16Scope s;
+  const size_t before = dense_bf16_cached();
+  {
+    auto w = torch::randn({9, 17});
+    dense(x, w);
+    EXPECT_EQ(dense_bf16_cached(), before + 1);
+    dense(x, w);
+    EXPECT_EQ(dense_bf16_cached(), before + 1) << "a second call casts nothing";
+    w.add_(0.5);  // an optimizer step or a load: the version moves, the copy is made again
+    EXPECT_TRUE(torch::equal(dense(x, w), bf(w)));
+    w.set_data(torch::randn({9, 17}));  // new storage under the same tensor
+    EXPECT_TRUE(torch::equal(dense(x, w), bf(w)));
+    EXPECT_EQ(dense_bf16_cached(), before + 1);
+  }
+  EXPECT_EQ(dense_bf16_cached(), before) << "a weight that died keeps no copy alive";
+}
+
+TEST(Precision, CpuBf16TrainingRunsTheBackwardInBf16OntoFp32Weights) {
+  namespace F = torch::nn::functional;
+  torch::manual_seed(13);
+  auto x = torch::randn({5, 11}), w = torch::randn({7, 11}).requires_grad_(), b = torch::randn({7}).requires_grad_();
+  const size_t before = dense_bf16_cached();
+  {
+    CpuBf16Scope s;
+    dense(x, w, b).square().sum().backward();
+  }
+  EXPECT_EQ(dense_bf16_cached(), before) << "training casts in the graph, caches nothing";
+  ASSERT_TRUE(w.grad().defined());
+  EXPECT_EQ(w.grad().scalar_type(), torch::kFloat32);
+  // d/dW sum(y^2) = 2 y^T x, with y and the product in bf16: close to fp32's, not equal.
+  auto wr = w.detach().clone().requires_grad_(), br = b.detach().clone().requires_grad_();
+  F::linear(x, wr, br).square().sum().backward();
+  const double scale = wr.grad().abs().max().item<double>();
+  const double diff = (w.grad() - wr.grad()).abs().max().item<double>();
+  EXPECT_GT(diff, 0.0) << "the backward did not run in bf16";
+  EXPECT_LT(diff, 0.03 * scale);
+  EXPECT_LT((b.grad() - br.grad()).abs().max().item<double>(), 0.03 * br.grad().abs().max().item<double>());
 }

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "app/cli/commands.h"
+#include "core/compute/runtime.h"
 #include "core/model/checkpoint.h"
 #include "core/model/model_registry.h"
 
@@ -29,7 +30,8 @@ Runner add_info(CLI::App& app) {
     const auto& l = model->state_layout();
     std::cout << "  state per layer: ssm " << l.ssm_axes() << " = " << l.ssm_numel() << ", conv " << (l.conv.empty() ? std::string("none") : l.conv_axes()) << ", "
               << l.groups << " " << l.group_name << (l.groups == 1 ? "" : "s") << " in the per-head views\n"
-              << "  parameters " << n << "\n";
+              << "  parameters " << n << "\n"
+              << "  compute: " << default_compute().summary() << "\n";
     return 0;
   };
 }

@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "cpu, cuda, cuda:N or auto (models, training and analyses run there)")
       ->capture_default_str();
   app.add_option("--precision", precision,
-                 "fp32, or bf16: mixed precision (bf16 matmuls/convs; SSM state, A, dt, loss in fp32)")
+                 "fp32, or bf16: mixed precision (bf16 matmuls on the CPU's AMX or AVX512-BF16 units, fp32 with a "
+                 "note where it has neither; SSM state, A, dt, norms, loss in fp32)")
       ->capture_default_str();
   int nproc = 1;
   app.add_option("--nproc", nproc,
@@ -172,6 +173,9 @@ int main(int argc, char** argv) {
     statescope::configure_threads(threads);
     statescope::set_compute(device, precision);
     statescope::set_scan_kernels(scan);
+    if (statescope::default_compute().bf16_fallback())
+      std::cerr << "statescope-cli: note: bf16 asked, but this CPU has neither AMX nor AVX512-BF16 (bf16 would be "
+                   "emulated, slower than fp32): running fp32\n";
     statescope::cli::install_interrupt_handlers();
     for (auto* sub : app.get_subcommands()) {
       const int rc = runners.at(sub)();

@@ -273,8 +273,20 @@ void ExperimentPanel::build_device_row(QFormLayout* form) {
   }
   device->setToolTip(gpu ? tr("where models train and run") : tr("where models train and run; cuda: ") + why);
   precision = new QComboBox(this);
-  precision->addItems({"fp32", "bf16"});
-  precision->setToolTip(tr("bf16: mixed precision (bf16 matmuls and convolutions; SSM state, A, dt and loss in fp32)"));
+  // What bf16 will use on this CPU, said where it is chosen (a GPU run uses autocast whatever this says).
+  QString isa;
+  try {
+    isa = QString::fromStdString(cpu_bf16_isa());
+  } catch (const std::exception&) {  // a bad STATESCOPE_BF16_ISA: the run itself says so by name
+  }
+  precision->addItem("fp32", "fp32");
+  precision->addItem(isa.isEmpty() ? tr("bf16 (runs fp32 on this CPU)") : tr("bf16 (%1)").arg(isa), "bf16");
+  precision->setToolTip(
+      isa.isEmpty() ? tr("bf16: mixed precision on a GPU. This CPU has neither AMX nor AVX512-BF16, where bf16 "
+                         "would be slower than fp32: a CPU run asked for bf16 runs fp32 and its file says so")
+                    : tr("bf16: mixed precision. On this CPU the projections and the LM head multiply in bf16 on "
+                         "its %1 units, from bf16 copies of the weights; SSM state, A, dt, norms and loss stay fp32")
+                          .arg(isa));
   scan = new QComboBox(this);
   scan->addItem(tr("auto scan"), "auto");
   scan->addItem(tr("ATen scan"), "aten");
@@ -663,7 +675,7 @@ QString ExperimentPanel::spec_json() const {
   if (!a.empty()) j["analyses"] = a;
   else j.erase("analyses");
   j["device"] = device->currentText().toStdString();
-  j["precision"] = precision->currentText().toStdString();
+  j["precision"] = precision->currentData().toString().toStdString();
   j["scan"] = scan->currentData().toString().toStdString();
   if (!save_models->text().trimmed().isEmpty()) j["save_models"] = save_models->text().trimmed().toStdString();
   else j.erase("save_models");
@@ -716,7 +728,7 @@ QString ExperimentPanel::load_spec(const QString& text) {
   data->setText(QString::fromStdString(spec.data));
   if (spec.T > 0) T->setValue(static_cast<int>(spec.T));
   if (!spec.device.empty()) device->setCurrentIndex(QString::fromStdString(spec.device).startsWith("cuda") ? 1 : 0);
-  precision->setCurrentIndex(spec.precision == "bf16" ? 1 : 0);
+  precision->setCurrentIndex(std::max(0, precision->findData(QString::fromStdString(spec.precision))));
   scan->setCurrentIndex(spec.scan == "fused" ? 2 : spec.scan == "aten" ? 1 : 0);
   seed->setValue(static_cast<int>(spec.seed));
   baseline->setChecked(spec.baseline);

@@ -47,6 +47,7 @@
 #include "views/norm_heads_view.h"
 #include "views/state_views.h"
 #include "core/report/html_report.h"
+#include "core/compute/runtime.h"
 #include "core/experiment/sweep.h"
 #include "core/base/paths.h"
 #include "core/base/output_lock.h"
@@ -337,8 +338,11 @@ void MainWindow::start_run(const QString& out, bool replace) {
     return;
   }
   size_t planned = 0;  // a large sweep is started only when the user says so (quiet: refused)
+  QString compute;      // what the runs compute on, said in the status bar: "cpu bf16 AVX512-BF16 loop-scan"
   try {
-    planned = plan_runs(check_spec(spec.toStdString(), "the experiment panel")).size();
+    const auto checked = check_spec(spec.toStdString(), "the experiment panel");
+    planned = plan_runs(checked).size();
+    compute = QString::fromStdString(make_compute(checked.device, checked.precision, checked.scan, default_compute()).summary());
   } catch (const std::exception&) {
     planned = 0;  // the run itself reports a bad spec by name
   }
@@ -388,6 +392,7 @@ void MainWindow::start_run(const QString& out, bool replace) {
   bar_->setValue(0);
   run_clock_.start();
   setWindowTitle(QString("statescope — %1 (running)").arg(QFileInfo(path).fileName()));
+  if (!compute.isEmpty()) statusBar()->showMessage(tr("Running on %1").arg(compute), 15000);
   jobs_.clear();
   const int jobs = panel_->jobs();
   QMetaObject::invokeMethod(worker_, [w = worker_, spec, path, overwrite, jobs] { w->start(spec, path, overwrite, jobs); },

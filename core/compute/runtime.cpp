@@ -1,10 +1,13 @@
 // runtime.cpp — thread and device settings.
 #include "core/compute/runtime.h"
 
+#include <ATen/cpu/Utils.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/base/error.h"
@@ -12,6 +15,45 @@
 namespace statescope {
 namespace {
 Compute g_default;  // the process default; runs carry their own Compute
+std::mutex g_isa_mutex;
+std::optional<std::string> g_isa_override;  // tests: override_cpu_bf16_isa
+
+bool capability(const std::unordered_map<std::string, c10::IValue>& caps, const char* key) {
+  auto it = caps.find(key);
+  return it != caps.end() && it->second.isBool() && it->second.toBool();
+}
+
+std::string detect_cpu_bf16_isa() {
+  // STATESCOPE_BF16_ISA=none: act as a CPU without bf16 units (bf16 runs fp32); =emulated: run the bf16
+  // path anyway (its numerics on any CPU, slow where the units are missing). Nothing else: the CPU
+  // says what it has, and the record must not claim units it lacks.
+  if (const char* env = std::getenv("STATESCOPE_BF16_ISA"); env && *env) {
+    const std::string v = env;
+    if (v == "none") return "";
+    if (v == "emulated") return v;
+    throw Error("STATESCOPE_BF16_ISA '" + v + "': expected none or emulated (or unset: what the CPU has)");
+  }
+  const auto caps = at::cpu::get_cpu_capabilities();
+  // AMX needs the kernel's permission for its tile state (init_amx asks for it); without it oneDNN
+  // falls back to the AVX-512 kernels.
+  if (capability(caps, "amx_bf16") && capability(caps, "amx_tile") && at::cpu::init_amx()) return "AMX";
+  if (capability(caps, "avx512_bf16")) return "AVX512-BF16";
+  return "";
+}
+}  // namespace
+
+std::string cpu_bf16_isa() {
+  static const std::string detected = detect_cpu_bf16_isa();
+  std::lock_guard<std::mutex> lock(g_isa_mutex);
+  return g_isa_override ? *g_isa_override : detected;
+}
+
+void override_cpu_bf16_isa(const std::string& isa) {
+  std::lock_guard<std::mutex> lock(g_isa_mutex);
+  if (isa == "detect")
+    g_isa_override.reset();
+  else
+    g_isa_override = isa;
 }
 
 int configure_threads(int requested) {
@@ -79,9 +121,20 @@ void check_scan_kernels(const std::string& mode) {
     throw Error("scan '" + mode + "': expected auto, aten or fused");
 }
 
+bool Compute::bf16_fallback() const { return precision == "bf16" && device == "cpu" && cpu_bf16_isa().empty(); }
+
+std::string Compute::effective_precision() const { return bf16_fallback() ? "fp32" : precision; }
+
+std::string Compute::bf16_isa() const {
+  return precision == "bf16" && device == "cpu" ? cpu_bf16_isa() : "";
+}
+
 std::string Compute::summary() const {
   const bool gpu = device.rfind("cuda", 0) == 0;
-  return device + " " + precision + (fused() ? (gpu ? " fused-scan" : " loop-scan") : "");
+  const std::string isa = bf16_isa();
+  return device + " " + effective_precision() + (isa.empty() ? "" : " " + isa) +
+         (fused() ? (gpu ? " fused-scan" : " loop-scan") : "") +
+         (bf16_fallback() ? " (bf16 asked: this CPU has neither AMX nor AVX512-BF16)" : "");
 }
 
 Compute make_compute(const std::string& device, const std::string& precision, const std::string& scan,

@@ -25,8 +25,16 @@ struct Compute {
   // CPU, ATen on a GPU (until the kernels have run on one: issue 16).
   std::string scan = "auto";
   bool fused() const { return scan == "fused" || (scan == "auto" && device == "cpu"); }
+  // bf16 asked on a CPU that has neither AMX nor AVX512-BF16: the run goes in fp32 (bf16 there is
+  // emulated and slower than fp32) and says so.
+  bool bf16_fallback() const;
+  // What the run's matmuls and convolutions compute in: "bf16" or "fp32" (precision, less the fallback).
+  std::string effective_precision() const;
+  // The CPU's bf16 units a CPU bf16 run uses ("AMX", "AVX512-BF16", "emulated"); "" otherwise.
+  std::string bf16_isa() const;
   // What a result file records: "cpu fp32 loop-scan", "cpu fp32" (ATen), "cuda:0 bf16",
-  // "cuda:0 fp32 fused-scan".
+  // "cuda:0 fp32 fused-scan", "cpu bf16 AVX512-BF16 loop-scan",
+  // "cpu fp32 loop-scan (bf16 asked: this CPU has neither AMX nor AVX512-BF16)".
   std::string summary() const;
 };
 // Checked and canonical: "" keeps that field of `base`; the device is resolved against the
@@ -40,14 +48,24 @@ Compute default_compute();
 // Compute of its own takes them (place_model in checkpoint.h); a spec's fields override them for
 // its runs only, without touching the default.
 //   device: "cpu", "cuda", "cuda:N", or "auto" (the first GPU when there is one, else the CPU).
-//   precision: "fp32", or "bf16" (mixed: fp32 master weights, bf16 matmuls and convolutions under
-//   autocast; the SSM state, A, dt, norms, residual stream, logits and loss stay fp32).
+//   precision: "fp32", or "bf16" (mixed: fp32 master weights; on a GPU bf16 matmuls and convolutions
+//   under autocast; on a CPU the projections and LM head in bf16 from bf16 copies of the weights kept
+//   once (core/model/dense.h), and fp32 with a note where the CPU has no bf16 units; the SSM state, A,
+//   dt, norms, residual stream, logits and loss stay fp32).
 // Throws Error naming the value when it is unknown or the GPU asked for is not there.
 void set_compute(const std::string& device, const std::string& precision);
 std::string compute_device();     // canonical: "cpu" or "cuda:N"
 std::string compute_precision();  // "fp32" | "bf16"
 // Canonical form of a device name, checked against the hardware (same errors as set_compute).
 std::string resolve_device(const std::string& device);
+// The bf16 matmul units of this CPU as oneDNN reaches them: "AMX" (AMX-BF16 tiles), "AVX512-BF16",
+// or "" (neither: a bf16 matmul is emulated and slower than fp32). Detected once; the environment's
+// STATESCOPE_BF16_ISA=none acts as a CPU without them, =emulated runs the bf16 path on any CPU (Error
+// naming any other value).
+std::string cpu_bf16_isa();
+// Tests only: act as if the CPU had `isa` ("AMX", "AVX512-BF16", "" for neither, or "emulated" to
+// run the bf16 path on any CPU so its numerics are tested everywhere); "detect" restores detection.
+void override_cpu_bf16_isa(const std::string& isa);
 // Throw Error naming the value unless it is a known precision ("fp32" | "bf16") / scan ("aten" | "fused").
 void check_precision(const std::string& precision);
 void check_scan_kernels(const std::string& mode);

@@ -154,7 +154,7 @@ void place_model(RecurrentLM& model, const Compute& compute) {
     throw Error("scan 'fused' on " + compute.device +
                 ": this build has no CUDA kernels (nvcc was not found at configure time); use scan 'aten'");
   model->to(torch::Device(compute.device));
-  model->mixed_bf16 = compute.precision == "bf16";
+  model->mixed_bf16 = compute.effective_precision() == "bf16";  // fp32 where the CPU has no bf16 units
   model->fused_scan = compute.fused();
 }
 

@@ -136,9 +136,10 @@ class RecurrentLMImpl : public torch::nn::Module {
   // capabilities do not say effective_attention.
   virtual SelectiveScanTerms scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init);
 
-  // Mixed precision: forward runs under bf16 autocast on the weights' device (matmuls and convs in
-  // bf16; master weights, SSM state, A, dt, norms and the residual stream stay fp32; logits are
-  // returned in fp32). Set by place_model from the run's Compute.
+  // Mixed precision: on a GPU forward runs under bf16 autocast (matmuls and convs in bf16); on the CPU
+  // the projections and the LM head run in bf16 from cached bf16 weights (dense.h) and the rest in
+  // fp32. Master weights, SSM state, A, dt, norms and the residual stream stay fp32; logits are
+  // returned in fp32. Set by place_model from the run's Compute (false where the CPU has no bf16 units).
   bool mixed_bf16 = false;
   // The scan that training and the analyses ask for: the fast path (ScanImpl::Fused) or ATen's
   // (Chunked). Set by place_model from the run's Compute.

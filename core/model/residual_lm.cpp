@@ -7,6 +7,7 @@
 
 #include "core/base/error.h"
 #include "core/model/intervention.h"
+#include "core/model/dense.h"
 
 namespace statescope {
 namespace {
@@ -146,9 +147,14 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
   out.final_state.resize(NL);
   std::vector<torch::Tensor> norms(opt.state_norms ? NL : 0), deltas(norms.size()), decays(opt.log_decay ? NL : 0);
 
+  // bf16: autocast on a GPU; on the CPU the dense ops alone (dense.h), everything else fp32 as it is.
   std::optional<AutocastScope> autocast;
+  std::optional<CpuBf16Scope> cpu_bf16;
   const auto& emb = embeddings_->weight;
-  if (mixed_bf16) autocast.emplace(emb.device().type());
+  if (mixed_bf16 && emb.device().is_cpu())
+    cpu_bf16.emplace();
+  else if (mixed_bf16)
+    autocast.emplace(emb.device().type());
   auto h = F::embedding(tokens.to(emb.device(), torch::kInt64), emb);      // [b, L, d_model]
   if (shape_.residual_in_fp32) h = h.to(at_least_f32(h.scalar_type()));
   for (int64_t i = 0; i < NL; ++i) {
@@ -162,12 +168,12 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
     if (!mlps_.empty()) {  // fla: h + down(silu(gate(x)) * up(x)), x = RMSNorm(h)
       const auto& m = mlps_[i];
       auto x = rms_norm(h, m.norm->weight, shape_.norm_eps).to(emb.scalar_type());  // [b, L, d_model]
-      h = h + F::linear(F::silu(F::linear(x, m.gate->weight)) * F::linear(x, m.up->weight), m.down->weight);
+      h = h + dense(F::silu(dense(x, m.gate->weight)) * dense(x, m.up->weight), m.down->weight);
     }
   }
   if (opt.logits_from > 0) h = h.narrow(1, opt.logits_from, h.size(1) - opt.logits_from);  // [b, L - from, d_model]
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
-  out.logits = F::linear(hf, output_weight());                              // [b, L, vocab]
+  out.logits = dense(hf, output_weight());                              // [b, L, vocab]
   if (autocast) {
     autocast.reset();
     out.logits = out.logits.to(torch::kFloat32);                            // bf16 matmul, fp32 out

@@ -10,6 +10,7 @@
 #include "core/base/error.h"
 #include "core/model/gdn/delta_scan.h"
 #include "core/model/intervention.h"
+#include "core/model/dense.h"
 
 namespace statescope {
 namespace {
@@ -53,9 +54,9 @@ torch::Tensor GatedDeltaNetMixerImpl::forward(const torch::Tensor& u, const Laye
 
   // 1. Projections, then the causal depthwise convolutions with SiLU on q, k and v (one convolution
   // over their concatenated channels from the initial conv state), or SiLU alone without them.
-  auto q = F::linear(u, q_proj->weight);  // [b, L, K]
-  auto k = F::linear(u, k_proj->weight);  // [b, L, K]
-  auto v = F::linear(u, v_proj->weight);  // [b, L, V]
+  auto q = dense(u, q_proj->weight);  // [b, L, K]
+  auto k = dense(u, k_proj->weight);  // [b, L, K]
+  auto v = dense(u, v_proj->weight);  // [b, L, V]
   if (c.use_short_conv) {
     auto y = short_conv_silu(torch::cat({q, k, v}, -1), torch::cat({q_conv->weight, k_conv->weight, v_conv->weight}, 0),
                              init ? init->conv : torch::Tensor(), fin.conv);  // [b, L, 2K+V]; conv [b, C, W-1]
@@ -75,9 +76,9 @@ torch::Tensor GatedDeltaNetMixerImpl::forward(const torch::Tensor& u, const Laye
   auto qh = qk_heads(q) * (1.0 / std::sqrt(static_cast<double>(dk)));  // [b, L, HV, dk]
   auto kh = qk_heads(k);                                               // [b, L, HV, dk]
   auto vh = v.reshape({b, L, HV, dv}).to(sdt);                         // [b, L, HV, dv]
-  auto beta = torch::sigmoid(F::linear(u, b_proj->weight).to(sdt));    // [b, L, HV]
+  auto beta = torch::sigmoid(dense(u, b_proj->weight).to(sdt));    // [b, L, HV]
   if (c.allow_neg_eigval) beta = beta * 2.0;
-  auto dt = F::softplus(F::linear(u, a_proj->weight).to(sdt) + dt_bias.to(sdt));  // [b, L, HV] (Mamba's dt)
+  auto dt = F::softplus(dense(u, a_proj->weight).to(sdt) + dt_bias.to(sdt));  // [b, L, HV] (Mamba's dt)
 
   // A training-free intervention on this layer: dt_scale multiplies the softplus term (GDN's dt),
   // a_scale multiplies A; clip bounds each head's state norm after every token (the sequential form).
@@ -103,10 +104,10 @@ torch::Tensor GatedDeltaNetMixerImpl::forward(const torch::Tensor& u, const Laye
   // 4. RMSNorm per head (one weight for all heads) times the output gate, the out-projection.
   auto o = rms_norm(s.o, o_norm->weight, c.norm_eps);  // [b, L, HV, dv]
   if (c.use_gate) {
-    auto gate = F::linear(u, g_proj->weight).reshape({b, L, HV, dv}).to(sdt);
+    auto gate = dense(u, g_proj->weight).reshape({b, L, HV, dv}).to(sdt);
     o = o * (c.sigmoid_gate ? torch::sigmoid(gate) : F::silu(gate));
   }
-  return F::linear(o.reshape({b, L, V}).to(u.scalar_type()), o_proj->weight);  // [b, L, d_model]
+  return dense(o.reshape({b, L, V}).to(u.scalar_type()), o_proj->weight);  // [b, L, d_model]
 }
 
 GatedDeltaNetLMImpl::GatedDeltaNetLMImpl(const GatedDeltaNetConfig& c)

@@ -9,6 +9,7 @@
 #include "core/base/error.h"
 #include "core/model/gla/gla_scan.h"
 #include "core/model/intervention.h"
+#include "core/model/dense.h"
 
 namespace statescope {
 namespace {
@@ -52,9 +53,9 @@ torch::Tensor GLAMixerImpl::forward(const torch::Tensor& u, const LayerState* in
 
   // 1. Projections, then (use_short_conv) the causal depthwise convolutions with SiLU on q, k and v,
   // run as one convolution over their concatenated channels from the initial conv state.
-  auto q = F::linear(u, q_proj->weight);  // [b, L, K]
-  auto k = F::linear(u, k_proj->weight);  // [b, L, Kg]
-  auto v = F::linear(u, v_proj->weight);  // [b, L, Vg]
+  auto q = dense(u, q_proj->weight);  // [b, L, K]
+  auto k = dense(u, k_proj->weight);  // [b, L, Kg]
+  auto v = dense(u, v_proj->weight);  // [b, L, Vg]
   if (c.use_short_conv) {
     auto y = short_conv_silu(torch::cat({q, k, v}, -1), torch::cat({q_conv->weight, k_conv->weight, v_conv->weight}, 0),
                              init ? init->conv : torch::Tensor(), fin.conv);  // [b, L, K+Kg+Vg]; conv [b, C, W-1]
@@ -68,7 +69,7 @@ torch::Tensor GLAMixerImpl::forward(const torch::Tensor& u, const LayerState* in
     auto r = t.reshape({b, L, t.size(-1) / d, d});
     return (r.size(2) < H ? r.repeat_interleave(G, 2) : r).to(sdt);
   };
-  auto gk = F::linear(F::linear(u, gk_down->weight), gk_up->weight, gk_up->bias);  // [b, L, Kg]
+  auto gk = dense(dense(u, gk_down->weight), gk_up->weight, gk_up->bias);  // [b, L, Kg]
   auto g = F::logsigmoid(heads(gk, dk)) / GLAConfig::kGateLogitNormalizer;       // [b, L, H, dk]
   if (c.has_clamp_min) g = g.clamp_min(c.clamp_min);
   auto qh = heads(q, dk) * (1.0 / std::sqrt(static_cast<double>(dk)));           // [b, L, H, dk]
@@ -96,8 +97,8 @@ torch::Tensor GLAMixerImpl::forward(const torch::Tensor& u, const LayerState* in
   // 4. RMSNorm per head, the swish output gate, the out-projection.
   auto o = rms_norm(s.o, out_norm ? out_norm->weight : torch::Tensor(), c.norm_eps);  // [b, L, H, dv]
   o = o.reshape({b, L, H * dv}).to(u.scalar_type());
-  if (c.use_output_gate) o = o * F::silu(F::linear(u, g_proj->weight));               // [b, L, V]
-  return F::linear(o, o_proj->weight);                                                 // [b, L, d_model]
+  if (c.use_output_gate) o = o * F::silu(dense(u, g_proj->weight));               // [b, L, V]
+  return dense(o, o_proj->weight);                                                 // [b, L, d_model]
 }
 
 GLALMImpl::GLALMImpl(const GLAConfig& c)

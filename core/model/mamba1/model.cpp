@@ -10,6 +10,7 @@
 #include "core/base/error.h"
 #include "core/model/mamba1/selective_scan.h"
 #include "core/model/intervention.h"
+#include "core/model/dense.h"
 
 namespace statescope {
 namespace {
@@ -61,7 +62,7 @@ torch::Tensor Mamba1MixerImpl::forward(const torch::Tensor& u, const LayerState*
 
   // 5. Gate, out-projection.
   auto y = s.y.to(u.scalar_type()) * F::silu(z);                  // [b, L, d_inner]
-  return F::linear(y, out_proj->weight, out_proj->bias);         // [b, L, d_model]
+  return dense(y, out_proj->weight, out_proj->bias);         // [b, L, d_model]
 }
 
 Mamba1ScanInputs Mamba1MixerImpl::scan_inputs(const torch::Tensor& u, const LayerState* init, torch::Tensor* z,
@@ -70,7 +71,7 @@ Mamba1ScanInputs Mamba1MixerImpl::scan_inputs(const torch::Tensor& u, const Laye
   const int64_t b = u.size(0), L = u.size(1), Di = c.d_inner(), N = c.d_state, R = c.rank(), K = c.d_conv;
 
   // 1. In-projection, split [x | z].
-  auto xz = F::linear(u, in_proj->weight, in_proj->bias);        // [b, L, 2 d_inner]
+  auto xz = dense(u, in_proj->weight, in_proj->bias);        // [b, L, 2 d_inner]
   auto x = xz.narrow(-1, 0, Di);                                  // [b, L, d_inner]
   if (z) *z = xz.narrow(-1, Di, Di);                              // [b, L, d_inner]
 
@@ -85,13 +86,13 @@ Mamba1ScanInputs Mamba1MixerImpl::scan_inputs(const torch::Tensor& u, const Laye
   // 3. Data-dependent dt, B, C; dt = softplus(dt_proj(dt_r) + bias) in >= fp32 (as transformers: the
   // bias is added in float32). A = -exp(A_log).
   const auto sdt = at_least_f32(u.scalar_type());
-  auto xdbl = F::linear(xc, x_proj->weight);                      // [b, L, R + 2N]
+  auto xdbl = dense(xc, x_proj->weight);                      // [b, L, R + 2N]
   auto dt_r = xdbl.narrow(-1, 0, R);                              // [b, L, R]
   Mamba1ScanInputs in;
   in.x = xc.to(sdt);
   in.B = xdbl.narrow(-1, R, N).to(sdt);                           // [b, L, N]
   in.C = xdbl.narrow(-1, R + N, N).to(sdt);                       // [b, L, N]
-  in.dt = F::softplus(F::linear(dt_r, dt_proj->weight).to(sdt) + dt_proj->bias.to(sdt));  // [b, L, d_inner]
+  in.dt = F::softplus(dense(dt_r, dt_proj->weight).to(sdt) + dt_proj->bias.to(sdt));  // [b, L, d_inner]
   in.A = -torch::exp(A_log.to(sdt));                              // [d_inner, N]
   return in;
 }

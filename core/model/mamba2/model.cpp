@@ -17,6 +17,7 @@
 #include "core/model/mamba2/fused_scan.h"
 #include "core/model/mamba2/ssd_scan.h"
 #include "core/model/intervention.h"
+#include "core/model/dense.h"
 
 namespace statescope {
 namespace {
@@ -63,7 +64,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const int64_t Cd = c.conv_dim();
 
   // 1. In-projection, split [z | xBC | dt].
-  auto zxbcdt = F::linear(u, in_proj->weight, in_proj->bias);  // [b, L, in_proj_rows]
+  auto zxbcdt = dense(u, in_proj->weight, in_proj->bias);  // [b, L, in_proj_rows]
   auto z = zxbcdt.narrow(-1, 0, Di);                            // [b, L, d_inner]
   auto xBC = zxbcdt.narrow(-1, Di, Cd);                         // [b, L, conv_dim]
   auto dt_raw = zxbcdt.narrow(-1, Di + Cd, H);                  // [b, L, H]
@@ -99,7 +100,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
     fin.ssm = m.ssm;                                            // [b, H, P, N]
     if (norm_per_head) *norm_per_head = m.state_norm;           // [b, L, H]
     if (norm_per_head && delta_norm) *delta_norm = m.delta_norm.square().sum(-1).sqrt();  // [b, L]
-    return F::linear(m.out, out_proj->weight, out_proj->bias);  // [b, L, d_model]
+    return dense(m.out, out_proj->weight, out_proj->bias);  // [b, L, d_model]
   }
 
   // 2. Causal depthwise conv from the initial conv state (zeros when none).
@@ -146,7 +147,7 @@ torch::Tensor Mamba2MixerImpl::forward(const torch::Tensor& u, const LayerState*
   const int64_t ng = c.norm_per_group ? G : 1;
   auto g = y * F::silu(z);                                      // [b, L, d_inner]
   auto gn = rms_norm(g.reshape({b, L, ng, Di / ng}), norm->weight.view({ng, Di / ng}), c.norm_eps).reshape({b, L, Di});
-  return F::linear(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
+  return dense(gn, out_proj->weight, out_proj->bias);      // [b, L, d_model]
 }
 
 torch::Tensor Mamba2MixerImpl::conv_silu(const torch::Tensor& xBC, const LayerState* init, torch::Tensor& conv_final,
@@ -182,7 +183,7 @@ Mamba2ScanInputs Mamba2MixerImpl::split_scan_inputs(const torch::Tensor& xbc, co
 
 Mamba2ScanInputs Mamba2MixerImpl::scan_inputs(const torch::Tensor& u, const LayerState* init) {
   const int64_t Di = cfg.d_inner(), Cd = cfg.conv_dim(), H = cfg.nheads();
-  auto zxbcdt = F::linear(u, in_proj->weight, in_proj->bias);   // [b, L, in_proj_rows]
+  auto zxbcdt = dense(u, in_proj->weight, in_proj->bias);   // [b, L, in_proj_rows]
   torch::Tensor conv_final;
   auto xbc = conv_silu(zxbcdt.narrow(-1, Di, Cd), init, conv_final, u.scalar_type());
   Mamba2ScanInputs in = split_scan_inputs(xbc, zxbcdt.narrow(-1, Di + Cd, H), at_least_f32(u.scalar_type()));
