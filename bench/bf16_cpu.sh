@@ -44,8 +44,10 @@ for t in "${threads_list[@]}"; do
     echo "130m eval (1,024 positions, full pass), $t thread(s), round $r: fp32 $a / bf16 $b positions/s = $(ratio "$a" "$b")"
   done
 done
-# Accuracy at the 130m shape (random weights: near-uniform predictions, so this bounds the arithmetic,
-# not a trained model's behaviour): the eval files of the last round and the logits of one 512 forward.
+# Accuracy at the 130m shape, random weights only (nothing trained at this size is on the machine):
+# the eval files of the last round (the checkpoint, transformers' init: chaotic, rounding its weights
+# to bf16 alone moves its logits by units; bench/bf16_sensitivity.py measures that in transformers) and
+# the logits of one 512 forward of bench_forward's model (statescope's own init).
 for p in fp32 bf16; do BENCH_PRECISION=$p BENCH_FORWARD_ONLY=1 BENCH_LOGITS_OUT="$WORK/bf16_logits_$p.f32" "$BENCH" bench/shapes.json 130m 1 0 fused >/dev/null; done
 .venv/bin/python - "$WORK" <<'PY'
 import math, sys
@@ -54,8 +56,9 @@ w = sys.argv[1]
 a, b = (h5py.File(f"{w}/bf16_eval_{p}.h5")["eval/ppl/nll"][:] for p in ("fp32", "bf16"))
 la, lb = (np.fromfile(f"{w}/bf16_logits_{p}.f32", dtype=np.float32) for p in ("fp32", "bf16"))
 d = np.abs(a - b) / math.log(2)
-print(f"130m accuracy: loss per position over {len(a)} positions differs by {d.mean():.4f} bits/token on average "
-      f"(max {d.max():.4f}); logits of 512 positions: max |diff| {np.abs(la - lb).max():.4f} (max |logit| {np.abs(la).max():.2f})")
+print(f"130m accuracy: the random checkpoint's loss per position over {len(a)} positions differs by {d.mean():.4f} "
+      f"bits/token on average (max {d.max():.4f}); statescope-init 130m, logits of 512 positions: max |diff| "
+      f"{np.abs(la - lb).max():.4f} (max |logit| {np.abs(la).max():.2f})")
 PY
 if [ "$demo" = 1 ]; then
   for ((r = 1; r <= rounds; r++)); do
