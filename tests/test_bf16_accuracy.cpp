@@ -20,18 +20,11 @@
 #include "core/model/checkpoint.h"
 #include "core/model/model_registry.h"
 #include "tests/scratch.h"
+#include "tests/test_util.h"
 
 using namespace statescope;
 
 namespace {
-
-struct Bf16Here {  // this CPU's bf16 units, or the bf16 path emulated where it has none
-  Bf16Here() {
-    if (cpu_bf16_isa().empty()) override_cpu_bf16_isa("emulated");
-  }
-  ~Bf16Here() { override_cpu_bf16_isa("detect"); }
-  std::string isa() const { return cpu_bf16_isa(); }
-};
 
 RecurrentLM embedded(const std::string& precision) {
   return load_model_dir(resolve_model("embedded"), make_compute("cpu", precision, "auto"));
@@ -42,7 +35,7 @@ const double kLn2 = std::log(2.0);
 }  // namespace
 
 TEST(Bf16Accuracy, EmbeddedLossPerPositionWithinAHundredthOfABit) {
-  Bf16Here here;
+  statescope::test::Bf16IsaGuard bf16(statescope::test::bf16_here());
   auto a = embedded("fp32"), b = embedded("bf16");
   ASSERT_FALSE(a->mixed_bf16);
   ASSERT_TRUE(b->mixed_bf16);
@@ -69,7 +62,7 @@ TEST(Bf16Accuracy, EmbeddedLossPerPositionWithinAHundredthOfABit) {
   torch::NoGradGuard ng;
   const auto la = a->forward(tok).logits, lb = b->forward(tok).logits;  // [1, 2048, 256]
   const double logit_diff = (la - lb).abs().max().item<double>(), logit_max = la.abs().max().item<double>();
-  std::cout << "[bf16 " << here.isa() << "] embedded, 4 sequences x 2,048 positions: loss per position (mean over "
+  std::cout << "[bf16 " << cpu_bf16_isa() << "] embedded, 4 sequences x 2,048 positions: loss per position (mean over "
             << "sequences) differs by " << curve << " bits/byte on average, its excess by " << curve_excess
             << "; per token " << per_token << " (worst " << worst << "); max |logit diff| " << logit_diff
             << " (max |logit| " << logit_max << ")\n";
@@ -81,7 +74,7 @@ TEST(Bf16Accuracy, EmbeddedLossPerPositionWithinAHundredthOfABit) {
 }
 
 TEST(Bf16Accuracy, DemoExcessTableWithinAHundredthOfABitPerCell) {
-  Bf16Here here;
+  statescope::test::Bf16IsaGuard bf16(statescope::test::bf16_here());
   std::ifstream in(std::string(STATESCOPE_SOURCE_DIR) + "/data/experiments/demo.json");
   std::stringstream spec;
   spec << in.rdbuf();
@@ -104,13 +97,13 @@ TEST(Bf16Accuracy, DemoExcessTableWithinAHundredthOfABitPerCell) {
     EXPECT_NEAR(a[r].loss_far, b[r].loss_far, 0.01) << a[r].name;
     EXPECT_NEAR(a[r].norm_ratio, b[r].norm_ratio, 0.05 * a[r].norm_ratio) << a[r].name;
   }
-  std::cout << "[bf16 " << here.isa() << "] the demo's excess table (6 runs x " << a[0].excess.size()
+  std::cout << "[bf16 " << cpu_bf16_isa() << "] the demo's excess table (6 runs x " << a[0].excess.size()
             << " bins, post-training in bf16 too): largest cell difference " << worst << " bits/byte\n";
   EXPECT_GT(worst, 0.0) << "bf16 did not run";
 }
 
 TEST(Bf16Accuracy, EffRemWithinItsNoiseFloorAndPasskeyUnchanged) {
-  Bf16Here here;
+  statescope::test::Bf16IsaGuard bf16(statescope::test::bf16_here());
   auto a = embedded("fp32"), b = embedded("bf16");
   const auto corpus = load_austen(default_corpus_path());
   EffRemOptions eo;
@@ -140,6 +133,6 @@ TEST(Bf16Accuracy, EffRemWithinItsNoiseFloorAndPasskeyUnchanged) {
     EXPECT_NEAR(pa.accuracy[i], pb.accuracy[i], 0.005) << "passkey, printed to 2 decimals, cell " << i;
     EXPECT_NEAR(pa.digit_accuracy[i], pb.digit_accuracy[i], 0.005) << "passkey digits, cell " << i;
   }
-  std::cout << "[bf16 " << here.isa() << "] EffRem (T 32, 128; 16 sequences): largest difference " << worst
+  std::cout << "[bf16 " << cpu_bf16_isa() << "] EffRem (T 32, 128; 16 sequences): largest difference " << worst
             << ", above 0.01 at most " << worst_in_se << " standard errors; passkey (2 lengths x 3 depths x 10 samples): equal at 2 decimals\n";
 }

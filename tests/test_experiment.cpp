@@ -422,7 +422,7 @@ TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
   const auto out = statescope::test::scratch("statescope_exp_scan.h5");
   const std::string before = scan_kernels(), before_precision = compute_precision();
   ASSERT_EQ(before, "auto");
-  override_cpu_bf16_isa("emulated");  // bf16 runs on any CPU (here: its record names the units)
+  statescope::test::Bf16IsaGuard bf16("emulated");  // bf16 runs on any CPU (here: its record names the units)
   std::set<std::string> during;
   const std::string s = R"({"model": ")" + tiny_model_dir() + R"(", "device": "cpu", "precision": "bf16",
     "scan": "aten", "eval": {"length": 32, "sequences": 1, "segment": 16, "batch": 1}})";
@@ -435,7 +435,6 @@ TEST(Experiment, SpecDeviceAndScanHoldForThatExperimentOnly) {
   EXPECT_EQ(during, (std::set<std::string>{before + " " + before_precision}));
   EXPECT_EQ(scan_kernels(), before);
   H5File f(out, H5File::Mode::Read);
-  override_cpu_bf16_isa("detect");
   EXPECT_EQ(f.attr("baseline", "device"), "cpu bf16 emulated");  // the run's own (ATen: no "loop-scan", the default's)
 }
 
@@ -452,7 +451,7 @@ TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
   auto run = [&](const char* precision, const std::string& name) {
     return run_experiment(spec(precision), name, statescope::test::scratch("statescope_side_" + name + ".h5"));
   };
-  override_cpu_bf16_isa("emulated");  // the bf16 path on any CPU
+  statescope::test::Bf16IsaGuard bf16("emulated");  // the bf16 path on any CPU
   const auto a = run("fp32", "a"), b = run("bf16", "b");
   std::vector<RunSummary> pa, pb;
   std::thread ta([&] { pa = run("fp32", "pa"); }), tb([&] { pb = run("bf16", "pb"); });
@@ -475,7 +474,6 @@ TEST(Experiment, TwoExperimentsWithDifferentComputeRunSideBySide) {
   H5File fb(statescope::test::scratch("statescope_side_pb.h5"), H5File::Mode::Read);
   EXPECT_EQ(fa.attr("passing", "device"), "cpu fp32 loop-scan");
   EXPECT_EQ(fb.attr("passing", "device"), "cpu bf16 emulated loop-scan");
-  override_cpu_bf16_isa("detect");
 }
 
 TEST(Experiment, EffRemWithoutContextLengthsTakesTheRunsT) {

@@ -16,6 +16,7 @@
 #include "core/compute/runtime.h"
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
+#include "tests/test_util.h"
 
 using namespace statescope;
 
@@ -34,10 +35,7 @@ struct ComputeGuard {  // tests must not leak a process-wide setting
   ~ComputeGuard() { set_compute(d, p), set_scan_kernels(s); }
 };
 
-struct IsaGuard {  // act as if the CPU had these bf16 units, for one test
-  explicit IsaGuard(const std::string& isa) { override_cpu_bf16_isa(isa); }
-  ~IsaGuard() { override_cpu_bf16_isa("detect"); }
-};
+using IsaGuard = statescope::test::Bf16IsaGuard;
 
 }  // namespace
 

@@ -6,10 +6,24 @@
 #include <filesystem>
 #include <sstream>
 
+#include "core/compute/runtime.h"
 #include "core/model/checkpoint.h"
 #include "core/model/mamba2/model.h"
 
 namespace statescope::test {
+
+// Acts as if the CPU had these bf16 units for one scope ("" = none, "emulated" = the bf16 path on any
+// CPU), then detects again. bf16_here(): this CPU's own units, or emulated where it has none.
+struct Bf16IsaGuard {
+  explicit Bf16IsaGuard(const std::string& isa) { override_cpu_bf16_isa(isa); }
+  ~Bf16IsaGuard() { override_cpu_bf16_isa("detect"); }
+  Bf16IsaGuard(const Bf16IsaGuard&) = delete;
+  Bf16IsaGuard& operator=(const Bf16IsaGuard&) = delete;
+};
+inline std::string bf16_here() {
+  const std::string isa = cpu_bf16_isa();
+  return isa.empty() ? "emulated" : isa;
+}
 
 // The Mamba-2 config of a model the test knows is a Mamba-2.
 inline const Mamba2Config& m2cfg(const RecurrentLM& m) { return std::get<Mamba2Config>(m->model_config()); }
