@@ -9,6 +9,8 @@
 #include "core/model/mamba2/model.h"
 #include "core/analyses/babi/babi.h"
 #include "core/base/error.h"
+#include "core/data/tokenizer.h"
+#include "tests/two_tokenizers.h"
 
 using namespace statescope;
 
@@ -101,7 +103,6 @@ TEST(Babi, ChoiceAccuracyAgreesWithFullForwardLikelihoods) {
   EXPECT_TRUE(r.accuracy[0] >= 0 && r.accuracy[0] <= 1);
 }
 
-#include "core/data/tokenizer.h"
 
 // BPE checkpoints: prompts of exactly L tokens, facts whole, the question at the end, the answer
 // the person's last fact; training docs of window + 1 tokens ending with " location."; the grid runs.
@@ -200,9 +201,8 @@ struct BabiOracle : Answerer {
 
 TEST(Babi, OracleScoresOneWrongAnswersZeroAndRecencyIsTheBaseline) {
   const std::string text = prose() + prose() + prose() + prose();
-  const ByteTokenizer bytes{};
-  auto bpe = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
-  for (const Tokenizer* tok : {static_cast<const Tokenizer*>(&bytes), static_cast<const Tokenizer*>(bpe.get())}) {
+  const test::TwoTokenizers toks;
+  for (const Tokenizer* tok : toks.all()) {
     SCOPED_TRACE(tok->kind());
     BabiOracle o(*tok);
     const std::vector<int64_t> lengths{300, 900};

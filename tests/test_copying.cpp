@@ -15,6 +15,7 @@
 #include "core/analyses/copying/record.h"
 #include "core/store/experiment_store.h"
 #include "core/store/h5file.h"
+#include "tests/through_file.h"
 #include "tests/scratch.h"
 
 using namespace statescope;
@@ -318,16 +319,7 @@ TEST(Copying, ForeignStartsAreScoredOnTheSameStrings) {
   EXPECT_EQ(q.exact, r.exact);  // the zero-state scores do not depend on the foreign starts
   EXPECT_EQ(q.exact_passed, r.exact_passed);
   // Through the file: the foreign starts come back in order.
-  const auto path = statescope::test::scratch("statescope_copy_foreign.h5");
-  {
-    WriteOptions w;
-    w.overwrite = true;
-    auto f = ExperimentFile::create(path, w);
-    f->begin_run({"run", "{}", "", "", "zero", 0, "", ""});
-    write_copying(*f, "run", r);
-  }
-  H5File f(path, H5File::Mode::Read);
-  const auto back = read_copying(f, "run");
+  const auto back = statescope::test::through_file("statescope_copy_foreign.h5", r, write_copying, read_copying);
   EXPECT_EQ(back.foreign, r.foreign);
   EXPECT_EQ(back.exact_foreign, r.exact_foreign);
   EXPECT_EQ(back.token_accuracy_foreign, r.token_accuracy_foreign);

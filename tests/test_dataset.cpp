@@ -12,6 +12,7 @@
 #include "core/data/token_cache.h"
 
 #include <nlohmann/json.hpp>
+#include "tests/error_text.h"
 
 using namespace statescope;
 namespace fs = std::filesystem;
@@ -42,6 +43,14 @@ std::string joined(const std::vector<Document>& docs) {
   std::string s;
   for (auto& d : docs) s += decode_bytes(d.tokens);
   return s;
+}
+
+// A corpus folder t/src of n small documents f<i>.txt ("document <i>").
+fs::path small_corpus(const TempDir& t, int n) {
+  const auto src = t.p / "src";
+  fs::create_directories(src);
+  for (int i = 0; i < n; ++i) std::ofstream(src / ("f" + std::to_string(i) + ".txt")) << "document " << i << "\n";
+  return src;
 }
 
 std::vector<int32_t> all_ids(const std::vector<Document>& docs) {
@@ -128,20 +137,14 @@ TEST(Dataset, JsonLinesWithBpeAndEndOfText) {
   EXPECT_EQ(tok->decode(c.train[4].tokens.to_vector()), texts[6] + "<|endoftext|>");
   EXPECT_EQ(c.train[0].tokens.mapped(), true);
 
-  std::ofstream(t.p / "bad.jsonl") << "{\"text\": \"ok\"}\n{\"txt\": \"no\"}\n";
-  try {
-    load_data((t.p / "bad.jsonl").string(), *tok, opts(t.p / "cache"));
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.jsonl:2: needs a string field \"text\""), std::string::npos) << e.what();
-  }
-  std::ofstream(t.p / "broken.jsonl") << "{\"text\": \"ok\"}\n{\"text\": \"ok\"}\n{\"text\": unquoted}\n";
-  try {
-    load_data((t.p / "broken.jsonl").string(), *tok, opts(t.p / "cache"));
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("broken.jsonl:3: not a JSON object"), std::string::npos) << e.what();
-  }
+  auto refusal = [&](const char* name, const char* text) {  // what loading a file of `text` says
+    std::ofstream(t.p / name) << text;
+    return statescope::test::error_of([&] { load_data((t.p / name).string(), *tok, opts(t.p / "cache")); });
+  };
+  const auto bad = refusal("bad.jsonl", "{\"text\": \"ok\"}\n{\"txt\": \"no\"}\n");
+  EXPECT_NE(bad.find("bad.jsonl:2: needs a string field \"text\""), std::string::npos) << bad;
+  const auto broken = refusal("broken.jsonl", "{\"text\": \"ok\"}\n{\"text\": \"ok\"}\n{\"text\": unquoted}\n");
+  EXPECT_NE(broken.find("broken.jsonl:3: not a JSON object"), std::string::npos) << broken;
   EXPECT_FALSE(fs::exists(t.p / "cache") && std::any_of(fs::directory_iterator(t.p / "cache"), fs::directory_iterator(),
                                                         [](auto& e) { return e.path().string().find(".tmp-") != std::string::npos; }))
       << "a failed preparation left a temporary folder";
@@ -211,9 +214,7 @@ TEST(Dataset, PackingKeepsLongDocumentsWhole) {
 
 TEST(Dataset, CacheIsReusedAndInvalidatedByEdits) {
   TempDir t("ds_cache");
-  const auto src = t.p / "src";
-  fs::create_directories(src);
-  for (int i = 0; i < 4; ++i) std::ofstream(src / ("f" + std::to_string(i) + ".txt")) << "document " << i << "\n";
+  const auto src = small_corpus(t, 4);
   ByteTokenizer bytes;
   int calls = 0;
   auto count = [&](int64_t, int64_t) { ++calls; return true; };
@@ -281,9 +282,7 @@ TEST(Dataset, TokenCacheListsAndClearsStaleEntries) {
 
 TEST(Dataset, CancelLeavesNoCache) {
   TempDir t("ds_cancel");
-  const auto src = t.p / "src";
-  fs::create_directories(src);
-  for (int i = 0; i < 6; ++i) std::ofstream(src / ("f" + std::to_string(i) + ".txt")) << "document " << i << "\n";
+  const auto src = small_corpus(t, 6);
   ByteTokenizer bytes;
   int calls = 0;
   try {

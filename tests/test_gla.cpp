@@ -23,10 +23,6 @@
 
 using namespace statescope;
 using namespace statescope::test;
-using statescope::test::close;
-using statescope::test::error_of;
-using statescope::test::kGolden;
-using statescope::test::read;
 
 namespace {
 

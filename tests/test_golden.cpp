@@ -11,12 +11,7 @@
 #include "tests/test_util.h"
 
 using namespace statescope;
-using statescope::test::close;
-using statescope::test::expect_logits_and_loss;
-using statescope::test::kGolden;
-using statescope::test::read;
-using statescope::test::step_through;
-using statescope::test::m2cfg;
+using namespace statescope::test;
 
 namespace {
 

@@ -49,13 +49,10 @@
 #include "core/store/h5file.h"
 #include "tests/scratch.h"
 #include "views/sweep_view.h"
-#include "views/unexplored_view.h"
 #include "views/attention_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/runs_table_view.h"
-#include "views/norm_heads_view.h"
-#include "views/state_views.h"
 #include "views/view_registry.h"
 #include "core/analyses/effrem/record.h"
 #include "core/store/analysis_record.h"
@@ -71,6 +68,14 @@ W* field(const QWidget* panel, const char* name) {
   W* w = panel->findChild<W*>(name);
   EXPECT_NE(w, nullptr) << "no field '" << name << "'";
   return w;
+}
+
+// A new view of the registry's that draws `analysis` (the views' classes are private to their .cpp).
+QWidget* view_showing(const std::string& analysis) {
+  for (const auto& e : views::view_registry())
+    if (std::find(e.shows.begin(), e.shows.end(), analysis) != e.shows.end()) return e.make();
+  ADD_FAILURE() << "no view draws " << analysis;
+  return new QWidget;
 }
 
 // A short experiment on the embedded model: baseline + one policy, 64 positions.
@@ -800,13 +805,15 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   auto plots = [&](int tab) { return w.plots_in_tab(tab); };
   EXPECT_EQ(plots(1)[0]->series_count(), 1);  // loss: fitted
   EXPECT_EQ(plots(2)[0]->series_count(), 2);  // per-position
-  auto* norm = dynamic_cast<views::StateNormView*>(w.tabs()->widget(3));
-  ASSERT_NE(norm, nullptr);
+  auto* norm = w.tabs()->widget(3);
   EXPECT_EQ(plots(3).size(), 2);  // curves and the per-head map, both exported
-  EXPECT_EQ(norm->curves()->series_count(), 2);
-  EXPECT_EQ(norm->curves()->layer_box()->count(), 3);  // all + 2 layers
+  auto* norm_curves = dynamic_cast<views::NormCurvesView*>(field<views::PlotWidget>(norm, "state_norm_curves"));
+  ASSERT_NE(norm_curves, nullptr);
+  EXPECT_EQ(norm_curves->series_count(), 2);
+  EXPECT_EQ(norm_curves->layer_box()->count(), 3);  // all + 2 layers
   // Per (layer, head) map of the first run: one row per head, log-spaced positions up to 128.
-  auto* heads = norm->heads();
+  auto* heads = field<views::HeatmapWidget>(norm, "state_norm_heads");
+  ASSERT_NE(heads, nullptr);
   ASSERT_NE(heads->color_map(), nullptr);
   const auto& e = *w.runs()[0].eval;
   EXPECT_EQ(heads->run_box()->currentText(), w.runs()[0].name);
@@ -815,40 +822,47 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   // Growth mode: position 128 relative to position T-1.
   EXPECT_NEAR(heads->color_map()->data()->cell(heads->color_map()->data()->keySize() - 1, 0),
               e.norm_per_head[e.length - 1] / e.norm_per_head[e.T - 1], 1e-12);
-  heads->mode_box()->setCurrentIndex(1);  // absolute: the first row's last cell is the norm at position 128
+  field<QComboBox>(heads, "state_norm_mode")->setCurrentIndex(1);  // absolute: the first row's last cell is the norm at position 128
   EXPECT_DOUBLE_EQ(heads->color_map()->data()->cell(heads->color_map()->data()->keySize() - 1, 0),
                    e.norm_per_head[e.length - 1]);
-  auto* eff = dynamic_cast<views::EffRemView*>(w.tabs()->widget(4));
-  EXPECT_EQ(eff->curves()->series_count(), 2);
-  ASSERT_NE(eff->heatmap()->color_map(), nullptr);
-  EXPECT_EQ(eff->heatmap()->color_map()->data()->keySize(), 5);    // t = 0 + 4 points
-  EXPECT_EQ(eff->heatmap()->color_map()->data()->valueSize(), 2);  // T = 16, 32
-  auto* pk = dynamic_cast<views::PasskeyView*>(w.tabs()->widget(5));
+  auto* eff_curves = field<views::PlotWidget>(w.tabs()->widget(4), "effrem_curves");
+  auto* eff_heat = field<views::HeatmapWidget>(w.tabs()->widget(4), "effrem_heatmap");
+  ASSERT_TRUE(eff_curves && eff_heat);
+  EXPECT_EQ(eff_curves->series_count(), 2);
+  ASSERT_NE(eff_heat->color_map(), nullptr);
+  EXPECT_EQ(eff_heat->color_map()->data()->keySize(), 5);    // t = 0 + 4 points
+  EXPECT_EQ(eff_heat->color_map()->data()->valueSize(), 2);  // T = 16, 32
+  auto* pk = qobject_cast<views::HeatmapWidget*>(w.tabs()->widget(5));
+  ASSERT_NE(pk, nullptr);
   ASSERT_NE(pk->color_map(), nullptr);
   EXPECT_EQ(pk->color_map()->data()->keySize(), 3);
   EXPECT_EQ(pk->color_map()->data()->valueSize(), 2);
-  auto* st = dynamic_cast<views::StatesView*>(w.tabs()->widget(6));
-  EXPECT_EQ(st->histogram()->series_count(), 4);  // 2 runs x (histogram + fitted Gaussian)
-  EXPECT_EQ(st->position_box()->count(), 3);
-  EXPECT_EQ(st->change()->series_count(), 2);
-  auto* un = dynamic_cast<views::UnexploredView*>(w.tabs()->widget(7));
-  ASSERT_NE(un, nullptr);
+  auto* st = w.tabs()->widget(6);
+  ASSERT_TRUE(field<views::PlotWidget>(st, "states_histogram") && field<views::PlotWidget>(st, "states_change"));
+  EXPECT_EQ(field<views::PlotWidget>(st, "states_histogram")->series_count(), 4);  // 2 runs x (histogram + fitted Gaussian)
+  EXPECT_EQ(field<QComboBox>(st, "states_position")->count(), 3);
+  EXPECT_EQ(field<views::PlotWidget>(st, "states_change")->series_count(), 2);
+  auto* un = w.tabs()->widget(7);
+  auto* outside = field<views::PlotWidget>(un, "unexplored_outside");
+  auto* envelope = field<QComboBox>(un, "unexplored_envelope");
+  ASSERT_TRUE(outside && envelope && field<views::PlotWidget>(un, "unexplored_excess"));
   EXPECT_TRUE(field<QCheckBox>(w.panel(), "a_unexplored")->isChecked());
-  EXPECT_EQ(un->outside_plot()->series_count(), 2);  // outside fraction per run, above
-  EXPECT_EQ(un->excess_plot()->series_count(), 2);   // its excess over the same positions, below
+  EXPECT_EQ(outside->series_count(), 2);  // outside fraction per run, above
+  EXPECT_EQ(field<views::PlotWidget>(un, "unexplored_excess")->series_count(), 2);  // its excess over the same positions, below
   EXPECT_EQ(plots(7).size(), 2);
-  un->envelope_box()->setCurrentIndex(1);  // one envelope for every run (the loaded model's zero-state states)
-  EXPECT_EQ(un->outside_plot()->series_count(), 2);
+  envelope->setCurrentIndex(1);  // one envelope for every run (the loaded model's zero-state states)
+  EXPECT_EQ(outside->series_count(), 2);
   for (const auto& r : w.runs())
     EXPECT_EQ(r.unexplored->common_outside_mean.size(), r.unexplored->outside_mean.size()) << r.name.toStdString();
-  un->envelope_box()->setCurrentIndex(0);
-  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(8));
+  envelope->setCurrentIndex(0);
+  auto* sw = qobject_cast<views::PlotWidget*>(w.tabs()->widget(8));
   ASSERT_NE(sw, nullptr);
   EXPECT_EQ(sw->series_count(), 0);  // no sweep in this file: nothing to draw
-  auto* tb = dynamic_cast<views::TablesView*>(w.tabs()->widget(9));
-  EXPECT_EQ(tb->copying_table()->columnCount(), 2);
-  EXPECT_EQ(tb->copying_table()->rowCount(), 6);
-  EXPECT_EQ(tb->babi_table()->rowCount(), 2);
+  auto* tb = w.tabs()->widget(9);
+  ASSERT_TRUE(field<QTableWidget>(tb, "copying_table") && field<QTableWidget>(tb, "babi_table"));
+  EXPECT_EQ(field<QTableWidget>(tb, "copying_table")->columnCount(), 2);
+  EXPECT_EQ(field<QTableWidget>(tb, "copying_table")->rowCount(), 6);
+  EXPECT_EQ(field<QTableWidget>(tb, "babi_table")->rowCount(), 2);
   auto* attn = dynamic_cast<views::AttentionView*>(w.tabs()->widget(11));
   ASSERT_NE(attn, nullptr);
   EXPECT_EQ(attn->curves()->series_count(), 2);   // how far back, per run
@@ -896,7 +910,7 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   const QStringList lines = QString::fromUtf8(c.readAll()).split('\n', Qt::SkipEmptyParts);
   EXPECT_EQ(lines.size(), 1 + 2 * 128);  // header + 2 runs x 128 positions
   const QString heat = QString::fromStdString(tmp("statescope_gui_heat.csv"));
-  ASSERT_TRUE(eff->heatmap()->export_csv(heat));
+  ASSERT_TRUE(eff_heat->export_csv(heat));
 
   // Hover read-out: at the pixel of a data point it names the series and the value.
   w.tabs()->setCurrentIndex(2);
@@ -908,7 +922,7 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_TRUE(ppl->hover_text().contains(QString("x = %1").arg(x, 0, 'g', 6))) << ppl->hover_text().toStdString();
 
   EXPECT_TRUE(ppl->plot()->legend->visible());
-  EXPECT_FALSE(eff->heatmap()->plot()->legend->visible());  // colour maps carry a colour scale instead
+  EXPECT_FALSE(eff_heat->plot()->legend->visible());  // colour maps carry a colour scale instead
   // A click on a legend entry hides its series; another shows it again.
   auto* item = ppl->plot()->legend->item(0);
   ASSERT_NE(item, nullptr);
@@ -949,9 +963,10 @@ TEST(Gui, SweepViewDrawsMeanAndSpreadOverSeeds) {
   ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
   w.tabs()->setCurrentIndex(8);
   QTest::qWait(50);
-  auto* sw = dynamic_cast<views::SweepView*>(w.tabs()->widget(8));
+  auto* sw = qobject_cast<views::PlotWidget*>(w.tabs()->widget(8));
   ASSERT_NE(sw, nullptr);
-  EXPECT_EQ(sw->field_box()->currentText(), "posttrain.steps");
+  ASSERT_NE(field<QComboBox>(sw, "sweep_field"), nullptr);
+  EXPECT_EQ(field<QComboBox>(sw, "sweep_field")->currentText(), "posttrain.steps");
   ASSERT_EQ(sw->series_count(), 2);  // zero and passing
   auto* g = sw->plot()->graph(0);
   ASSERT_EQ(g->data()->size(), 3);  // steps 1, 2, 3
@@ -1122,7 +1137,8 @@ TEST(Gui, HostileExperimentFilesAreRefusedAndTheShownRunsStay) {
 
 // The state-histogram view names its group axis as the file does: Mamba-1's channel groups.
 TEST(Gui, StateHistogramsNameMamba1ChannelGroups) {
-  views::StatesView v;
+  std::unique_ptr<QWidget> view(view_showing("states"));
+  QWidget& v = *view;
   views::RunData r;
   r.name = "m1";
   StateStatsResult s;
@@ -1138,10 +1154,10 @@ TEST(Gui, StateHistogramsNameMamba1ChannelGroups) {
   };
   s.group_name = "channel group";
   r.states = s;
-  v.set_runs({r});
+  views::runs_view(&v)->set_runs({r});
   EXPECT_TRUE(label_texts().contains("channel group")) << label_texts().join(", ").toStdString();
   r.states->group_name = "head";
-  v.set_runs({r});
+  views::runs_view(&v)->set_runs({r});
   EXPECT_TRUE(label_texts().contains("head"));
   EXPECT_FALSE(label_texts().contains("channel group"));
 }

@@ -2,6 +2,7 @@
 // range one run dominates. Qt's offscreen platform with two virtual screens side by side (a
 // 1280x720 laptop at x = 0, a 1920x1080 monitor at x = 1280; written to a config file before the
 // QApplication starts), so sizes are those of real screens without an X server.
+#include <memory>
 #include <gtest/gtest.h>
 
 #include <QApplication>
@@ -54,14 +55,21 @@ std::string six_run_file() {
   }();
   return out;
 }
+// The window as on a first start (no saved settings), shown.
+std::unique_ptr<gui::MainWindow> first_start() {
+  QSettings().clear();
+  auto w = std::make_unique<gui::MainWindow>();
+  w->set_quiet(true);
+  w->show();
+  QTest::qWait(100);
+  return w;
+}
+
 }  // namespace
 
 TEST(Screens, FirstStartFitsA1280x720Screen) {
-  QSettings().clear();
-  gui::MainWindow w;
-  w.set_quiet(true);
-  w.show();
-  QTest::qWait(100);
+  const auto window = first_start();
+  gui::MainWindow& w = *window;
   EXPECT_EQ(w.screen()->name(), "small");
   EXPECT_LE(w.minimumSizeHint().width(), 1280) << "the window cannot be made narrower than the screen";
   expect_inside(w, screen_named("small"));
@@ -73,11 +81,8 @@ TEST(Screens, EveryToolbarControlIsWholeAndTheStatusReadsWholeAt1280) {
   // natural width inside its strip (wrapped onto another row where needed, never cut: "0 % smoot"),
   // no two overlapping; the status text whole ("finis").
   const std::string file = six_run_file();
-  QSettings().clear();
-  gui::MainWindow w;
-  w.set_quiet(true);
-  w.show();
-  QTest::qWait(100);
+  const auto window = first_start();
+  gui::MainWindow& w = *window;
   ASSERT_EQ(w.screen()->name(), "small");
   ASSERT_TRUE(w.open_file(QString::fromStdString(file)));
   int checked = 0;

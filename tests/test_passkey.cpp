@@ -9,6 +9,7 @@
 #include "core/data/tokenizer.h"
 
 #include <cctype>
+#include "tests/two_tokenizers.h"
 
 using namespace statescope;
 
@@ -150,9 +151,8 @@ struct PasskeyOracle : Answerer {
 }  // namespace
 
 TEST(Passkey, OracleScoresOneAndWrongAnswersZero) {
-  const ByteTokenizer bytes{};
-  auto bpe = load_tokenizer(std::string(STATESCOPE_SOURCE_DIR) + "/tests/golden/tokenizer");
-  for (const Tokenizer* tok : {static_cast<const Tokenizer*>(&bytes), static_cast<const Tokenizer*>(bpe.get())}) {
+  const test::TwoTokenizers toks;
+  for (const Tokenizer* tok : toks.all()) {
     SCOPED_TRACE(tok->kind());
     PasskeyOracle o(*tok);
     const std::vector<int64_t> lengths{200, 700};

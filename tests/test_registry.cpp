@@ -22,6 +22,7 @@
 #include "core/base/error.h"
 #include "core/store/run_record.h"
 #include "tests/scratch.h"
+#include "tests/error_text.h"
 
 using namespace statescope;
 
@@ -237,14 +238,7 @@ TEST(RegistryTest, ARegisteredSpecSectionIsChecked) {
   EXPECT_EQ(o.at("sequences"), 8);
   EXPECT_EQ(o.at("bins"), 160);
   EXPECT_EQ(d->options({{"bins", 40}}, "s.json").at("bins"), 40);
-  auto why = [&](const nlohmann::json& j) {
-    try {
-      d->options(j, "s.json");
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("accepted");
-  };
+  auto why = [&](const nlohmann::json& j) { return test::error_of([&] { d->options(j, "s.json"); }); };
   EXPECT_NE(why({{"bins", 2}}).find("s.json: field 'analyses.decay.bins' must be in [4, 4000]"), std::string::npos);
   EXPECT_EQ(why({{"bin", 40}}), "s.json: unknown field 'analyses.decay.bin'");
   EXPECT_NE(why({{"sequences", "8"}}).find("analyses.decay.sequences"), std::string::npos);

@@ -20,6 +20,7 @@
 #include "core/experiment/experiment.h"
 #include "core/train/state_policy.h"
 #include "core/train/trainer.h"
+#include "tests/through_file.h"
 #include "tests/scratch.h"
 #include "core/analyses/unexplored/record.h"
 
@@ -40,6 +41,20 @@ torch::Tensor gaussian_states(int64_t n, uint64_t seed, double scale = 1.0, doub
 double outside(const StateEnvelope& e, const torch::Tensor& x) {
   return (e.score(x) > e.threshold()).to(torch::kFloat64).mean().item<double>();
 }
+
+// The embedded model (trained from zero states at T = 32) and the corpus it was trained on.
+struct EmbeddedAndAusten {
+  RecurrentLM model;
+  Corpus corpus;
+};
+EmbeddedAndAusten embedded_and_austen() {
+  return {load_model_dir(resolve_model("embedded"), default_compute()), load_austen(default_corpus_path())};
+}
+
+// A short experiment on the embedded model: baseline and state passing, with the detector.
+const char* const kPassingWithDetector = R"({"model": "embedded", "seed": 0, "posttrain": {"steps": 3, "batch": 4, "warmup": 1},
+    "policies": [{"kind": "passing"}], "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
+    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 10}}})";
 
 }  // namespace
 
@@ -77,8 +92,7 @@ TEST(Unexplored, SpearmanAgainstHandWorkedValues) {
 // The embedded model was trained from zero states at T = 32 and fails past T (test_eval): its states
 // within T are the ones training met; far past T they are not.
 TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
-  auto model = load_model_dir(resolve_model("embedded"), default_compute());
-  auto corpus = load_austen(default_corpus_path());
+  auto [model, corpus] = embedded_and_austen();
   UnexploredOptions o;
   o.T = 32, o.length = 1024, o.sequences = 8, o.stride = 16, o.train_steps = 40, o.train_batch = 16;
   o.samples = 1000, o.bootstrap = 100;
@@ -103,16 +117,7 @@ TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
   EXPECT_GE(r.excess_rho_hi, r.excess_rho);
 
   // Through the file and back, every dataset the size its axes make it.
-  const auto path = statescope::test::scratch("statescope_unexplored.h5");
-  {
-    WriteOptions w;
-    w.overwrite = true;
-    auto f = ExperimentFile::create(path, w);
-    f->begin_run({"baseline", "{}", "embedded", "", "none", 0, "", ""});
-    write_unexplored(*f, "baseline", r);
-  }
-  H5File f(path, H5File::Mode::Read);
-  const auto back = read_unexplored(f, "baseline");
+  const auto back = statescope::test::through_file("statescope_unexplored.h5", r, write_unexplored, read_unexplored);
   EXPECT_EQ(back.outside, r.outside);
   EXPECT_EQ(back.positions, r.positions);
   EXPECT_EQ(back.excess_rho, r.excess_rho);
@@ -123,8 +128,7 @@ TEST(Unexplored, EmbeddedModelLeavesItsTrainingStatesPastT) {
 // The trainer reports what each step started from and ended at; a policy run's envelope includes
 // those recorded states (with each step's weights), the baseline's only replayed ones.
 TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
-  auto model = load_model_dir(resolve_model("embedded"), default_compute());
-  auto corpus = load_austen(default_corpus_path());
+  auto [model, corpus] = embedded_and_austen();
   TrainOptions t;
   t.T = 32, t.steps = 3, t.batch = 4, t.warmup = 1;
   auto policy = make_policy(PolicySpec{}, 1);
@@ -140,10 +144,7 @@ TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
   EXPECT_EQ(calls, 3);
 
   const auto out = statescope::test::scratch("statescope_unexplored_recorded.h5");
-  run_experiment(R"({"model": "embedded", "seed": 0, "posttrain": {"steps": 3, "batch": 4, "warmup": 1},
-    "policies": [{"kind": "passing"}], "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
-    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 10}}})",
-                 "recorded.json", out, {}, {}, true, 1);
+  run_experiment(kPassingWithDetector, "recorded.json", out, {}, {}, true, 1);
   H5File f(out, H5File::Mode::Read);
   EXPECT_EQ(read_unexplored(f, "baseline").recorded_samples, 0);
   const auto p = read_unexplored(f, "passing");
@@ -158,8 +159,7 @@ TEST(Unexplored, PostTrainingStatesAreRecordedIntoTheEnvelope) {
 // experiment the baseline's common and own fractions are equal, every run carries the common one,
 // and the excess is measured against the one yardstick.
 TEST(Unexplored, CommonEnvelopeIsOneYardstickForEveryRun) {
-  auto model = load_model_dir(resolve_model("embedded"), default_compute());
-  auto corpus = load_austen(default_corpus_path());
+  auto [model, corpus] = embedded_and_austen();
   UnexploredOptions o;
   o.T = 32, o.length = 256, o.sequences = 4, o.stride = 16, o.train_steps = 8, o.train_batch = 8;
   o.samples = 200, o.bootstrap = 20;
@@ -177,10 +177,7 @@ TEST(Unexplored, CommonEnvelopeIsOneYardstickForEveryRun) {
   EXPECT_EQ(q.outside, r.outside);  // the run's own envelope is untouched by the common one
 
   const auto out = statescope::test::scratch("statescope_unexplored_common.h5");
-  run_experiment(R"({"model": "embedded", "seed": 0, "posttrain": {"steps": 3, "batch": 4, "warmup": 1},
-    "policies": [{"kind": "passing"}], "eval": {"length": 128, "sequences": 2, "segment": 64, "batch": 2},
-    "analyses": {"unexplored": {"train_steps": 3, "samples": 60, "stride": 16, "bootstrap": 10}}})",
-                 "common.json", out, {}, {}, true, 2);
+  run_experiment(kPassingWithDetector, "common.json", out, {}, {}, true, 2);
   H5File f(out, H5File::Mode::Read);
   const auto b = read_unexplored(f, "baseline"), p = read_unexplored(f, "passing");
   EXPECT_EQ(b.common_outside, b.outside);

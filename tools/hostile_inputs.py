@@ -124,8 +124,7 @@ for field, value in [("num_hidden_layers", 1e9), ("vocab_size", 15_000_000), ("s
 d = model_copy("cfg_rwkv")
 edit_config(d, model_type="rwkv")
 case("config.json model_type = rwkv (unknown architecture)", ["info", "--model", d], 1,
-     "field 'model_type' is \"rwkv\"; statescope knows \"mamba2\" (Mamba-2), \"mamba\" (Mamba-1), \"gla\" (GLA) and "
-     "\"gated_deltanet\" (Gated DeltaNet)")
+     "field 'model_type' is \"rwkv\"; statescope knows \"mamba2\" (Mamba-2), \"mamba\" (Mamba-1), \"gla\" (GLA)")
 # fla's hybrid models (softmax attention layers among the recurrent ones) and options statescope does
 # not implement are refused naming the field, never half-loaded.
 d = model_copy("gla_hybrid", GOLDEN / "fla-gla")

@@ -1,5 +1,7 @@
-// decay_view.cpp — the memory-length distributions of the checked runs (decay_view.h).
-#include "views/decay_view.h"
+// decay_view.cpp — the memory-length distributions of the checked runs.
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+#include "views/runs_view.h"
 
 #include <QComboBox>
 #include <algorithm>
@@ -8,15 +10,26 @@
 
 namespace statescope::views {
 
-DecayView::DecayView(QWidget* parent) : PlotWidget(tr("Decay timescales"), parent) {
-  layer_ = new QComboBox(this);
-  layer_->setObjectName("decay_layer");
-  layer_->addItem(tr("all layers"));
-  toolbar()->insertWidget(0, layer_);
-  connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { show_runs(); });
-  set_log_x(true);
-  set_labels(tr("memory length -1/(dt A) (tokens)"), tr("fraction of tokens"));
-}
+namespace {
+
+class DecayView : public PlotWidget, public RunsView {
+ public:
+  explicit DecayView(QWidget* parent = nullptr) : PlotWidget(tr("Decay timescales"), parent) {
+    layer_ = new QComboBox(this);
+    layer_->setObjectName("decay_layer");
+    layer_->addItem(tr("all layers"));
+    toolbar()->insertWidget(0, layer_);
+    connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { show_runs(); });
+    set_log_x(true);
+    set_labels(tr("memory length -1/(dt A) (tokens)"), tr("fraction of tokens"));
+  }
+
+ private:
+  void show_runs() override;
+  QComboBox* layer_;  // "all layers" or one layer
+};
+
+}  // namespace
 
 void DecayView::show_runs() {
   int64_t layers = 0;
@@ -56,5 +69,7 @@ void DecayView::show_runs() {
   }
   reset_view();
 }
+
+QWidget* new_decay_view() { return new DecayView; }
 
 }  // namespace statescope::views

@@ -1,5 +1,6 @@
 // heatmap_view.cpp — colour-map views (EffRem heatmap + curves, passkey grid).
 #include "views/heatmap_view.h"
+#include "views/split_pane.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -182,23 +183,37 @@ void HeatmapWidget::apply_range() {
   replot();
 }
 
-EffRemView::EffRemView(QWidget* parent) : QWidget(parent) {
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  curves_ = new PlotWidget(tr("Effective Remembrance EffRem_T(t)"), split);
-  Tbox_ = new QComboBox(curves_);
-  curves_->toolbar()->insertWidget(0, new QLabel(tr("T"), curves_));
-  curves_->toolbar()->insertWidget(1, Tbox_);
-  curves_->set_labels(tr("t (tokens before t dropped)"), tr("EffRem = TV(p(.|x[0:T]), p(.|x[t:T]))"));
-  curves_->set_log_x(true);  // the default grid is log-spaced
-  heat_ = new HeatmapWidget(tr("EffRem heatmap"), split);
-  split->addWidget(curves_);
-  split->addWidget(heat_);
-  v->addWidget(split);
-  connect(Tbox_, &QComboBox::currentTextChanged, this, [this](const QString&) { draw_curves(); });
-  connect(heat_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
-}
+namespace {
+
+class EffRemView : public QWidget, public RunsView {
+ public:
+  explicit EffRemView(QWidget* parent = nullptr) : QWidget(parent) {
+    auto* split = split_pane(this, Qt::Horizontal);
+    curves_ = new PlotWidget(tr("Effective Remembrance EffRem_T(t)"), split);
+    curves_->setObjectName("effrem_curves");
+    Tbox_ = new QComboBox(curves_);
+    curves_->toolbar()->insertWidget(0, new QLabel(tr("T"), curves_));
+    curves_->toolbar()->insertWidget(1, Tbox_);
+    curves_->set_labels(tr("t (tokens before t dropped)"), tr("EffRem = TV(p(.|x[0:T]), p(.|x[t:T]))"));
+    curves_->set_log_x(true);  // the default grid is log-spaced
+    heat_ = new HeatmapWidget(tr("EffRem heatmap"), split);
+    heat_->setObjectName("effrem_heatmap");
+    split->addWidget(curves_);
+    split->addWidget(heat_);
+    connect(Tbox_, &QComboBox::currentTextChanged, this, [this](const QString&) { draw_curves(); });
+    connect(heat_, &HeatmapWidget::run_selected, this, [this](const QString&) { draw_map(); });
+  }
+
+ private:
+  void show_runs() override;
+  void draw_curves();
+  void draw_map();
+  PlotWidget* curves_;
+  HeatmapWidget* heat_;
+  QComboBox* Tbox_;
+};
+
+}  // namespace
 
 void EffRemView::show_runs() {
   const QString keepT = Tbox_->currentText();
@@ -254,13 +269,25 @@ void EffRemView::draw_map() {
   heat_->clear_map();
 }
 
-PasskeyView::PasskeyView(QWidget* parent) : HeatmapWidget(tr("Passkey retrieval accuracy"), parent) {
-  metric_ = new QComboBox(this);
-  metric_->addItems({tr("exact (all 5 digits)"), tr("digit accuracy")});
-  toolbar()->insertWidget(2, metric_);
-  connect(metric_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
-  connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
-}
+namespace {
+
+class PasskeyView : public HeatmapWidget, public RunsView {
+ public:
+  explicit PasskeyView(QWidget* parent = nullptr) : HeatmapWidget(tr("Passkey retrieval accuracy"), parent) {
+    metric_ = new QComboBox(this);
+    metric_->addItems({tr("exact (all 5 digits)"), tr("digit accuracy")});
+    toolbar()->insertWidget(2, metric_);
+    connect(metric_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
+    connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
+  }
+
+ private:
+  void show_runs() override;
+  void draw();
+  QComboBox* metric_;
+};
+
+}  // namespace
 
 void PasskeyView::show_runs() {
   fill_run_box(runs_, [](const RunData& r) { return r.passkey.has_value(); });
@@ -278,5 +305,9 @@ void PasskeyView::draw() {
     }
   clear_map();
 }
+
+QWidget* new_effrem_view() { return new EffRemView; }
+
+QWidget* new_passkey_view() { return new PasskeyView; }
 
 }  // namespace statescope::views

@@ -52,29 +52,4 @@ class HeatmapWidget : public PlotWidget {
   class QCheckBox* logz_;
 };
 
-class EffRemView : public QWidget, public RunsView {
- public:
-  explicit EffRemView(QWidget* parent = nullptr);
-  PlotWidget* curves() const { return curves_; }
-  HeatmapWidget* heatmap() const { return heat_; }
-
- private:
-  void show_runs() override;
-  void draw_curves();
-  void draw_map();
-  PlotWidget* curves_;
-  HeatmapWidget* heat_;
-  QComboBox* Tbox_;
-};
-
-class PasskeyView : public HeatmapWidget, public RunsView {
- public:
-  explicit PasskeyView(QWidget* parent = nullptr);
-
- private:
-  void show_runs() override;
-  void draw();
-  QComboBox* metric_;
-};
-
 }  // namespace statescope::views

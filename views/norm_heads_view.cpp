@@ -1,5 +1,10 @@
-// norm_heads_view.cpp — see norm_heads_view.h.
-#include "views/norm_heads_view.h"
+// norm_heads_view.cpp — the "State norm" tab: the per-position norm curves of every checked run
+// (NormCurvesView) beside a colour map of one run's state norm per (layer, head) over log-spaced positions,
+// as growth relative to position T-1 or absolute, to see which heads' states grow past T.
+#include "views/heatmap_view.h"
+#include "views/line_views.h"
+#include "views/runs_view.h"
+#include "views/split_pane.h"
 
 #include <QComboBox>
 #include <QLabel>
@@ -11,15 +16,28 @@
 
 namespace statescope::views {
 
-NormHeadsView::NormHeadsView(QWidget* parent) : HeatmapWidget(tr("State norm per layer and head"), parent) {
-  mode_ = new QComboBox(this);
-  mode_->addItems({tr("growth: ||h_t|| / ||h_T-1||"), tr("absolute ||h_t||")});
-  mode_->setToolTip(tr("per (layer, head): the state norm at each position divided by its value at position T-1, "
-                       "or the norm itself"));
-  toolbar()->insertWidget(2, mode_);
-  connect(mode_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
-  connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
-}
+namespace {
+
+class NormHeadsView : public HeatmapWidget, public RunsView {
+ public:
+  explicit NormHeadsView(QWidget* parent = nullptr) : HeatmapWidget(tr("State norm per layer and head"), parent) {
+    mode_ = new QComboBox(this);
+    mode_->setObjectName("state_norm_mode");
+    mode_->addItems({tr("growth: ||h_t|| / ||h_T-1||"), tr("absolute ||h_t||")});
+    mode_->setToolTip(tr("per (layer, head): the state norm at each position divided by its value at position T-1, "
+                         "or the norm itself"));
+    toolbar()->insertWidget(2, mode_);
+    connect(mode_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
+    connect(this, &HeatmapWidget::run_selected, this, [this](const QString&) { draw(); });
+  }
+
+ private:
+  void show_runs() override;
+  void draw();
+  QComboBox* mode_;  // relative to T-1 | absolute
+};
+
+}  // namespace
 
 void NormHeadsView::show_runs() {
   fill_run_box(runs_, [](const RunData& r) { return r.eval && !r.eval->norm_per_head.empty(); });
@@ -62,22 +80,35 @@ void NormHeadsView::draw() {
   if (std::isfinite(lo)) set_range(lo, hi);
 }
 
-StateNormView::StateNormView(QWidget* parent) : QWidget(parent) {
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  curves_ = new NormCurvesView(split);
-  heads_ = new NormHeadsView(split);
-  split->addWidget(curves_);
-  split->addWidget(heads_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  v->addWidget(split);
-}
+namespace {
+
+class StateNormView : public QWidget, public RunsView {
+ public:
+  explicit StateNormView(QWidget* parent = nullptr) : QWidget(parent) {
+    auto* split = split_pane(this, Qt::Horizontal);
+    curves_ = new NormCurvesView(split);
+    curves_->setObjectName("state_norm_curves");
+    heads_ = new NormHeadsView(split);
+    heads_->setObjectName("state_norm_heads");
+    split->addWidget(curves_);
+    split->addWidget(heads_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 2);
+  }
+
+ private:
+  void show_runs() override;
+  NormCurvesView* curves_;
+  NormHeadsView* heads_;
+};
+
+}  // namespace
 
 void StateNormView::show_runs() {
   curves_->set_runs(runs_);
   heads_->set_runs(runs_);
 }
+
+QWidget* new_state_norm_view() { return new StateNormView; }
 
 }  // namespace statescope::views

@@ -1,5 +1,8 @@
 // state_views.cpp — state histograms, state change per token, copying and bAbI tables.
-#include "views/state_views.h"
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+#include "views/runs_view.h"
+#include "views/split_pane.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -13,30 +16,44 @@
 
 namespace statescope::views {
 
-StatesView::StatesView(QWidget* parent) : QWidget(parent) {
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  hist_ = new PlotWidget(tr("SSM state entries (dashed: Gaussian fitted at T-1)"), split);
-  delta_ = new PlotWidget(tr("State change per token ||S_t - S_{t-1}||"), split);
-  layer_ = new QComboBox(this);
-  head_ = new QComboBox(this);
-  pos_ = new QComboBox(this);
-  int k = 0;
-  for (auto [label, box] : {std::pair{tr("layer"), layer_}, {tr("head"), head_}, {tr("position"), pos_}}) {
-    auto* l = new QLabel(label, hist_);
-    if (box == head_) head_label_ = l;  // says "channel group" for Mamba-1 runs
-    hist_->toolbar()->insertWidget(k++, l);
-    hist_->toolbar()->insertWidget(k++, box);
-    connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
+namespace {
+
+class StatesView : public QWidget, public RunsView {
+ public:
+  explicit StatesView(QWidget* parent = nullptr) : QWidget(parent) {
+    auto* split = split_pane(this, Qt::Horizontal);
+    hist_ = new PlotWidget(tr("SSM state entries (dashed: Gaussian fitted at T-1)"), split);
+    hist_->setObjectName("states_histogram");
+    delta_ = new PlotWidget(tr("State change per token ||S_t - S_{t-1}||"), split);
+    delta_->setObjectName("states_change");
+    layer_ = new QComboBox(this);
+    head_ = new QComboBox(this);
+    pos_ = new QComboBox(this);
+    pos_->setObjectName("states_position");
+    int k = 0;
+    for (auto [label, box] : {std::pair{tr("layer"), layer_}, {tr("head"), head_}, {tr("position"), pos_}}) {
+      auto* l = new QLabel(label, hist_);
+      if (box == head_) head_label_ = l;  // says "channel group" for Mamba-1 runs
+      hist_->toolbar()->insertWidget(k++, l);
+      hist_->toolbar()->insertWidget(k++, box);
+      connect(box, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { draw(); });
+    }
+    hist_->set_labels(tr("state entry value"), tr("density"));
+    delta_->set_labels(tr("position (tokens)"), tr("||S_t - S_{t-1}||_F (mean over layers)"));
+    delta_->set_log_x(true);
+    split->addWidget(hist_);
+    split->addWidget(delta_);
   }
-  hist_->set_labels(tr("state entry value"), tr("density"));
-  delta_->set_labels(tr("position (tokens)"), tr("||S_t - S_{t-1}||_F (mean over layers)"));
-  delta_->set_log_x(true);
-  split->addWidget(hist_);
-  split->addWidget(delta_);
-  v->addWidget(split);
-}
+
+ private:
+  void show_runs() override;
+  void draw();
+  PlotWidget *hist_, *delta_;
+  QComboBox *layer_, *head_, *pos_;
+  QLabel* head_label_ = nullptr;  // "head", or "channel group" for Mamba-1 runs
+};
+
+}  // namespace
 
 void StatesView::show_runs() {
   const StateStatsResult* first = nullptr;
@@ -103,38 +120,49 @@ void StatesView::draw() {
   delta_->reset_view();
 }
 
-TablesView::TablesView(QWidget* parent) : QWidget(parent) {
-  auto* v = new QVBoxLayout(this);
-  v->setContentsMargins(0, 0, 0, 0);
-  auto* split = new QSplitter(Qt::Vertical, this);
-  auto* tables = new QWidget(split);
-  auto* h = new QHBoxLayout(tables);
-  auto* c = new QVBoxLayout;
-  auto wrapped = [tables](const QString& text) {  // wraps, so the two tables fit side by side on a small screen
-    auto* l = new QLabel(text, tables);
-    l->setWordWrap(true);
-    return l;
-  };
-  c->addWidget(wrapped(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length, from a zero state | a passed state")));
-  copy_ = new QTableWidget(tables);
-  c->addWidget(copy_);
-  auto* b = new QVBoxLayout;
-  b->addWidget(wrapped(tr("<b>bAbI-style questions</b>: greedy / choice accuracy [last-mentioned baseline] by context length")));
-  babi_ = new QTableWidget(tables);
-  b->addWidget(babi_);
-  h->addLayout(c);
-  h->addLayout(b);
-  plot_ = new PlotWidget(tr("Accuracy by length (solid: copying exact from a zero state; dotted: from a passed state; dashed: bAbI choice)"), split);
-  plot_->set_labels(tr("length (tokens)"), tr("accuracy"));
-  plot_->set_log_x(true);
-  split->addWidget(tables);
-  split->addWidget(plot_);
-  v->addWidget(split);
-  for (auto* t : {copy_, babi_}) {
-    t->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+namespace {
+
+class TablesView : public QWidget, public RunsView {
+ public:
+  explicit TablesView(QWidget* parent = nullptr) : QWidget(parent) {
+    auto* split = split_pane(this, Qt::Vertical);
+    auto* tables = new QWidget(split);
+    auto* h = new QHBoxLayout(tables);
+    auto* c = new QVBoxLayout;
+    auto wrapped = [tables](const QString& text) {  // wraps, so the two tables fit side by side on a small screen
+      auto* l = new QLabel(text, tables);
+      l->setWordWrap(true);
+      return l;
+    };
+    c->addWidget(wrapped(tr("<b>Synthetic copying</b>: exact match (token accuracy) by string length, from a zero state | a passed state")));
+    copy_ = new QTableWidget(tables);
+    copy_->setObjectName("copying_table");
+    c->addWidget(copy_);
+    auto* b = new QVBoxLayout;
+    b->addWidget(wrapped(tr("<b>bAbI-style questions</b>: greedy / choice accuracy [last-mentioned baseline] by context length")));
+    babi_ = new QTableWidget(tables);
+    babi_->setObjectName("babi_table");
+    b->addWidget(babi_);
+    h->addLayout(c);
+    h->addLayout(b);
+    plot_ = new PlotWidget(tr("Accuracy by length (solid: copying exact from a zero state; dotted: from a passed state; dashed: bAbI choice)"), split);
+    plot_->set_labels(tr("length (tokens)"), tr("accuracy"));
+    plot_->set_log_x(true);
+    split->addWidget(tables);
+    split->addWidget(plot_);
+    for (auto* t : {copy_, babi_}) {
+      t->setEditTriggers(QAbstractItemView::NoEditTriggers);
+      t->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    }
   }
-}
+
+ private:
+  void show_runs() override;
+  QTableWidget *copy_, *babi_;
+  PlotWidget* plot_;
+};
+
+}  // namespace
 
 void TablesView::show_runs() {
   auto fill = [](QTableWidget* t, const Runs& runs, bool copying) {
@@ -201,5 +229,9 @@ void TablesView::show_runs() {
   }
   plot_->reset_view();
 }
+
+QWidget* new_states_view() { return new StatesView; }
+
+QWidget* new_tables_view() { return new TablesView; }
 
 }  // namespace statescope::views

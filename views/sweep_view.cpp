@@ -32,16 +32,29 @@ double far_loss_bits(const EvalResult& e) {
   return e.length > 1 ? s / static_cast<double>(e.length - e.length / 2) * kBits : std::nan("");
 }
 
-SweepView::SweepView(QWidget* parent) : PlotWidget(tr("Sweep: mean over seeds, error bars one standard deviation"), parent) {
-  field_ = new QComboBox(this);
-  measure_ = new QComboBox(this);
-  measure_->addItems({tr("excess, last position bin (bits/token)"), tr("loss far, last half (bits/token)")});
-  toolbar()->insertWidget(0, new QLabel(tr("against"), this));
-  toolbar()->insertWidget(1, field_);
-  toolbar()->insertWidget(2, measure_);
-  connect(field_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
-  connect(measure_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
-}
+namespace {
+
+class SweepView : public PlotWidget, public RunsView {
+ public:
+  explicit SweepView(QWidget* parent = nullptr) : PlotWidget(tr("Sweep: mean over seeds, error bars one standard deviation"), parent) {
+    field_ = new QComboBox(this);
+    field_->setObjectName("sweep_field");
+    measure_ = new QComboBox(this);
+    measure_->addItems({tr("excess, last position bin (bits/token)"), tr("loss far, last half (bits/token)")});
+    toolbar()->insertWidget(0, new QLabel(tr("against"), this));
+    toolbar()->insertWidget(1, field_);
+    toolbar()->insertWidget(2, measure_);
+    connect(field_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+    connect(measure_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+  }
+
+ private:
+  void show_runs() override;
+  void redraw();
+  QComboBox *field_, *measure_;
+};
+
+}  // namespace
 
 void SweepView::show_runs() {
   std::set<std::string> fields;
@@ -105,5 +118,7 @@ void SweepView::redraw() {
   }
   reset_view();
 }
+
+QWidget* new_sweep_view() { return new SweepView; }
 
 }  // namespace statescope::views

@@ -10,18 +10,6 @@ class QComboBox;
 
 namespace statescope::views {
 
-class SweepView : public PlotWidget, public RunsView {
- public:
-  explicit SweepView(QWidget* parent = nullptr);
-  QComboBox* field_box() const { return field_; }
-  QComboBox* measure_box() const { return measure_; }
-
- private:
-  void show_runs() override;
-  void redraw();
-  QComboBox *field_, *measure_;
-};
-
 // The far-past-T measures of one evaluation, bits/token: the mean excess over the last of the
 // log-spaced bins [T, 2T), [2T, 4T), ... and the mean loss over the last half of the positions.
 double far_excess_bits(const EvalResult& e);

@@ -1,5 +1,8 @@
-// unexplored_view.cpp — outside fraction and excess per position (see unexplored_view.h).
-#include "views/unexplored_view.h"
+// unexplored_view.cpp — the unexplored-states tab: the fraction of states outside the envelope of training states per position, and the excess loss over the same positions.
+#include "views/plot_widget.h"
+#include "views/run_data.h"
+#include "views/runs_view.h"
+#include "views/split_pane.h"
 #include "core/base/constants.h"
 
 #include <QComboBox>
@@ -12,34 +15,47 @@
 
 namespace statescope::views {
 
-UnexploredView::UnexploredView(QWidget* parent) : QWidget(parent) {
-  outside_ = new PlotWidget(tr("States outside the envelope of the run's training states"), this);
-  excess_ = new PlotWidget(tr("Excess loss over the same positions"), this);
-  layer_ = new QComboBox(this);
-  outside_->toolbar()->insertWidget(0, new QLabel(tr("layer"), this));
-  outside_->toolbar()->insertWidget(1, layer_);
-  connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
-  // Which envelope: each run's own (it moves with the policy) or one for every run (the loaded
-  // model's zero-state training states), where the file has it.
-  envelope_ = new QComboBox(this);
-  envelope_->addItem(tr("own"));     // short: the toolbar shares its width with the plot's own tools
-  envelope_->addItem(tr("common"));
-  envelope_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-  envelope_->setToolTip(tr("own: the states each run met in training under its policy (state passing's envelope "
-                           "holds passed states); common: one envelope for every run, so runs compare"));
-  outside_->toolbar()->insertWidget(2, new QLabel(tr("envelope"), this));
-  outside_->toolbar()->insertWidget(3, envelope_);
-  connect(envelope_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
-  for (auto* p : {outside_, excess_}) p->set_log_x(true);
-  outside_->set_labels(tr("position (tokens)"), tr("fraction of states outside"));
-  excess_->set_labels(tr("position (tokens)"), tr("excess (bits/token)"));
-  auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(outside_);
-  split->addWidget(excess_);
-  auto* lay = new QVBoxLayout(this);
-  lay->setContentsMargins(0, 0, 0, 0);
-  lay->addWidget(split);
-}
+namespace {
+
+class UnexploredView : public QWidget, public RunsView {
+ public:
+  explicit UnexploredView(QWidget* parent = nullptr) : QWidget(parent) {
+    outside_ = new PlotWidget(tr("States outside the envelope of the run's training states"), this);
+    outside_->setObjectName("unexplored_outside");
+    excess_ = new PlotWidget(tr("Excess loss over the same positions"), this);
+    excess_->setObjectName("unexplored_excess");
+    layer_ = new QComboBox(this);
+    outside_->toolbar()->insertWidget(0, new QLabel(tr("layer"), this));
+    outside_->toolbar()->insertWidget(1, layer_);
+    connect(layer_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+    // Which envelope: each run's own (it moves with the policy) or one for every run (the loaded
+    // model's zero-state training states), where the file has it.
+    envelope_ = new QComboBox(this);
+    envelope_->setObjectName("unexplored_envelope");
+    envelope_->addItem(tr("own"));     // short: the toolbar shares its width with the plot's own tools
+    envelope_->addItem(tr("common"));
+    envelope_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    envelope_->setToolTip(tr("own: the states each run met in training under its policy (state passing's envelope "
+                             "holds passed states); common: one envelope for every run, so runs compare"));
+    outside_->toolbar()->insertWidget(2, new QLabel(tr("envelope"), this));
+    outside_->toolbar()->insertWidget(3, envelope_);
+    connect(envelope_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int) { redraw(); });
+    for (auto* p : {outside_, excess_}) p->set_log_x(true);
+    outside_->set_labels(tr("position (tokens)"), tr("fraction of states outside"));
+    excess_->set_labels(tr("position (tokens)"), tr("excess (bits/token)"));
+    auto* split = split_pane(this, Qt::Vertical);
+    split->addWidget(outside_);
+    split->addWidget(excess_);
+  }
+
+ private:
+  void show_runs() override;
+  void redraw();
+  PlotWidget *outside_, *excess_;
+  QComboBox *layer_, *envelope_;
+};
+
+}  // namespace
 
 void UnexploredView::show_runs() {
   int64_t nl = 0;
@@ -99,5 +115,7 @@ void UnexploredView::redraw() {
   excess_->plot()->xAxis->setRange(outside_->plot()->xAxis->range());  // the same positions, one above the other
   excess_->replot();
 }
+
+QWidget* new_unexplored_view() { return new UnexploredView; }
 
 }  // namespace statescope::views

@@ -210,7 +210,7 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
   auto o = std::make_shared<O>();
   PretrainSpec& ps = o->ps;
   std::vector<std::string> archs;
-  for_each_architecture([&](auto t) { archs.push_back(Arch<typename decltype(t)::type>::key); });
+  for_each_architecture([&](auto t) { archs.push_back(Arch<typename decltype(t)::type>::names.key); });
   add_train_options(app, *o);
   std::map<std::string, CLI::Option*> given;  // an architecture's own flags, by spec name (pretrain_fields)
   app.add_option("--arch", ps.arch, "architecture: " + known_architectures() + "; GLA and Gated DeltaNet in fla's layout")

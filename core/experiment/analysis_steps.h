@@ -18,7 +18,7 @@ struct AnalysisContext;
 using AnalysisStepFn = void (*)(RecurrentLM& model, const nlohmann::json& options, const AnalysisContext& ctx,
                                 ExperimentFile& file, const std::string& run);
 
-#define STATESCOPE_DECLARE_STEP(key)                                                                    \
+#define STATESCOPE_DECLARE_STEP(key, Result)                                                                  \
   void run_##key(RecurrentLM& model, const nlohmann::json& options, const AnalysisContext& ctx, ExperimentFile& file, \
                  const std::string& run);
 STATESCOPE_ANALYSES(STATESCOPE_DECLARE_STEP)

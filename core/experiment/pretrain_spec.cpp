@@ -41,7 +41,7 @@ std::string PretrainSpec::command(int64_t T, uint64_t seed, const std::string& d
     << " --d-model " << d_model << " --n-layer " << n_layer << " --d-conv " << d_conv;
   for_each_architecture([&](auto t) {
     using A = Arch<typename decltype(t)::type>;
-    if (arch == A::key) o << A::pretrain_flags(*this);
+    if (arch == A::names.key) o << A::pretrain_flags(*this);
   });
   o << " --seed " << seed;
   if (data != "embedded") o << " --data " << data;

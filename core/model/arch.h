@@ -10,9 +10,12 @@
 // one whose model.cpp does not define Arch<Config>::make fails to link. Callers ask a capability,
 // never the type (no dynamic_cast to an architecture's class outside its folder). No LibTorch.
 #pragma once
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "core/model/state_layout.h"
 
 namespace statescope {
 
@@ -45,13 +48,39 @@ struct Capabilities {
   }
 };
 
+// The description `statescope-cli info` prints: "name value" pairs.
+using Description = std::vector<std::pair<std::string, std::string>>;
+
 struct PretrainShape;  // core/model/pretrain_shape.h
+class RecurrentLM;     // core/model/recurrent_lm.h
+
+// An architecture's names.
+struct ArchNames {
+  const char* key;              // results, specs, `forward`'s attributes, pretrain --arch
+  const char* title;            // what people read
+  const char* hf_model_type;    // Hugging Face config.json's model_type
+  const char* mamba_ssm_layer;  // mamba_ssm's ssm_cfg.layer ("": not a mamba_ssm model)
+};
+
+// What every architecture defines in its folder, declared once; inside its Arch<Config>:
+//   from_pretrain (config.cpp): `pretrain`'s fields as this architecture's byte-level config (vocab
+//     256, tied embeddings; validated by the caller); pretrain_flags: its own flags of the pretrain
+//     command; layout (config.cpp): its state layout; describe (config.cpp): its own lines of
+//     `info`'s description (describe(ModelConfig) puts the names, d_model and n_layer before them
+//     and vocab_size after);
+//   make (model.cpp): a fresh model (seed 0), CPU, float32.
+// Beside them an Arch<Config> has `capabilities` (above), `names` and parse_hf (parse_mamba_ssm when
+// mamba_ssm writes the architecture): the config.json dialects it answers to.
+#define STATESCOPE_ARCH_FUNCTIONS(Config)                 \
+  static Config from_pretrain(const PretrainShape& s);    \
+  static std::string pretrain_flags(const PretrainShape& s); \
+  static StateLayout layout(const Config& c);             \
+  static Description describe(const Config& c);           \
+  static RecurrentLM make(const Config& c)
 
 // Specialised by each architecture in core/model/<arch>/arch.h (see above); never defined here.
 template <class Config>
 struct Arch;
 
-// The description `statescope-cli info` prints: "name value" pairs.
-using Description = std::vector<std::pair<std::string, std::string>>;
 
 }  // namespace statescope

@@ -24,7 +24,7 @@ std::string quoted_list(Field field) {
   for_each_architecture([&](auto t) {
     using A = Arch<typename decltype(t)::type>;
     const std::string v = field(A{});
-    if (!v.empty()) parts.push_back("\"" + v + "\" (" + A::title + ")");
+    if (!v.empty()) parts.push_back("\"" + v + "\" (" + A::names.title + ")");
   });
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i)
@@ -35,25 +35,25 @@ std::string quoted_list(Field field) {
 }  // namespace
 
 std::string architecture(const ModelConfig& c) {
-  return std::visit([](const auto& x) -> std::string { return ArchOf<decltype(x)>::key; }, c);
+  return std::visit([](const auto& x) -> std::string { return ArchOf<decltype(x)>::names.key; }, c);
 }
 
 std::string architecture_title(const ModelConfig& c) {
-  return std::visit([](const auto& x) -> std::string { return ArchOf<decltype(x)>::title; }, c);
+  return std::visit([](const auto& x) -> std::string { return ArchOf<decltype(x)>::names.title; }, c);
 }
 
 std::string known_architectures() {
   std::string out;
   for_each_architecture([&](auto t) {
     using A = Arch<typename decltype(t)::type>;
-    out += (out.empty() ? "" : ", ") + std::string(A::key) + " (" + A::title + ")";
+    out += (out.empty() ? "" : ", ") + std::string(A::names.key) + " (" + A::names.title + ")";
   });
   return out;
 }
 
 bool is_architecture(const std::string& key) {
   bool found = false;
-  for_each_architecture([&](auto t) { found = found || key == Arch<typename decltype(t)::type>::key; });
+  for_each_architecture([&](auto t) { found = found || key == Arch<typename decltype(t)::type>::names.key; });
   return found;
 }
 
@@ -81,7 +81,7 @@ StateLayout state_layout(const ModelConfig& c) {
   return std::visit(
       [](const auto& x) {
         StateLayout l = ArchOf<decltype(x)>::layout(x);
-        l.architecture = ArchOf<decltype(x)>::key;
+        l.architecture = ArchOf<decltype(x)>::names.key;
         return l;
       },
       c);
@@ -96,7 +96,18 @@ std::string architecture_line(const ModelConfig& c) {
 }
 
 Description describe(const ModelConfig& c) {
-  return std::visit([](const auto& x) { return ArchOf<decltype(x)>::describe(x); }, c);
+  return std::visit(
+      [](const auto& x) {
+        using A = ArchOf<decltype(x)>;
+        auto n = [](int64_t v) { return std::to_string(v); };
+        Description d{{"architecture", std::string(A::names.title) + " (" + A::names.key + ")"},
+                      {"d_model", n(x.d_model)},
+                      {"n_layer", n(x.n_layer)}};
+        for (auto& field : A::describe(x)) d.push_back(std::move(field));  // the architecture's own fields
+        d.push_back({"vocab_size", n(x.vocab_size)});
+        return d;
+      },
+      c);
 }
 
 ModelConfig parse_model_config(const std::string& text, const std::string& source) try {
@@ -106,23 +117,23 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     const auto& t = j["model_type"];
     for_each_architecture([&](auto a) {
       using A = Arch<typename decltype(a)::type>;
-      if (!c && t == A::hf_model_type) c = A::parse_hf(j, source);
+      if (!c && t == A::names.hf_model_type) c = A::parse_hf(j, source);
     });
     if (!c)
       throw Error(source + ": field 'model_type' is " + t.dump() + "; statescope knows " +
-                  quoted_list([](auto a) { return std::string(decltype(a)::hf_model_type); }));
+                  quoted_list([](auto a) { return std::string(decltype(a)::names.hf_model_type); }));
   } else if (j.contains("d_model") || j.contains("ssm_cfg")) {
     // mamba_ssm builds Mamba-1 when ssm_cfg names no layer.
     const bool has_layer = j.contains("ssm_cfg") && j["ssm_cfg"].is_object() && j["ssm_cfg"].contains("layer");
     const auto layer = has_layer ? j["ssm_cfg"]["layer"] : nlohmann::json("Mamba1");
     for_each_architecture([&](auto a) {
       using A = Arch<typename decltype(a)::type>;
-      if constexpr (A::mamba_ssm_layer[0] != '\0')
-        if (!c && layer == A::mamba_ssm_layer) c = A::parse_mamba_ssm(j, source);
+      if constexpr (A::names.mamba_ssm_layer[0] != '\0')
+        if (!c && layer == A::names.mamba_ssm_layer) c = A::parse_mamba_ssm(j, source);
     });
     if (!c)
       throw Error(source + ": field 'ssm_cfg.layer' is " + layer.dump() + "; statescope knows " +
-                  quoted_list([](auto a) { return std::string(decltype(a)::mamba_ssm_layer); }) +
+                  quoted_list([](auto a) { return std::string(decltype(a)::names.mamba_ssm_layer); }) +
                   " (or no layer, which mamba_ssm builds as Mamba-1)");
   } else {
     throw Error(source + ": neither a Hugging Face config (model_type) nor a mamba_ssm config "

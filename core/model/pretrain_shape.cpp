@@ -24,7 +24,7 @@ ModelConfig shape_config(const PretrainShape& s, const std::string& where) {
   std::optional<ModelConfig> c;
   for_each_architecture([&](auto t) {
     using A = Arch<typename decltype(t)::type>;
-    if (!c && s.arch == A::key) {
+    if (!c && s.arch == A::names.key) {
       auto x = A::from_pretrain(s);
       x.validate(where);
       c = x;

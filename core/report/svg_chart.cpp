@@ -52,6 +52,15 @@ std::string series_color(size_t i) {
   return kColors[i % 10];
 }
 
+std::string charts_with_table(const std::string& note, std::initializer_list<const Chart*> charts,
+                              const std::string& table) {
+  if (charts.size() == 0 || (*charts.begin())->series.empty()) return "";
+  std::string out = "<p class=\"note\">" + note + "</p>\n";
+  for (const Chart* c : charts)
+    if (!c->series.empty()) out += render_svg(*c);
+  return out + table;
+}
+
 std::string render_svg(const Chart& c, int W, int H) {
   const double L = 70, R = 170, T = 30, B = 45;  // margins: the legend sits right
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;

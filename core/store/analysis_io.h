@@ -27,7 +27,7 @@ namespace statescope {
 // its whole-number attributes.
 void describe_group(H5File& f, const std::string& run, const std::string& group, const std::string& signal,
                     const std::vector<std::string>& axes, const std::string& definition,
-                    std::initializer_list<std::pair<const char*, int64_t>> attrs = {});
+                    const std::vector<std::pair<std::string, int64_t>>& attrs = {});
 
 // The loop each per-run section of the report begins with: f(index, run, result) for every run
 // holding a result in `slot`, the strings it returns joined.

@@ -4,11 +4,13 @@
 // An analysis is one folder, core/analyses/<key>/: its computation (<key>.{h,cpp}, LibTorch), its
 // record (record.{h,cpp}: the HDF5 writer and reader, the `inspect` lines, its spec section's reader
 // and record_<key>(), which returns this descriptor), its report section (report.cpp) and its
-// experiment step (step.cpp: run_<key>, core/experiment/analysis_steps.h). Registering it is its line
-// in core/analyses/list.h: the spec parser, the runner, the app's panel, `inspect`, the report and
-// the loader find it there; a folder that lacks record_<key> or run_<key> fails to link. Outside the
-// folder it adds its slot in RunResults (core/store/run_results.h) and its view in views/ (a GUI,
-// kept out of core/ by layering). tests/test_registry.cpp checks that every registered analysis
+// experiment step (step.cpp: run_<key>, core/experiment/analysis_steps.h); a result whose group is
+// axes, columns and attributes says so once in a GroupSchema (core/store/group_schema.h) that both
+// writes and reads it. Registering it is its line in core/analyses/list.h, X(key, Result): the spec
+// parser, the runner, the app's panel, `inspect`, the report, the loader and RunResults' slot
+// (core/store/run_results.h) come from there; the build picks the folder's files up by their names,
+// and a folder that lacks record_<key> or run_<key> fails to link. Outside core/ it has its view:
+// one file in views/ and its line in views/view_registry.cpp (a GUI, kept out of core/ by layering). tests/test_registry.cpp checks that every registered analysis
 // round-trips through its writer and reader, is summarised by `inspect`, has a report section, a
 // spec section, an experiment step and a view.
 #pragma once

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "core/analyses/list.h"
+#include "core/base/find_key.h"
 #include "core/store/analysis_io.h"
 #include "core/store/group_io.h"
 
@@ -9,22 +10,18 @@ namespace statescope {
 
 // Each record_<key> is defined in its folder's record.cpp.
 AnalysisRecord record_eval();
-#define STATESCOPE_DECLARE_RECORD(key) AnalysisRecord record_##key();
+#define STATESCOPE_DECLARE_RECORD(key, Result) AnalysisRecord record_##key();
 STATESCOPE_ANALYSES(STATESCOPE_DECLARE_RECORD)
 #undef STATESCOPE_DECLARE_RECORD
 
 const std::vector<AnalysisRecord>& analysis_records() {
-#define STATESCOPE_RECORD(key) record_##key(),
+#define STATESCOPE_RECORD(key, Result) record_##key(),
   static const std::vector<AnalysisRecord> all{record_eval(), STATESCOPE_ANALYSES(STATESCOPE_RECORD)};
 #undef STATESCOPE_RECORD
   return all;
 }
 
-const AnalysisRecord* find_analysis_record(const std::string& key) {
-  for (const auto& a : analysis_records())
-    if (a.key == key) return &a;
-  return nullptr;
-}
+const AnalysisRecord* find_analysis_record(const std::string& key) { return find_key(analysis_records(), key); }
 
 void prefer_default(H5File& f, const std::string& run, const std::string& child) {
   std::vector<std::string> order;
@@ -38,7 +35,7 @@ void prefer_default(H5File& f, const std::string& run, const std::string& child)
 
 void describe_group(H5File& f, const std::string& run, const std::string& group, const std::string& signal,
                     const std::vector<std::string>& axes, const std::string& definition,
-                    std::initializer_list<std::pair<const char*, int64_t>> attrs) {
+                    const std::vector<std::pair<std::string, int64_t>>& attrs) {
   const std::string g = run + "/" + group;
   nx_data(f, g, signal, axes);
   prefer_default(f, run, group);

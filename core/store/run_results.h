@@ -8,8 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/analyses/attention/result.h"  // each registered analysis's result type
-#include "core/analyses/decay/result.h"
+#include "core/analyses/list.h"  // each registered analysis's key and result type
 #include "core/base/results.h"
 
 namespace statescope {
@@ -22,19 +21,15 @@ struct SweepCell {
 };
 
 // What one run measured: its training steps and each registered analysis's result, when it has one
-// (analysis_record.h lists the analyses; run_record.h reads them from a file). A new analysis adds
-// its slot here and its descriptor to the registry.
+// (analysis_record.h lists the analyses; run_record.h reads them from a file). A new analysis's slot
+// comes from its line in core/analyses/list.h.
 struct RunResults {
   std::vector<StepInfo> train;
-  std::optional<EvalResult> eval;             // ppl/ + state_norm/
-  std::optional<EffRemResult> effrem;         // effrem/
-  std::optional<StateStatsResult> states;     // state_stats/
-  std::optional<UnexploredResult> unexplored; // unexplored/
-  std::optional<PasskeyResult> passkey;       // passkey/
-  std::optional<CopyResult> copying;          // copying/
-  std::optional<BabiResult> babi;             // babi/
-  std::optional<DecayResult> decay;           // decay/
-  std::optional<AttentionResult> attention;   // attention/
+  std::optional<EvalResult> eval;  // ppl/ + state_norm/
+  // One slot per listed analysis, named by its key (its group in the file: the record's `group`).
+#define STATESCOPE_SLOT(key, Result) std::optional<Result> key;
+  STATESCOPE_ANALYSES(STATESCOPE_SLOT)
+#undef STATESCOPE_SLOT
   SweepCell sweep;
 };
 

@@ -29,12 +29,11 @@ std::string report_attention(const std::vector<RunRecord>& runs, const ReportCon
     c.series.push_back(s);
     t << "<tr><td>" << esc(runs[ri].name) << "</td><td>" << a.layer << "</td><td>" << fmt(mean, "%.1f") << "</td></tr>\n";
   }
-  if (c.series.empty()) return "";
   t << "</table>\n";
-  return "<p class=\"note\">A Mamba-2 head written as attention: M[t, s] = (C_t . B_s) dt_s exp(sum of dt A over "
-         "s &lt; r &lt;= t) is how much position t reads position s, computed exactly from the model's own dt, A, B, C "
-         "on the same sequence for every run. The mean distance weighs each distance by its total |M|.</p>\n" +
-         render_svg(c) + t.str();
+  return charts_with_table("A Mamba-2 head written as attention: M[t, s] = (C_t . B_s) dt_s exp(sum of dt A over "
+                           "s &lt; r &lt;= t) is how much position t reads position s, computed exactly from the model's own dt, A, B, C "
+                           "on the same sequence for every run. The mean distance weighs each distance by its total |M|.",
+                           {&c},t.str());
 }
 
 }  // namespace statescope

@@ -6,41 +6,29 @@
 
 #include "core/base/json_fields.h"
 #include "core/analyses/section.h"
-#include "core/store/group_io.h"
+#include "core/store/group_schema.h"
 
 namespace statescope {
 
+namespace {
+GroupSchema babi_group(BabiResult& r) {
+  return {"babi", "accuracy", {{"length", &r.lengths}},
+          // Files from before the recency baseline have no last_mentioned_accuracy.
+          {{"accuracy", &r.accuracy}, {"choice_accuracy", &r.choice_accuracy},
+           {"?last_mentioned_accuracy", &r.last_mentioned_accuracy}, {"mean_distance", &r.mean_distance}},
+          {{"samples", &r.samples}, {"candidates", &r.candidates}},
+          "single-supporting-fact 'where is X?' in distractor prose; accuracy = greedy answer is the location; "
+          "choice_accuracy = most likely of the candidate locations is right (chance 1/candidates); "
+          "last_mentioned_accuracy = baseline answering the location of the prompt's last fact; mean_distance = "
+          "tokens from the supporting fact to the end of the prompt"};
+}
+}  // namespace
+
 void write_babi(ExperimentFile& file, const std::string& run, const BabiResult& r) {
-  file.write_group([&](H5File& f) {
-    const std::string g = run + "/babi";
-    const int64_t n = static_cast<int64_t>(r.lengths.size());
-    f.write(g + "/length", r.lengths.data(), {n});
-    write_columns(f, g, {{"accuracy", &r.accuracy}, {"choice_accuracy", &r.choice_accuracy},
-                         {"last_mentioned_accuracy", &r.last_mentioned_accuracy}, {"mean_distance", &r.mean_distance}},
-                  {n});
-    describe_group(f, run, "babi", "accuracy", {"length"},
-                   "single-supporting-fact 'where is X?' in distractor prose; accuracy = greedy answer is the "
-                   "location; choice_accuracy = most likely of the candidate locations is right (chance "
-                   "1/candidates); last_mentioned_accuracy = baseline answering the location of the prompt's last "
-                   "fact; mean_distance = tokens from the supporting fact to the end of the prompt",
-                   {{"samples", r.samples}, {"candidates", r.candidates}});
-  });
+  write_result(file, run, r, babi_group);
 }
 
-BabiResult read_babi(const H5File& f, const std::string& run) {
-  const GroupReader g{f, run, "babi"};
-  g.require("accuracy");
-  BabiResult r;
-  r.lengths = g.i64("length");
-  const int64_t n = g.count(r.lengths.size());
-  // Files from before the recency baseline have no last_mentioned_accuracy.
-  g.columns({{"accuracy", &r.accuracy}, {"choice_accuracy", &r.choice_accuracy},
-             {"?last_mentioned_accuracy", &r.last_mentioned_accuracy}, {"mean_distance", &r.mean_distance}},
-            n, "[length]");
-  r.samples = g.attr_int("samples");
-  r.candidates = g.attr_int("candidates");
-  return r;
-}
+BabiResult read_babi(const H5File& f, const std::string& run) { return read_result<BabiResult>(f, run, babi_group); }
 
 void inspect_babi(const RunRecord& rec, std::ostream& out) {
   const BabiResult& b = *rec.babi;

@@ -33,12 +33,11 @@ std::string report_decay(const std::vector<RunRecord>& runs, const ReportContext
     t << "<tr><td>" << esc(runs[ri].name) << "</td><td>" << fmt(median_of(d.median_near), "%.3g") << "</td><td>"
       << fmt(median_of(d.median_far), "%.3g") << "</td></tr>\n";
   }
-  if (c.series.empty()) return "";
   t << "</table>\n";
-  return "<p class=\"note\">How long each state group remembers: the memory length -1/(dt_t A) is the number of "
-         "tokens over which the state decays by 1/e at token t (mean of dt_t A over the group). Medians: the "
-         "middle of the per-(layer, group) medians.</p>\n" +
-         render_svg(c) + t.str();
+  return charts_with_table("How long each state group remembers: the memory length -1/(dt_t A) is the number of "
+                           "tokens over which the state decays by 1/e at token t (mean of dt_t A over the group). Medians: the "
+                           "middle of the per-(layer, group) medians.",
+                           {&c},t.str());
 }
 
 }  // namespace statescope

@@ -6,35 +6,23 @@
 
 #include "core/base/json_fields.h"
 #include "core/analyses/section.h"
-#include "core/store/group_io.h"
+#include "core/store/group_schema.h"
 
 namespace statescope {
 
+namespace {
+GroupSchema effrem_group(EffRemResult& r) {
+  return {"effrem", "value", {{"T", &r.T}, {"t", &r.t}}, {{"value", &r.value}, {"stderr", &r.stderr_}},
+          {{"sequences", &r.sequences}, {"forward_tokens", &r.forward_tokens}},
+          "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T"};
+}
+}  // namespace
+
 void write_effrem(ExperimentFile& file, const std::string& run, const EffRemResult& r) {
-  file.write_group([&](H5File& f) {
-    const std::string g = run + "/effrem";
-    const int64_t nT = static_cast<int64_t>(r.T.size()), nt = static_cast<int64_t>(r.t.size());
-    f.write(g + "/T", r.T.data(), {nT});
-    f.write(g + "/t", r.t.data(), {nt});
-    write_columns(f, g, {{"value", &r.value}, {"stderr", &r.stderr_}}, {nT, nt});
-    describe_group(f, run, "effrem", "value", {"T", "t"},
-                   "TV(p(.|x[0:T]), p(.|x[t:T])), mean over sequences; NaN where t >= T",
-                   {{"sequences", r.sequences}, {"forward_tokens", r.forward_tokens}});
-  });
+  write_result(file, run, r, effrem_group);
 }
 
-EffRemResult read_effrem(const H5File& f, const std::string& run) {
-  const GroupReader g{f, run, "effrem"};
-  g.require("value");
-  EffRemResult r;
-  r.T = g.i64("T");
-  r.t = g.i64("t");
-  const int64_t n = g.product({g.count(r.T.size()), g.count(r.t.size())});
-  g.columns({{"value", &r.value}, {"stderr", &r.stderr_}}, n, "[T, t]");
-  r.sequences = g.attr_int("sequences");
-  r.forward_tokens = g.attr_int("forward_tokens");
-  return r;
-}
+EffRemResult read_effrem(const H5File& f, const std::string& run) { return read_result<EffRemResult>(f, run, effrem_group); }
 
 void inspect_effrem(const RunRecord& rec, std::ostream& out) {
   const EffRemResult& e = *rec.effrem;

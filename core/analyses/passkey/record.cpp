@@ -5,32 +5,24 @@
 
 #include "core/base/json_fields.h"
 #include "core/analyses/section.h"
-#include "core/store/group_io.h"
+#include "core/store/group_schema.h"
 
 namespace statescope {
 
+namespace {
+GroupSchema passkey_group(PasskeyResult& r) {
+  return {"passkey", "accuracy", {{"length", &r.lengths}, {"depth", nullptr, &r.depths}},
+          {{"accuracy", &r.accuracy}, {"digit_accuracy", &r.digit_accuracy}}, {{"samples", &r.samples}},
+          "greedy decoding of the 5-digit key; accuracy = all 5 digits right"};
+}
+}  // namespace
+
 void write_passkey(ExperimentFile& file, const std::string& run, const PasskeyResult& r) {
-  file.write_group([&](H5File& f) {
-    const std::string g = run + "/passkey";
-    const int64_t nl = static_cast<int64_t>(r.lengths.size()), nd = static_cast<int64_t>(r.depths.size());
-    f.write(g + "/length", r.lengths.data(), {nl});
-    f.write(g + "/depth", r.depths.data(), {nd});
-    write_columns(f, g, {{"accuracy", &r.accuracy}, {"digit_accuracy", &r.digit_accuracy}}, {nl, nd});
-    describe_group(f, run, "passkey", "accuracy", {"length", "depth"},
-                   "greedy decoding of the 5-digit key; accuracy = all 5 digits right", {{"samples", r.samples}});
-  });
+  write_result(file, run, r, passkey_group);
 }
 
 PasskeyResult read_passkey(const H5File& f, const std::string& run) {
-  const GroupReader g{f, run, "passkey"};
-  g.require("accuracy");
-  PasskeyResult r;
-  r.lengths = g.i64("length");
-  r.depths = g.f64("depth");
-  const int64_t n = g.product({g.count(r.lengths.size()), g.count(r.depths.size())});
-  g.columns({{"accuracy", &r.accuracy}, {"digit_accuracy", &r.digit_accuracy}}, n, "[length, depth]");
-  r.samples = g.attr_int("samples");
-  return r;
+  return read_result<PasskeyResult>(f, run, passkey_group);
 }
 
 void inspect_passkey(const RunRecord& rec, std::ostream& out) {

@@ -43,13 +43,13 @@ std::string report_unexplored(const std::vector<RunRecord>& runs, const ReportCo
   }
   if (!any) return "";
   t << "</table>\n";
-  return "<p class=\"note\">The fraction of evaluation states outside the envelope of the states each run met in "
-         "training (training windows replayed under its own policy; PCA envelope per layer and head at the 99th "
-         "percentile of held-out training states, so about 0.01 of training states fall outside). A run's own "
-         "envelope moves with its policy (state passing's holds passed states), so the second chart scores the "
-         "same states against one envelope for every run: the loaded model's zero-state training states. The "
-         "excess is against the experiment's one yardstick.</p>\n" +
-         render_svg(c) + (common.series.empty() ? std::string() : render_svg(common)) + t.str();
+  return charts_with_table("The fraction of evaluation states outside the envelope of the states each run met in "
+                           "training (training windows replayed under its own policy; PCA envelope per layer and head at the 99th "
+                           "percentile of held-out training states, so about 0.01 of training states fall outside). A run's own "
+                           "envelope moves with its policy (state passing's holds passed states), so the second chart scores the "
+                           "same states against one envelope for every run: the loaded model's zero-state training states. The "
+                           "excess is against the experiment's one yardstick.",
+                           {&c, &common},t.str());
 }
 
 }  // namespace statescope

@@ -108,12 +108,11 @@ StateLayout Arch<GatedDeltaNetConfig>::layout(const GatedDeltaNetConfig& m) {
 
 Description Arch<GatedDeltaNetConfig>::describe(const GatedDeltaNetConfig& m) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  return {{"architecture", "Gated DeltaNet (gated_deltanet)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
-          {"num_heads", n(m.num_heads)}, {"num_v_heads", n(m.v_heads())}, {"head_k_dim", n(m.head_dim)},
+  return {{"num_heads", n(m.num_heads)}, {"num_v_heads", n(m.v_heads())}, {"head_k_dim", n(m.head_dim)},
           {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
           {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"},
           {"output_gate", !m.use_gate ? "no" : m.sigmoid_gate ? "sigmoid" : "swish"},
-          {"beta", m.allow_neg_eigval ? "2 sigmoid (negative eigenvalues)" : "sigmoid"}, {"vocab_size", n(m.vocab_size)}};
+          {"beta", m.allow_neg_eigval ? "2 sigmoid (negative eigenvalues)" : "sigmoid"}};
 }
 
 GatedDeltaNetConfig Arch<GatedDeltaNetConfig>::from_pretrain(const PretrainShape& s) {

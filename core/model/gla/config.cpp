@@ -126,11 +126,9 @@ StateLayout Arch<GLAConfig>::layout(const GLAConfig& m) {
 
 Description Arch<GLAConfig>::describe(const GLAConfig& m) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  return {{"architecture", "GLA (gla)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
-          {"num_heads", n(m.num_heads)}, {"num_kv_heads", n(m.kv_heads())}, {"head_k_dim", n(m.head_k_dim())},
+  return {{"num_heads", n(m.num_heads)}, {"num_kv_heads", n(m.kv_heads())}, {"head_k_dim", n(m.head_k_dim())},
           {"head_v_dim", n(m.head_v_dim())}, {"mlp_size", n(m.mlp_size())},
-          {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"}, {"output_gate", m.use_output_gate ? "yes" : "no"},
-          {"vocab_size", n(m.vocab_size)}};
+          {"short_conv", m.use_short_conv ? n(m.conv_size) : "no"}, {"output_gate", m.use_output_gate ? "yes" : "no"}};
 }
 
 GLAConfig Arch<GLAConfig>::from_pretrain(const PretrainShape& s) {

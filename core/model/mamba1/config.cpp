@@ -130,9 +130,8 @@ StateLayout Arch<Mamba1Config>::layout(const Mamba1Config& m) {
 
 Description Arch<Mamba1Config>::describe(const Mamba1Config& m) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  return {{"architecture", "Mamba-1 (mamba1)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
-          {"d_state", n(m.d_state)}, {"d_inner", n(m.d_inner())}, {"dt_rank", n(m.rank())},
-          {"d_conv", n(m.d_conv)}, {"vocab_size", n(m.vocab_size)}};
+  return {{"d_state", n(m.d_state)}, {"d_inner", n(m.d_inner())}, {"dt_rank", n(m.rank())},
+          {"d_conv", n(m.d_conv)}};
 }
 
 Mamba1Config Arch<Mamba1Config>::from_pretrain(const PretrainShape& s) {

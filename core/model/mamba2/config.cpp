@@ -172,10 +172,8 @@ StateLayout Arch<Mamba2Config>::layout(const Mamba2Config& m) {
 
 Description Arch<Mamba2Config>::describe(const Mamba2Config& m) {
   auto n = [](int64_t v) { return std::to_string(v); };
-  return {{"architecture", "Mamba-2 (mamba2)"}, {"d_model", n(m.d_model)}, {"n_layer", n(m.n_layer)},
-          {"d_state", n(m.d_state)}, {"headdim", n(m.headdim)}, {"nheads", n(m.nheads())},
-          {"ngroups", n(m.ngroups)}, {"d_conv", n(m.d_conv)}, {"chunk_size", n(m.chunk_size)},
-          {"vocab_size", n(m.vocab_size)}};
+  return {{"d_state", n(m.d_state)}, {"headdim", n(m.headdim)}, {"nheads", n(m.nheads())},
+          {"ngroups", n(m.ngroups)}, {"d_conv", n(m.d_conv)}, {"chunk_size", n(m.chunk_size)}};
 }
 
 Mamba2Config Arch<Mamba2Config>::from_pretrain(const PretrainShape& s) {
