@@ -10,6 +10,7 @@
 #pragma once
 #include "core/analyses/attention/result.h"
 #include "core/analyses/decay/result.h"
+#include "core/analyses/toy/result.h"
 #include "core/base/results.h"  // the older analyses' results, shared with the layers below
 
 #define STATESCOPE_ANALYSES(X)        \
@@ -20,4 +21,5 @@
   X(unexplored, UnexploredResult)     \
   X(decay, DecayResult)               \
   X(attention, AttentionResult)       \
-  X(states, StateStatsResult)
+  X(states, StateStatsResult)        \
+  X(toy, ToyResult)

@@ -14,10 +14,11 @@
 #include "core/model/gla/arch.h"
 #include "core/model/mamba1/arch.h"
 #include "core/model/mamba2/arch.h"
+#include "core/model/toy/arch.h"
 
 namespace statescope {
 
-using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig>;
+using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig, ToyConfig>;
 
 // Calls f(std::type_identity<Config>{}) for each architecture, in the variant's order.
 template <class F>
