@@ -14,7 +14,6 @@
 #include "core/analyses/copying/record.h"
 #include "core/analyses/attention/record.h"
 #include "core/analyses/decay/record.h"
-#include "core/analyses/toy/record.h"
 #include "core/analyses/effrem/record.h"
 #include "core/analyses/eval/record.h"
 #include "core/analyses/passkey/record.h"
@@ -105,7 +104,6 @@ const std::map<std::string, std::function<void(ExperimentFile&, const std::strin
        }},
       {"decay", [](ExperimentFile& f, const std::string& run) { write_decay(f, run, decay_result()); }},
       {"attention", [](ExperimentFile& f, const std::string& run) { write_attention(f, run, attention_result()); }},
-      {"toy", [](ExperimentFile& f, const std::string& run) { write_toy(f, run, ToyResult{{0, 1}, {5.5, 5.25}, 2}); }},
       {"babi",
        [](ExperimentFile& f, const std::string& run) {
          write_babi(f, run, BabiResult{{64, 128}, {0.5, 0.25}, {0.75, 0.5}, {0.25, 0.25}, {30, 90}, 4, 4});

@@ -16,7 +16,6 @@ QWidget* new_unexplored_view();
 QWidget* new_sweep_view();
 QWidget* new_tables_view();
 QWidget* new_decay_view();
-QWidget* new_toy_view();
 
 namespace {
 template <class V>
@@ -39,7 +38,6 @@ const std::vector<ViewEntry>& view_registry() {
       {QT_TRANSLATE_NOOP("views", "Copying && bAbI"), {"copying", "babi"}, new_tables_view},
       {QT_TRANSLATE_NOOP("views", "Decay timescales"), {"decay"}, new_decay_view},
       {QT_TRANSLATE_NOOP("views", "Effective attention"), {"attention"}, make<AttentionView>},
-      {QT_TRANSLATE_NOOP("views", "Toy"), {"toy"}, new_toy_view},
   };
   return all;
 }

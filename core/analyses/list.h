@@ -10,7 +10,6 @@
 #pragma once
 #include "core/analyses/attention/result.h"
 #include "core/analyses/decay/result.h"
-#include "core/analyses/toy/result.h"
 #include "core/base/results.h"  // the older analyses' results, shared with the layers below
 
 #define STATESCOPE_ANALYSES(X)        \
@@ -21,5 +20,4 @@
   X(unexplored, UnexploredResult)     \
   X(decay, DecayResult)               \
   X(attention, AttentionResult)       \
-  X(states, StateStatsResult)        \
-  X(toy, ToyResult)
+  X(states, StateStatsResult)

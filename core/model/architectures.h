@@ -14,11 +14,10 @@
 #include "core/model/gla/arch.h"
 #include "core/model/mamba1/arch.h"
 #include "core/model/mamba2/arch.h"
-#include "core/model/toy/arch.h"
 
 namespace statescope {
 
-using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig, ToyConfig>;
+using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig>;
 
 // Calls f(std::type_identity<Config>{}) for each architecture, in the variant's order.
 template <class F>
