@@ -49,6 +49,9 @@ sys.path.insert(0, HERE)
 from make_wild_checkpoints import fresh  # noqa: E402
 
 SEED = 20261207
+PROVENANCE = {"creator": "tests/golden/make_golden_hybrid_blocks.py",
+              "command": "HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden_hybrid_blocks.py",
+              "seed": SEED, "versions": f"torch {torch.__version__}, transformers {transformers.__version__}"}
 
 
 def perturb(model):
@@ -95,10 +98,7 @@ def run(cls, cfg, name, wanted):
     for h in hooks:
         h.remove()
     with h5py.File(os.path.join(d, "blocks.h5"), "w") as f:
-        f.attrs["creator"] = "tests/golden/make_golden_hybrid_blocks.py"
-        f.attrs["command"] = "HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden_hybrid_blocks.py"
-        f.attrs["seed"] = SEED
-        f.attrs["versions"] = f"torch {torch.__version__}, transformers {transformers.__version__}"
+        f.attrs.update(PROVENANCE)
         f["input_ids"] = ids.numpy().astype(np.int64)
         for mod, kind in wanted.items():
             c = calls[mod]
