@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/model/blocks/attention.h"
 #include "core/model/blocks/mlp.h"
+#include "core/model/blocks/moe.h"
 #include "core/model/checkpoint.h"
 #include "core/store/h5file.h"
 #include "tests/error_text.h"
@@ -32,12 +33,16 @@ void load(torch::nn::Module& m, const std::string& dir, const std::string& prefi
   const StateDict sd = read_weights_file(test::kGolden + dir + "/model.safetensors");
   torch::NoGradGuard ng;
   m.to(torch::kFloat64);  // before the copy: float32 parameters would round the checkpoint's float64
-  for (auto& p : m.named_parameters()) {
-    auto it = sd.find(prefix + p.key());
-    ASSERT_NE(it, sd.end()) << prefix + p.key() << " not in " << dir;
-    ASSERT_EQ(it->second.sizes(), p.value().sizes()) << p.key();
-    p.value().copy_(it->second);
-  }
+  auto fill = [&](torch::OrderedDict<std::string, torch::Tensor> tensors) {
+    for (auto& p : tensors) {
+      auto it = sd.find(prefix + p.key());
+      ASSERT_NE(it, sd.end()) << prefix + p.key() << " not in " << dir;
+      ASSERT_EQ(it->second.sizes(), p.value().sizes()) << p.key();
+      p.value().copy_(it->second);
+    }
+  };
+  fill(m.named_parameters());
+  fill(m.named_buffers());
 }
 
 // max |a - b| / max |b|
@@ -78,6 +83,13 @@ void check_mlp(const std::string& dir, const std::string& path, const std::strin
   Mlp mlp(c);
   load(*mlp, dir, prefix);
   check(dir, path, [&](const torch::Tensor& x, KVCache*) { return mlp->forward(x); }, 1e-12, /*cached=*/false);
+}
+
+void check_moe(const std::string& dir, const std::string& path, const std::string& prefix, const MoeConfig& c) {
+  c.validate(dir);
+  Moe moe(c);
+  load(*moe, dir, prefix);
+  check(dir, path, [&](const torch::Tensor& x, KVCache*) { return moe->forward(x); }, 1e-12, /*cached=*/false);
 }
 
 }  // namespace
@@ -142,4 +154,44 @@ TEST(HybridBlocks, OnePositionReadsItsOwnValueAndAMisfitCacheIsRefused) {
   EXPECT_NE(msg.find("does not fit this layer"), std::string::npos) << msg;
   c.heads = 3, c.kv_heads = 2;
   EXPECT_NE(test::error_of([&] { c.validate("cfg.json"); }).find("multiple of the key/value heads"), std::string::npos);
+}
+
+// The mixtures of experts, routed in transformers' precision (a different rounding could pick other
+// experts): Nemotron-H's grouped sigmoid router with its correction bias and scaling, plain and with
+// the latent projections; Granite's softmax over the top logits with stacked SwiGLU experts;
+// Qwen3-Next's renormalised softmax top-k with the gated shared expert.
+TEST(HybridBlocks, MixturesOfExpertsRouteAndMixAsTransformers) {
+  MoeConfig n{MoeConfig::Family::NemotronH, 48, 8, 2, 24};
+  n.routed_scaling = 2.5, n.n_group = 2, n.topk_group = 1, n.shared_inner = 40;
+  check_moe("hf-nemotron-h-moe-blocks", "model.layers.1.mixer", "backbone.layers.1.mixer.", n);
+  n.latent = 16;
+  check_moe("hf-nemotron-h-latent-blocks", "model.layers.1.mixer", "backbone.layers.1.mixer.", n);
+  check_moe("hf-granite-h-moe-blocks", "model.layers.1.block_sparse_moe", "model.layers.1.block_sparse_moe.",
+            {MoeConfig::Family::Granite, 48, 4, 2, 32});
+  MoeConfig q{MoeConfig::Family::Qwen3Next, 48, 4, 2, 16};
+  q.shared_inner = 24;
+  check_moe("hf-qwen3-next-moe-blocks", "model.layers.1.mlp", "model.layers.1.mlp.", q);
+}
+
+// The routers' oracles: Nemotron-H's kept group holds every chosen expert; a top-k choice has k
+// distinct experts whose weights sum to 1 (renormalised) or to the scaling factor; sizes the groups
+// cannot hold are refused by name.
+TEST(HybridBlocks, RoutersChooseWithinTheKeptGroupsAndTheirWeightsSumAsSaid) {
+  torch::manual_seed(3);
+  MoeConfig n{MoeConfig::Family::NemotronH, 16, 8, 2, 8};
+  n.n_group = 4, n.topk_group = 1, n.routed_scaling = 2.5;
+  Moe m(n);
+  m->gate->weight.data().normal_();
+  auto x = torch::randn({50, 16});
+  auto [idx, w] = m->route(x);
+  auto group = torch::div(idx, 2, "floor");  // 4 groups of 2 experts
+  EXPECT_TRUE((group.select(1, 0) == group.select(1, 1)).all().item<bool>()) << "both experts in the one kept group";
+  EXPECT_TRUE((idx.select(1, 0) != idx.select(1, 1)).all().item<bool>());
+  EXPECT_LT((w.sum(-1) - 2.5).abs().max().item<double>(), 1e-5);
+  MoeConfig q{MoeConfig::Family::Qwen3Next, 16, 6, 3, 8};
+  Moe mq(q);
+  mq->gate->weight.data().normal_();
+  EXPECT_LT((mq->route(x).second.sum(-1) - 1).abs().max().item<double>(), 1e-6);
+  n.top_k = 3;
+  EXPECT_NE(test::error_of([&] { n.validate("c.json"); }).find("num_experts_per_tok (3)"), std::string::npos);
 }

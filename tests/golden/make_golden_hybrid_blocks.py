@@ -17,6 +17,15 @@ the cache: the attention's keys and values of the first piece are what the secon
   hf-qwen3-5-blocks         qwen3_5_text: zero-centred q/k norms before a 25% partial RoPE, the sigmoid
                             output gate (q_proj's rows per head [q | gate]), SwiGLU MLP
   hf-qwen3-next-blocks      qwen3_next: the same attention, a dense MLP (mlp_only_layers)
+  mixtures of experts (the block's whole output, shared expert included where the block holds one):
+  hf-nemotron-h-moe-blocks  nemotron_h "ME*": sigmoid router with the score-correction bias selecting,
+                            2 groups of which 1 is kept, top-2 renormalised and scaled by 2.5, relu^2
+                            experts, the shared relu^2 expert
+  hf-nemotron-h-latent-blocks  the same with moe_latent_size (experts in a 16-wide latent space)
+  hf-granite-h-moe-blocks   granitemoehybrid: softmax over the top-2 logits, SwiGLU experts (the shared
+                            MLP is the layer's, captured apart)
+  hf-qwen3-next-moe-blocks  qwen3_next: softmax, top-2 renormalised, SwiGLU experts, the shared expert
+                            behind its sigmoid gate
 
 blocks.h5 per captured module (group "<module path>", e.g. "model.layers.1.self_attn"):
   input [1, 21, hidden] and output [1, 21, hidden] of the whole sequence;
@@ -64,6 +73,9 @@ def perturb(model):
                 p.copy_((0.0 if zero_centred else 1.0) + 0.3 * torch.randn_like(p))
             else:
                 p.add_(torch.randn_like(p) * 0.15)
+        for name, b in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):  # Nemotron-H's router bias: it selects experts
+                b.copy_(torch.randn_like(b) * 0.3)
     return model
 
 
@@ -84,6 +96,7 @@ def capture(model, wanted):
 def run(cls, cfg, name, wanted):
     torch.manual_seed(SEED)
     cfg._attn_implementation = "sdpa"  # float64 inside (eager's softmax is float32)
+    cfg._experts_implementation = "eager"  # the default grouped_mm refuses float64 on the CPU
     model = perturb(cls(cfg).double().eval())
     d = fresh(os.path.join(HERE, name))
     model.save_pretrained(d, safe_serialization=True)
@@ -152,6 +165,21 @@ def main():
         Qwen3NextConfig(mlp_only_layers=[0, 1], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
                         shared_expert_intermediate_size=24, **qwen),
         "hf-qwen3-next-blocks", {"model.layers.1.self_attn": "attention", "model.layers.1.mlp": "mlp"})
+    nemo_moe = dict(vocab_size=96, hidden_size=48, hybrid_override_pattern="ME*", num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=16, intermediate_size=72, mamba_num_heads=4, mamba_head_dim=8,
+                    ssm_state_size=8, n_groups=2, conv_kernel=4, chunk_size=8, n_routed_experts=8, num_experts_per_tok=2,
+                    moe_intermediate_size=24, moe_shared_expert_intermediate_size=40, n_group=2, topk_group=1,
+                    routed_scaling_factor=2.5)
+    run(NemotronHForCausalLM, NemotronHConfig(**nemo_moe), "hf-nemotron-h-moe-blocks", {"model.layers.1.mixer": "moe"})
+    run(NemotronHForCausalLM, NemotronHConfig(moe_latent_size=16, **nemo_moe), "hf-nemotron-h-latent-blocks",
+        {"model.layers.1.mixer": "moe"})
+    run(GraniteMoeHybridForCausalLM,
+        GraniteMoeHybridConfig(position_embedding_type="rope", **{**granite, "num_local_experts": 4, "num_experts_per_tok": 2}),
+        "hf-granite-h-moe-blocks", {"model.layers.1.block_sparse_moe": "moe"})
+    run(Qwen3NextForCausalLM,
+        Qwen3NextConfig(mlp_only_layers=[0], num_experts=4, num_experts_per_tok=2, moe_intermediate_size=16,
+                        shared_expert_intermediate_size=24, **qwen),
+        "hf-qwen3-next-moe-blocks", {"model.layers.1.mlp": "moe"})
     return 0
 
 
