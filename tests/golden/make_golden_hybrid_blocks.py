@@ -58,9 +58,15 @@ sys.path.insert(0, HERE)
 from make_wild_checkpoints import fresh  # noqa: E402
 
 SEED = 20261207
-PROVENANCE = {"creator": "tests/golden/make_golden_hybrid_blocks.py",
-              "command": "HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/make_golden_hybrid_blocks.py",
-              "seed": SEED, "versions": f"torch {torch.__version__}, transformers {transformers.__version__}"}
+
+
+def provenance(script, seed):
+    """The attributes every fixture file of these scripts carries: what made it, how, from which seed."""
+    return {"creator": f"tests/golden/{script}", "command": f"HF_HUB_OFFLINE=1 .venv/bin/python tests/golden/{script}",
+            "seed": seed, "versions": f"torch {torch.__version__}, transformers {transformers.__version__}"}
+
+
+PROVENANCE = provenance("make_golden_hybrid_blocks.py", SEED)
 
 
 def perturb(model):

@@ -119,6 +119,9 @@ void Mamba2Config::validate(const std::string& source) const {
   if (parameter_count() > kMaxParameters)
     throw Error(source + ": describes " + std::to_string(parameter_count()) + " parameters, above statescope's limit of " +
                 std::to_string(kMaxParameters));
+  if (d_inner_override < 0 || d_inner_override > 16 * kMaxDModel)
+    throw Error(source + ": the mixer's width (" + std::to_string(d_inner_override) + ") must be in [1, " +
+                std::to_string(16 * kMaxDModel) + "]");
   if (d_inner() % headdim != 0)
     throw Error(source + ": expand*d_model (" + std::to_string(d_inner()) +
                 ") is not a multiple of headdim (" + std::to_string(headdim) + ")");

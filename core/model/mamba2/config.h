@@ -35,7 +35,10 @@ struct Mamba2Config {
   double dt_limit_lo = 0.0;
   double dt_limit_hi = std::numeric_limits<double>::infinity();
 
-  int64_t d_inner() const { return expand * d_model; }
+  // The mixer's width when a checkpoint states it apart from expand (Nemotron-H's
+  // mamba_num_heads * mamba_head_dim, Falcon-H1's mamba_d_ssm); 0: expand * d_model.
+  int64_t d_inner_override = 0;
+  int64_t d_inner() const { return d_inner_override > 0 ? d_inner_override : expand * d_model; }
   int64_t nheads() const { return d_inner() / headdim; }
   int64_t conv_dim() const { return d_inner() + 2 * ngroups * d_state; }
   int64_t in_proj_rows() const { return 2 * d_inner() + 2 * ngroups * d_state + nheads(); }

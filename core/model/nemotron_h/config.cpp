@@ -1,0 +1,104 @@
+// nemotron_h/config.cpp — Nemotron-H's config.json (config.h).
+#include "core/model/nemotron_h/config.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "core/base/error.h"
+#include "core/model/config_json.h"
+
+namespace statescope {
+
+int64_t NemotronHConfig::count(LayerKind k) const {
+  int64_t n = 0;
+  for (auto x : layers) n += x == k;
+  return n;
+}
+
+void NemotronHConfig::validate(const std::string& source) const {
+  require_size(hidden, 65536, source, "hidden_size");
+  require_size(vocab_size, 4194304, source, "vocab_size");
+  require_size(static_cast<int64_t>(layers.size()), 1024, source, "layers_block_type");
+  if (count(LayerKind::Mamba2) > 0) {
+    require_size(mamba_heads, 65536, source, "mamba_num_heads");
+    require_size(mamba_head_dim, 4096, source, "mamba_head_dim");
+    require_size(d_state, 4096, source, "ssm_state_size");
+    require_size(n_groups, 4096, source, "n_groups");
+    require_size(conv_kernel, 64, source, "conv_kernel");
+    require_size(chunk_size, 1 << 16, source, "chunk_size");
+    if (mamba_heads % n_groups != 0)
+      throw Error(source + ": field 'mamba_num_heads' (" + std::to_string(mamba_heads) + ") must be a multiple of 'n_groups' (" +
+                  std::to_string(n_groups) + ")");
+  }
+  if (count(LayerKind::Attention) > 0) {
+    require_size(heads, 65536, source, "num_attention_heads");
+    require_size(kv_heads, 65536, source, "num_key_value_heads");
+    require_size(head_dim, 4096, source, "head_dim");
+    if (heads % kv_heads != 0)
+      throw Error(source + ": field 'num_attention_heads' (" + std::to_string(heads) +
+                  ") must be a multiple of 'num_key_value_heads' (" + std::to_string(kv_heads) + ")");
+  }
+  if (count(LayerKind::Mlp) > 0) require_size(intermediate, 1 << 22, source, "intermediate_size");
+  if (count(LayerKind::Moe) > 0) {
+    require_size(experts, 1 << 16, source, "n_routed_experts");
+    require_size(moe_intermediate, 1 << 22, source, "moe_intermediate_size");
+    require_size(shared_intermediate, 1 << 22, source, "moe_shared_expert_intermediate_size");
+  }
+  if (!(norm_eps > 0 && norm_eps <= 1)) throw Error(source + ": field 'layer_norm_epsilon' must be in (0, 1]");
+}
+
+NemotronHConfig parse_nemotron_h(const nlohmann::json& j, const std::string& source) {
+  ConfigReader r{j, source, ""};
+  NemotronHConfig c;
+  c.hidden = r.req_int("hidden_size");
+  c.vocab_size = r.req_int("vocab_size");
+  // The layer pattern: layers_block_type, else the legacy hybrid_override_pattern string.
+  if (r.has("layers_block_type")) {
+    if (!j["layers_block_type"].is_array()) r.fail("layers_block_type", "must be a list of layer kinds");
+    for (const auto& k : j["layers_block_type"]) {
+      const std::string s = k.is_string() ? k.get<std::string>() : k.dump();
+      if (s == "linear_attention" || s == "mamba") c.layers.push_back(LayerKind::Mamba2);
+      else if (s == "full_attention" || s == "attention") c.layers.push_back(LayerKind::Attention);
+      else if (s == "mlp") c.layers.push_back(LayerKind::Mlp);
+      else if (s == "moe") c.layers.push_back(LayerKind::Moe);
+      else r.fail("layers_block_type", "holds \"" + s + "\"; Nemotron-H's kinds are linear_attention, full_attention, mlp and moe");
+    }
+  } else if (r.has("hybrid_override_pattern")) {
+    for (char ch : r.opt_string("hybrid_override_pattern", "")) {
+      if (ch == 'M') c.layers.push_back(LayerKind::Mamba2);
+      else if (ch == '*') c.layers.push_back(LayerKind::Attention);
+      else if (ch == '-') c.layers.push_back(LayerKind::Mlp);
+      else if (ch == 'E') c.layers.push_back(LayerKind::Moe);
+      else r.fail("hybrid_override_pattern", std::string("holds '") + ch + "'; its letters are M, *, - and E");
+    }
+  } else {
+    r.fail("layers_block_type", "is missing (nor is there a hybrid_override_pattern): the layers are not said");
+  }
+  c.norm_eps = r.opt_num("layer_norm_epsilon", 1e-5);
+  // transformers' defaults throughout. The Mamba-2 layers:
+  c.mamba_heads = r.opt_int("mamba_num_heads", 128), c.mamba_head_dim = r.opt_int("mamba_head_dim", 64);
+  c.d_state = r.opt_int("ssm_state_size", 128), c.n_groups = r.opt_int("n_groups", 8);
+  c.conv_kernel = r.opt_int("conv_kernel", 4), c.chunk_size = r.opt_int("chunk_size", 128);
+  c.conv_bias = r.opt_bool("use_conv_bias", true), c.proj_bias = r.opt_bool("use_bias", false);
+  c.dt_limit_lo = 0, c.dt_limit_hi = std::numeric_limits<double>::infinity();
+  r.opt_pair("time_step_limit", c.dt_limit_lo, c.dt_limit_hi);
+  // Attention (transformers builds it without biases whatever attention_bias says) and the MLPs:
+  c.heads = r.opt_int("num_attention_heads", 32), c.kv_heads = r.opt_int("num_key_value_heads", 8);
+  c.head_dim = r.opt_int("head_dim", 128), c.intermediate = r.opt_int("intermediate_size", 21504);
+  // The mixture of experts:
+  c.experts = r.opt_int("n_routed_experts", 8), c.top_k = r.opt_int("num_experts_per_tok", 2);
+  c.moe_intermediate = r.opt_int("moe_intermediate_size", 7688);
+  c.shared_intermediate = r.opt_int("moe_shared_expert_intermediate_size", 7688);
+  c.latent = r.has("moe_latent_size") ? r.req_int("moe_latent_size") : 0;
+  c.n_group = r.opt_int("n_group", 1), c.topk_group = r.opt_int("topk_group", 1);
+  c.routed_scaling = r.opt_num("routed_scaling_factor", 1.0), c.norm_topk_prob = r.opt_bool("norm_topk_prob", true);
+  // What statescope does not implement, by name (transformers honours these).
+  if (r.opt_string("mamba_hidden_act", "silu") != "silu") r.fail("mamba_hidden_act", "must be \"silu\" (the one statescope implements)");
+  if (r.opt_string("mlp_hidden_act", "relu2") != "relu2") r.fail("mlp_hidden_act", "must be \"relu2\" (the one statescope implements)");
+  if (r.opt_bool("mlp_bias", false)) r.fail("mlp_bias", "is true; statescope implements Nemotron-H's MLPs and experts without biases");
+  c.validate(source);
+  return c;
+}
+
+}  // namespace statescope
