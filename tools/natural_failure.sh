@@ -17,6 +17,9 @@
 #   MARKED=1 NO_PROSE=1 bash tools/natural_failure.sh 0 60  # recipe D: recalls written '[Name dddd]',
 #                                                  # marked apart from introductions (tag mk, mknp)
 set -uo pipefail
+# Started with setsid (its own session), the training sits in its own autogroup, where nice alone does not
+# make it yield to a build; niced as a group it takes only what the builds leave.
+echo 19 > /proc/self/autogroup 2>/dev/null || true
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seed="${1:?usage: natural_failure.sh SEED MINUTES [T]}"
 minutes="${2:?usage: natural_failure.sh SEED MINUTES [T]}"
