@@ -1135,6 +1135,32 @@ TEST(Gui, HostileExperimentFilesAreRefusedAndTheShownRunsStay) {
   EXPECT_EQ(w.current_file(), QString::fromStdString(good));
 }
 
+// A file with one damaged run opens its healthy runs and names the damaged one and its dataset
+// (issue 54, item 10); a file none of whose runs reads is refused as before.
+TEST(Gui, ADamagedRunLeavesTheFilesHealthyRunsOpen) {
+  const std::string path = tmp("statescope_gui_damaged_run.h5");
+  run_experiment(R"({"model": "embedded", "posttrain": {"steps": 1, "batch": 2, "warmup": 1}, "policies": [{"kind": "zero"}],
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})",
+                 "damaged", path, {}, {}, true);
+  {
+    H5File f(path, H5File::Mode::ReadWrite);
+    std::vector<int64_t> lengths{64, 128};
+    std::vector<double> depths{0, 0.5, 1}, five(5, 0.0);
+    f.write("zero/passkey/length", lengths.data(), {2});
+    f.write("zero/passkey/depth", depths.data(), {3});
+    f.write("zero/passkey/accuracy", five.data(), {5});
+    f.write("zero/passkey/digit_accuracy", five.data(), {5});
+  }
+  gui::MainWindow w;
+  w.set_quiet(true);
+  ASSERT_TRUE(w.open_file(QString::fromStdString(path))) << w.last_message().toStdString();
+  ASSERT_EQ(w.runs().size(), 1u);
+  EXPECT_EQ(w.runs()[0].name, "baseline");
+  EXPECT_TRUE(w.last_message().contains("1 of the 2 runs")) << w.last_message().toStdString();
+  EXPECT_TRUE(w.last_message().contains("run 'zero'")) << w.last_message().toStdString();
+  EXPECT_TRUE(w.last_message().contains("passkey/accuracy holds 5 values")) << w.last_message().toStdString();
+}
+
 // The state-histogram view names its group axis as the file does: Mamba-1's channel groups.
 TEST(Gui, StateHistogramsNameMamba1ChannelGroups) {
   std::unique_ptr<QWidget> view(view_showing("states"));

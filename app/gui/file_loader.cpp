@@ -19,13 +19,23 @@ views::RunData to_run_data(RunRecord&& rec) {
 
 views::RunData read_run(const H5File& f, const std::string& run) { return to_run_data(read_run_record(f, run)); }
 
-views::Runs load_runs(const std::string& path) {
+views::Runs load_runs(const std::string& path, std::vector<std::string>* unreadable) {
   H5File f(path, H5File::Mode::Read);
+  check_experiment_file(f);  // ours, and not from a newer statescope
   views::Runs runs;
-  for (auto& rec : read_run_records(f)) {  // ours, and not from a newer statescope
-    runs.push_back(to_run_data(std::move(rec)));
-    runs.back().color = views::run_color(static_cast<int>(runs.size()) - 1);
+  const auto names = run_names(f);
+  std::string first;
+  for (const auto& name : names) {
+    try {
+      runs.push_back(read_run(f, name));
+      runs.back().color = views::run_color(static_cast<int>(runs.size()) - 1);
+    } catch (const Error& e) {
+      if (!unreadable) throw;
+      unreadable->push_back(e.what());
+      if (first.empty()) first = e.what();
+    }
   }
+  if (runs.empty() && !first.empty()) throw Error(first);
   return runs;
 }
 

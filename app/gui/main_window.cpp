@@ -278,7 +278,18 @@ void MainWindow::error(const QString& title, const QString& text) {
 // The runs of an experiment file, or (after an error dialog) nothing; what is shown stays as it is.
 std::optional<views::Runs> MainWindow::read_runs(const QString& path) {
   try {
-    return load_runs(path.toStdString());
+    std::vector<std::string> unreadable;
+    auto runs = load_runs(path.toStdString(), &unreadable);
+    if (!unreadable.empty()) {  // the healthy runs open; the damaged ones are named
+      QStringList why;
+      for (const auto& u : unreadable) why << QString::fromStdString(u);
+      error(tr("Some runs could not be read"),
+            tr("%1 of the %2 runs in %3 could not be read and are left out; the others are shown.\n\n%4")
+                .arg(unreadable.size())
+                .arg(unreadable.size() + runs.size())
+                .arg(QFileInfo(path).fileName(), why.join("\n")));
+    }
+    return runs;
   } catch (const std::exception& e) {
     error(tr("Cannot open experiment"), QString::fromStdString(e.what()));
     return std::nullopt;
