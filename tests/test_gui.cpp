@@ -911,6 +911,15 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_EQ(lines.size(), 1 + 2 * 128);  // header + 2 runs x 128 positions
   const QString heat = QString::fromStdString(tmp("statescope_gui_heat.csv"));
   ASSERT_TRUE(eff_heat->export_csv(heat));
+  // A tab of several plots writes one file per plot, each named by its part (not _1, _2).
+  const QString base = QString::fromStdString(tmp("statescope_gui_effrem_tab.svg"));
+  const QStringList parts = w.export_tab_to(4, base, false);
+  ASSERT_EQ(parts.size(), 2) << parts.join(", ").toStdString();
+  const QString names = parts.join(" ");
+  EXPECT_TRUE(names.contains("statescope_gui_effrem_tab_curves.svg")) << names.toStdString();
+  EXPECT_TRUE(names.contains("statescope_gui_effrem_tab_heatmap.svg")) << names.toStdString();
+  for (const auto& p : parts) EXPECT_GT(QFileInfo(p).size(), 1000) << p.toStdString();
+  EXPECT_EQ(w.export_tab_to(11, base, true).size(), 3) << "attention: curves, map, second map";
 
   // Hover read-out: at the pixel of a data point it names the series and the value.
   w.tabs()->setCurrentIndex(2);

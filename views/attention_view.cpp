@@ -46,6 +46,7 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   v->setContentsMargins(0, 0, 0, 0);
   auto* split = new QSplitter(Qt::Horizontal, this);
   curves_ = new PlotWidget(tr("How far back heads read: mean |M[t, t-d]|"), split);
+  curves_->setObjectName("attention_curves");
   head_ = new QComboBox(curves_);
   head_->setObjectName("attention_head");
   curves_->toolbar()->insertWidget(0, new QLabel(tr("head"), curves_));
@@ -56,6 +57,7 @@ AttentionView::AttentionView(QWidget* parent) : QWidget(parent) {
   // The two maps one above the other (the window keeps the width of one map beside the curves).
   auto* maps = new QSplitter(Qt::Vertical, split);
   map_ = new HeatmapWidget(tr("Effective attention M[t, s]"), maps);
+  map_->setObjectName("attention_map");
   map2_ = new HeatmapWidget(tr("beside it: M[t, s] of another run"), maps);
   map2_->setObjectName("attention_second_map");
   maps->addWidget(map_);

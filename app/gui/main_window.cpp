@@ -592,23 +592,38 @@ bool MainWindow::export_report(const QString& path) {
   }
 }
 
-// Exports every plot of the visible tab, as an image (PNG/SVG/PDF) or its data (CSV): one file, or
-// NAME_1, NAME_2, ... when the tab holds several plots.
+// Exports every plot of the visible tab, as an image (PNG/SVG/PDF) or its data (CSV), and says which
+// files it wrote.
 void MainWindow::export_tab(bool data) {
-  const auto plots = plots_in_tab(tabs_->currentIndex());
-  if (plots.isEmpty()) return;
-  const QString title = tabs_->tabText(tabs_->currentIndex());
+  if (plots_in_tab(tabs_->currentIndex()).isEmpty()) return;
+  const QString title = tabs_->tabText(tabs_->currentIndex()).remove('&');
   const QString path =
       data ? QFileDialog::getSaveFileName(this, tr("Export data"), title + ".csv", tr("CSV (*.csv)"))
            : QFileDialog::getSaveFileName(this, tr("Export plot"), title + ".png", tr("PNG (*.png);;SVG (*.svg);;PDF (*.pdf)"));
   if (path.isEmpty()) return;
+  const QStringList written = export_tab_to(tabs_->currentIndex(), path, data);
+  QStringList names;
+  for (const auto& w : written) names << QFileInfo(w).fileName();
+  if (!names.isEmpty()) statusBar()->showMessage(tr("Wrote %1").arg(names.join(", ")), 8000);
+}
+
+QStringList MainWindow::export_tab_to(int tab, const QString& path, bool data) {
+  const auto plots = plots_in_tab(tab);
   const QFileInfo fi(path);
+  const QString suffix = data ? QString("csv") : fi.suffix();
+  QStringList written, parts;
   for (int i = 0; i < plots.size(); ++i) {
-    const QString suffix = data ? QString("csv") : fi.suffix();
-    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + QString("_%1.").arg(i + 1) + suffix);
-    if (!(data ? plots[i]->export_csv(p) : plots[i]->export_image(p, 1200, 800, export_light_)))
+    // A part's name: its plot's object name without the view's prefix ("effrem_heatmap" -> "heatmap").
+    QString part = plots[i]->objectName().section('_', 1);
+    if (part.isEmpty() || parts.contains(part)) part = QString::number(i + 1);
+    parts << part;
+    const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + "_" + part + "." + suffix);
+    if (data ? plots[i]->export_csv(p) : plots[i]->export_image(p, 1200, 800, export_light_))
+      written << p;
+    else
       error(tr("Export failed"), tr("Could not write %1").arg(p));
   }
+  return written;
 }
 
 void MainWindow::save_as() {

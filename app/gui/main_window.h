@@ -73,6 +73,10 @@ class MainWindow : public QMainWindow {
   qint64 longest_stall_ms() const { return worst_gap_; }  // of the last run: longest event-loop gap
   QString longest_stall_phase() const { return worst_phase_; }
   QList<views::PlotWidget*> plots_in_tab(int index) const;
+  // Writes every plot of tab `tab` to `path` (an image by its suffix, or CSV with `data`): one plot
+  // to `path` itself, several to <base>_<part>.<suffix>, each part named by its plot ("curves",
+  // "heatmap", ...). Returns the paths written; an error dialog names any that failed.
+  QStringList export_tab_to(int tab, const QString& path, bool data);
   bool accepts_drop(const QMimeData* m) const;  // an .h5 file among the URLs
   bool handle_drop(const QMimeData* m);         // opens the first .h5 file and adds the others' runs
 
