@@ -33,8 +33,7 @@ recipe_failure_sweep() {
 # The same at T = 16, the smallest and largest state, trained 4x longer.
 recipe_failure_long() {
   fresh failure_sweep_long_models
-  step run data/experiments/failure_sweep_long.json -o failure_sweep_long.h5 --jobs "$jobs" --overwrite
-  table inspect failure_sweep_long.h5 --table sweep
+  spec_table failure_sweep_long sweep
 }
 
 # The demo's six runs, seed 0: the one yardstick, and each run's own state-reset reference beside it.
@@ -45,8 +44,7 @@ recipe_demo() {
 
 # The demo's policies over 3 seeds and 3 post-training lengths.
 recipe_sweep() {
-  step run data/experiments/sweep.json -o sweep.h5 --jobs "$jobs" --overwrite
-  table inspect sweep.h5 --table sweep
+  spec_table sweep sweep
 }
 
 # Issue 29 point 5: the detector over 3 seeds, each run also against one envelope for every run.
@@ -87,38 +85,28 @@ recipe_heads() {
 
 # Random-noise initial states at five sigmas, 3 seeds, state passing beside them.
 recipe_sigma() {
-  step run data/experiments/sigma_sweep.json -o sigma_sweep.h5 --jobs "$jobs" --overwrite
-  table inspect sigma_sweep.h5 --table sweep
+  spec_table sigma_sweep sweep
   table states --model embedded -o states.h5 --positions 31 255 2047 --overwrite  # the scale of the states
 }
 
 # Fitted noise fitted at T (the paper's), at 256 and at 2048 tokens, 3 seeds.
 recipe_fitted_length() {
-  step run data/experiments/fitted_length.json -o fitted_length.h5 --jobs "$jobs" --overwrite
-  table inspect fitted_length.h5 --table sweep
+  spec_table fitted_length sweep
 }
 
 # Mamba-1 beside Mamba-2: the two embedded models, the demo on the Mamba-1, and both architectures
 # trained alike from scratch (one model per seed).
 recipe_architectures() {
-  step run data/experiments/architectures.json -o architectures.h5 --jobs "$jobs" --overwrite
-  table inspect architectures.h5 --table sweep
-  step run data/experiments/demo_mamba1.json -o demo_mamba1.h5 --jobs "$jobs" --overwrite
-  table inspect demo_mamba1.h5 --table sweep
-  local arch
-  for arch in mamba2 mamba1; do
-    step run "data/experiments/free_$arch.json" -o "free_$arch.h5" --jobs "$jobs" --overwrite
-    table inspect "free_$arch.h5" --table sweep
-  done
+  spec_table architectures sweep
+  spec_table demo_mamba1 sweep
+  spec_table free_mamba2 sweep
+  spec_table free_mamba1 sweep
 }
 
 # GLA free and with a provoked failure (fla's clamp_min: every memory longer than T), one model per seed.
 recipe_gla_provoked() {
-  local which
-  for which in free_gla provoked_gla; do
-    step run "data/experiments/$which.json" -o "$which.h5" --jobs "$jobs" --overwrite
-    table inspect "$which.h5" --table sweep
-  done
+  spec_table free_gla sweep
+  spec_table provoked_gla sweep
 }
 
 # Copying as post-training: 3000 zero-state steps, then 500 with the policy, 3 seeds.
@@ -140,8 +128,7 @@ recipe_effrem_models() {
 
 # Training-free interventions beside the zero control and state passing, 3 seeds; how far back heads look.
 recipe_interventions() {
-  step run data/experiments/interventions.json -o interventions.h5 --jobs "$jobs" --overwrite
-  table inspect interventions.h5 --table sweep
+  spec_table interventions sweep
   pytable tools/attention_table.py interventions.h5
 }
 
@@ -165,6 +152,12 @@ step() {
 table() {
   commands+=("# $(shown "$@")")
   body+=$(cd "$out" && "$cli" "$@")$'\n'
+}
+
+# A committed spec run into <name>.h5 and its table: spec_table NAME TABLE.
+spec_table() {
+  step run "data/experiments/$1.json" -o "$1.h5" --jobs "$jobs" --overwrite
+  table inspect "$1.h5" --table "$2"
 }
 
 pytable() {  # a table tool of tools/ (h5py: the dev environment's Python)

@@ -129,6 +129,10 @@ void require_size(int64_t v, int64_t limit, const std::string& source, const cha
                 std::to_string(limit));
 }
 
+void require_sizes(const std::string& source, std::initializer_list<SizeField> fields) {
+  for (const auto& f : fields) require_size(f.value, f.limit, source, f.field);
+}
+
 std::string dump_with_infinity(const json& j) {
   std::string s = j.dump(2);
   const std::string ph = "\"__INF__\"";

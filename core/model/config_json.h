@@ -1,6 +1,7 @@
 // config_json.h — reading config.json fields with errors that name the file and the field. Shared by
 // every architecture's config parser; no LibTorch.
 #pragma once
+#include <initializer_list>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -30,6 +31,12 @@ struct ConfigReader {
 
 // Positive and at most `limit`: sizes are checked before any buffer is made from them.
 void require_size(int64_t v, int64_t limit, const std::string& source, const char* field);
+// require_size for each {field, value, limit}, in order.
+struct SizeField {
+  const char* field;
+  int64_t value, limit;
+};
+void require_sizes(const std::string& source, std::initializer_list<SizeField> fields);
 
 // JSON text with `Infinity` written for the placeholder string "__INF__" (nlohmann cannot write it).
 std::string dump_with_infinity(const nlohmann::json& j);

@@ -69,6 +69,46 @@ def provenance(script, seed):
 PROVENANCE = provenance("make_golden_hybrid_blocks.py", SEED)
 
 
+def whole_model_golden(model, name, kinds, script, seed, doc):
+    """A whole hybrid's fixture (make_golden_hybrids.py): save_pretrained into
+    tests/golden/<name>, then golden.h5 with one pass and two pieces (13 + 8 tokens) through transformers'
+    DynamicCache, the state after the first piece per recurrent layer (ssm, conv without its oldest
+    column) and per attention layer (keys, values); logits as lm_head(last_hidden_state) in float64."""
+    d = fresh(os.path.join(HERE, name))
+    model.save_pretrained(d, safe_serialization=True)
+    g = torch.Generator().manual_seed(seed + 1)
+    ids = torch.randint(0, model.config.vocab_size, (2, 21), generator=g)
+
+    def logits(out):
+        return model.lm_head(out.last_hidden_state)
+
+    with torch.no_grad():
+        whole = logits(model.model(ids, use_cache=False))
+        a = model.model(ids[:, :13], cache=DynamicCache(config=model.config), use_cache=True)
+        state = {"ssm_state": [], "conv_state": [], "keys": [], "values": []}
+        for i, k in enumerate(kinds):
+            layer = a.cache.layers[i]
+            if k == "linear_attention":
+                state["ssm_state"].append(layer.recurrent_states[0].double().clone())
+                state["conv_state"].append(layer.conv_states[0][..., 1:].clone())
+            elif k == "full_attention":
+                state["keys"].append(layer.keys.clone())
+                state["values"].append(layer.values.clone())
+        b = logits(model.model(ids[:, 13:], cache=a.cache, use_cache=True))
+    print(f"{name}: kinds {kinds}; two pieces vs one pass max |d logits| "
+          f"{(torch.cat([logits(a), b], 1) - whole).abs().max().item():.2e}")
+    with h5py.File(os.path.join(d, "golden.h5"), "w") as f:
+        f.attrs.update(provenance(script, seed))
+        f["input_ids"] = ids.numpy().astype(np.int64)
+        f["logits"] = whole.numpy()
+        for key, tensors in state.items():
+            f["piece_a_" + key] = torch.stack(tensors).numpy()
+        f["piece_b_logits"] = b.numpy()
+    with open(os.path.join(d, "README.md"), "w") as f:
+        f.write(f"# {name}: written by transformers {transformers.__version__}\n\n"
+                f"Made by `tests/golden/{script}` (seed {seed}).\n\n```\n{doc}```\n")
+
+
 def perturb(model):
     """Every parameter off its init: norm weights around their identity (zero-centred ones around 0),
     the rest with added noise."""

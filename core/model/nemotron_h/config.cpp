@@ -17,34 +17,27 @@ int64_t NemotronHConfig::count(LayerKind k) const {
 }
 
 void NemotronHConfig::validate(const std::string& source) const {
-  require_size(hidden, 65536, source, "hidden_size");
-  require_size(vocab_size, 4194304, source, "vocab_size");
-  require_size(static_cast<int64_t>(layers.size()), 1024, source, "layers_block_type");
+  require_sizes(source, {{"hidden_size", hidden, 65536}, {"vocab_size", vocab_size, 4194304},
+                         {"layers_block_type", int64_t(layers.size()), 1024}});
   if (count(LayerKind::Mamba2) > 0) {
-    require_size(mamba_heads, 65536, source, "mamba_num_heads");
-    require_size(mamba_head_dim, 4096, source, "mamba_head_dim");
-    require_size(d_state, 4096, source, "ssm_state_size");
-    require_size(n_groups, 4096, source, "n_groups");
-    require_size(conv_kernel, 64, source, "conv_kernel");
-    require_size(chunk_size, 1 << 16, source, "chunk_size");
+    require_sizes(source, {{"mamba_num_heads", mamba_heads, 65536}, {"mamba_head_dim", mamba_head_dim, 4096},
+                           {"ssm_state_size", d_state, 4096}, {"n_groups", n_groups, 4096},
+                           {"conv_kernel", conv_kernel, 64}, {"chunk_size", chunk_size, 1 << 16}});
     if (mamba_heads % n_groups != 0)
       throw Error(source + ": field 'mamba_num_heads' (" + std::to_string(mamba_heads) + ") must be a multiple of 'n_groups' (" +
                   std::to_string(n_groups) + ")");
   }
   if (count(LayerKind::Attention) > 0) {
-    require_size(heads, 65536, source, "num_attention_heads");
-    require_size(kv_heads, 65536, source, "num_key_value_heads");
-    require_size(head_dim, 4096, source, "head_dim");
+    require_sizes(source, {{"num_attention_heads", heads, 65536}, {"num_key_value_heads", kv_heads, 65536},
+                           {"head_dim", head_dim, 4096}});
     if (heads % kv_heads != 0)
       throw Error(source + ": field 'num_attention_heads' (" + std::to_string(heads) +
                   ") must be a multiple of 'num_key_value_heads' (" + std::to_string(kv_heads) + ")");
   }
   if (count(LayerKind::Mlp) > 0) require_size(intermediate, 1 << 22, source, "intermediate_size");
-  if (count(LayerKind::Moe) > 0) {
-    require_size(experts, 1 << 16, source, "n_routed_experts");
-    require_size(moe_intermediate, 1 << 22, source, "moe_intermediate_size");
-    require_size(shared_intermediate, 1 << 22, source, "moe_shared_expert_intermediate_size");
-  }
+  if (count(LayerKind::Moe) > 0)
+    require_sizes(source, {{"n_routed_experts", experts, 1 << 16}, {"moe_intermediate_size", moe_intermediate, 1 << 22},
+                           {"moe_shared_expert_intermediate_size", shared_intermediate, 1 << 22}});
   if (!(norm_eps > 0 && norm_eps <= 1)) throw Error(source + ": field 'layer_norm_epsilon' must be in (0, 1]");
 }
 

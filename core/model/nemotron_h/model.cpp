@@ -16,7 +16,7 @@ NemotronHLMImpl::NemotronHLMImpl(const NemotronHConfig& c) : cfg(c) {
   mamba.conv_bias = c.conv_bias, mamba.proj_bias = c.proj_bias, mamba.norm_eps = c.norm_eps, mamba.norm_per_group = true;
   mamba.dt_limit_lo = c.dt_limit_lo, mamba.dt_limit_hi = c.dt_limit_hi;
   auto backbone = register_module("backbone", std::make_shared<torch::nn::Module>());
-  embeddings = backbone->register_module("embeddings", ParamHolder(std::vector<int64_t>{c.vocab_size, H}, false));
+  embed = backbone->register_module("embeddings", ParamHolder(std::vector<int64_t>{c.vocab_size, H}, false));
   auto layers = backbone->register_module("layers", std::make_shared<torch::nn::Module>());
   AttentionConfig ac;
   ac.hidden = H, ac.heads = c.heads, ac.kv_heads = c.kv_heads, ac.head_dim = c.head_dim;  // no RoPE, no biases
@@ -36,13 +36,12 @@ NemotronHLMImpl::NemotronHLMImpl(const NemotronHConfig& c) : cfg(c) {
       case LayerKind::GatedDeltaNet: throw Error("Nemotron-H has no Gated DeltaNet layers");
     }
   }
-  norm_f = backbone->register_module("norm_f", ParamHolder(std::vector<int64_t>{H}, false));
+  final_norm = backbone->register_module("norm_f", ParamHolder(std::vector<int64_t>{H}, false));
   lm_head = register_module("lm_head", ParamHolder(std::vector<int64_t>{c.vocab_size, H}, false));
 }
 
 torch::Tensor NemotronHLMImpl::forward(const torch::Tensor& tokens, HybridState* state) {
-  const int64_t b = tokens.size(0), L = tokens.size(1);
-  auto h = embeddings->weight.index_select(0, tokens.reshape({-1})).view({b, L, cfg.hidden});  // [b, L, H]
+  auto h = embedded(tokens);  // [b, L, H]
   HybridState out;
   const bool from = state && !state->recurrent.empty();
   const bool keys = state && !state->attention.empty();
@@ -70,7 +69,7 @@ torch::Tensor NemotronHLMImpl::forward(const torch::Tensor& tokens, HybridState*
     h = h + y;
   }
   if (state) *state = std::move(out);
-  return dense(rms_norm(h, norm_f->weight, cfg.norm_eps), lm_head->weight);  // [b, L, vocab]
+  return logits(rms_norm(h, final_norm->weight, cfg.norm_eps));  // [b, L, vocab]
 }
 
 }  // namespace statescope

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/model/blocks/attention.h"
+#include "core/model/blocks/hybrid_lm.h"
 #include "core/model/blocks/mlp.h"
 #include "core/model/blocks/moe.h"
 #include "core/model/mamba2/model.h"
@@ -20,21 +21,14 @@
 
 namespace statescope {
 
-struct HybridState {
-  std::vector<LayerState> recurrent;  // one per recurrent layer, in layer order
-  std::vector<KVCache> attention;     // one per attention layer, in layer order
-};
-
-class NemotronHLMImpl : public torch::nn::Module {
+class NemotronHLMImpl : public HybridLMImpl {
  public:
   explicit NemotronHLMImpl(const NemotronHConfig& c);
-  // tokens [b, L] -> logits [b, L, vocab], from *state (null or empty: the empty state: zeros and no
-  // keys); the state after the last token goes back to *state when given.
-  torch::Tensor forward(const torch::Tensor& tokens, HybridState* state = nullptr);
+  using HybridLMImpl::forward;
+  torch::Tensor forward(const torch::Tensor& tokens, HybridState* state) override;
   NemotronHConfig cfg;
   Mamba2Config mamba;  // the Mamba-2 layers' config
-  ParamHolder embeddings{nullptr}, norm_f{nullptr}, lm_head{nullptr};
-  std::vector<ParamHolder> norms;
+  std::vector<ParamHolder> norms;  // embed: backbone.embeddings, final_norm: backbone.norm_f, lm_head never tied
   std::vector<std::variant<Mamba2Mixer, Attention, Mlp, Moe>> mixers;
 };
 TORCH_MODULE(NemotronHLM);
