@@ -578,14 +578,15 @@ TEST(Gui, ShortExperimentRunsToCompletionWithoutStallingTheEventLoop) {
   ASSERT_TRUE(done.wait(180000)) << "run did not finish";
   tick.stop();
   EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
-  // Progress is the whole experiment's: which run of how many, and one ETA for all of them.
-  bool run_of = false, second = false, all_eta = false;
+  // Progress is the whole experiment's: which run of how many, and one ETA for all of them. (The
+  // first run, an evaluation of 64 positions, can end between two 10 ms samples on a fast machine, so
+  // only the second run's text is sure to be seen.)
+  bool second = false, all_eta = false;
   for (const auto& t : seen) {
-    run_of = run_of || t.startsWith("run 1 of 2") || t.startsWith(QString::fromUtf8("runs 1–2 of 2"));
-    second = second || t.startsWith("run 2 of 2");
+    second = second || t.startsWith("run 2 of 2") || t.startsWith(QString::fromUtf8("runs 1–2 of 2"));
     all_eta = all_eta || t.contains("all ETA ");
   }
-  EXPECT_TRUE(run_of && second && all_eta) << seen.join("\n").toStdString();
+  EXPECT_TRUE(second && all_eta) << seen.join("\n").toStdString();
   // The status bar says where the file went, no developer diagnostics.
   const QString status = w.findChild<QLabel*>("status")->text();
   EXPECT_TRUE(status.startsWith("finished · written to ")) << status.toStdString();
