@@ -78,6 +78,18 @@ QWidget* view_showing(const std::string& analysis) {
   return new QWidget;
 }
 
+// Gives run `run` of experiment file `path` a passkey group whose accuracy holds 5 values for its 2
+// lengths x 3 depths: a misshapen dataset its reader refuses.
+void damage_passkey(const std::string& path, const std::string& run) {
+  H5File f(path, H5File::Mode::ReadWrite);
+  std::vector<int64_t> lengths{64, 128};
+  std::vector<double> depths{0, 0.5, 1}, five(5, 0.0);
+  f.write(run + "/passkey/length", lengths.data(), {2});
+  f.write(run + "/passkey/depth", depths.data(), {3});
+  f.write(run + "/passkey/accuracy", five.data(), {5});
+  f.write(run + "/passkey/digit_accuracy", five.data(), {5});
+}
+
 // A short experiment on the embedded model: baseline + one policy, 64 positions.
 void make_short(gui::ExperimentPanel* p, int steps) {
   field<QLineEdit>(p, "model")->setText("embedded");
@@ -1130,15 +1142,7 @@ TEST(Gui, HostileExperimentFilesAreRefusedAndTheShownRunsStay) {
   EXPECT_TRUE(w.last_message().contains("declares 1000000000 elements")) << w.last_message().toStdString();
   const std::string grid = tmp("statescope_gui_hostile_grid.h5");
   std::filesystem::copy_file(good, grid);
-  {
-    H5File f(grid, H5File::Mode::ReadWrite);
-    std::vector<int64_t> lengths{64, 128};
-    std::vector<double> depths{0, 0.5, 1}, five(5, 0.0);
-    f.write("baseline/passkey/length", lengths.data(), {2});
-    f.write("baseline/passkey/depth", depths.data(), {3});
-    f.write("baseline/passkey/accuracy", five.data(), {5});
-    f.write("baseline/passkey/digit_accuracy", five.data(), {5});
-  }
+  damage_passkey(grid, "baseline");
   EXPECT_FALSE(w.add_file(QString::fromStdString(grid)));
   EXPECT_TRUE(w.last_message().contains("passkey/accuracy holds 5 values")) << w.last_message().toStdString();
   ASSERT_EQ(w.runs().size(), 1u);  // the good file's run is still shown
@@ -1152,15 +1156,7 @@ TEST(Gui, ADamagedRunLeavesTheFilesHealthyRunsOpen) {
   run_experiment(R"({"model": "embedded", "posttrain": {"steps": 1, "batch": 2, "warmup": 1}, "policies": [{"kind": "zero"}],
     "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})",
                  "damaged", path, {}, {}, true);
-  {
-    H5File f(path, H5File::Mode::ReadWrite);
-    std::vector<int64_t> lengths{64, 128};
-    std::vector<double> depths{0, 0.5, 1}, five(5, 0.0);
-    f.write("zero/passkey/length", lengths.data(), {2});
-    f.write("zero/passkey/depth", depths.data(), {3});
-    f.write("zero/passkey/accuracy", five.data(), {5});
-    f.write("zero/passkey/digit_accuracy", five.data(), {5});
-  }
+  damage_passkey(path, "zero");
   gui::MainWindow w;
   w.set_quiet(true);
   ASSERT_TRUE(w.open_file(QString::fromStdString(path))) << w.last_message().toStdString();

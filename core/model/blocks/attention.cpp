@@ -52,7 +52,6 @@ AttentionImpl::AttentionImpl(const AttentionConfig& c) : cfg(c) {
 
 torch::Tensor apply_rope(const torch::Tensor& x, int64_t first, int64_t rotary_dim, double theta) {
   const int64_t L = x.size(1), half = rotary_dim / 2;
-  auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
   auto inv_freq = 1.0 / torch::pow(torch::tensor(theta, torch::kFloat64),
                                     torch::arange(0, rotary_dim, 2, torch::kInt64).to(torch::kFloat32) / double(rotary_dim))
                             .to(torch::kFloat32);                                       // [half], float32 as transformers
@@ -61,7 +60,6 @@ torch::Tensor apply_rope(const torch::Tensor& x, int64_t first, int64_t rotary_d
   auto emb = torch::cat({freqs, freqs}, -1);                                             // [L, rotary_dim]
   auto cos = emb.cos().to(x.dtype()).to(x.device()).view({1, L, 1, rotary_dim});
   auto sin = emb.sin().to(x.dtype()).to(x.device()).view({1, L, 1, rotary_dim});
-  (void)f32;
   auto r = x.narrow(-1, 0, rotary_dim);
   auto rotated = torch::cat({-r.narrow(-1, half, half), r.narrow(-1, 0, half)}, -1);  // rotate_half
   auto out = r * cos + rotated * sin;
