@@ -71,6 +71,11 @@ void expect_pieces_equal_one_pass(RecurrentLM& m, const torch::Tensor& ids, int6
       if (whole.final_state[i].conv.defined())
         EXPECT_TRUE(close(b.final_state[i].conv, whole.final_state[i].conv, 1e-5, "pieces conv"));
     }
+    ASSERT_EQ(b.final_state.attention.size(), whole.final_state.attention.size());
+    for (size_t i = 0; i < whole.final_state.attention.size(); ++i) {  // a hybrid's caches
+      EXPECT_TRUE(close(b.final_state.attention[i].keys, whole.final_state.attention[i].keys, 1e-5, "pieces keys"));
+      EXPECT_TRUE(close(b.final_state.attention[i].values, whole.final_state.attention[i].values, 1e-5, "pieces values"));
+    }
   }
 }
 

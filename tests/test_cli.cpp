@@ -61,6 +61,23 @@ torch::Tensor read(const std::string& path, const std::string& name) {
 
 std::string tmp(const std::string& name) { return statescope::test::scratch("statescope_cli_" + name); }
 
+// A forward input at `path`: input_ids [B, len] from ids ([B, n] flattened; d = {B, n}) at `from`, and
+// each final_<name> dataset of `state_from` as initial_<name> (none when state_from is empty).
+void write_piece(const std::string& path, const std::vector<int64_t>& ids, const std::vector<int64_t>& d, int64_t from,
+                 int64_t len, const std::string& state_from, const std::vector<std::string>& names) {
+  H5File f(path, H5File::Mode::Create);
+  std::vector<int64_t> part;
+  for (int64_t b = 0; b < d[0]; ++b)
+    for (int64_t t = from; t < from + len; ++t) part.push_back(ids[b * d[1] + t]);
+  f.write("input_ids", part.data(), {d[0], len});
+  if (state_from.empty()) return;
+  for (const auto& k : names) {
+    std::vector<int64_t> sd;
+    auto v = H5File(state_from, H5File::Mode::Read).read_f32("final_" + k, &sd);
+    f.write("initial_" + k, v.data(), sd);
+  }
+}
+
 // Writes an input file from golden datasets: ids from `ids_name`, optional initial states.
 std::string make_input(const std::string& name, const std::string& ids_name, bool with_state,
                        const std::vector<int64_t>& ssm_shape_override = {}) {
@@ -171,6 +188,55 @@ TEST(Cli, ForwardFromInitialStates) {
   EXPECT_TRUE(close(read(out, "logits"), read(kGolden + "hf-untied/golden.h5", "next_logits"), 1e-4, "logits"));
 }
 
+// `forward` on a hybrid (Nemotron-H, Qwen3.5 from transformers' save_pretrained): logits against
+// transformers, the recurrent layers' states and the attention layers' caches written (final_keys,
+// final_values [attention layers, B, kv_heads, positions, head_dim]) with every layer's kind named,
+// and a second piece from the first's states and caches equal to the one pass; keys without values
+// refused by name.
+TEST(Cli, ForwardOnHybridsHandsOverStatesAndCaches) {
+  for (const std::string dir : {"hf-nemotron-h", "hf-qwen3-5"}) {
+    const std::string model = kGolden + dir, g = kGolden + dir + "/golden.h5";
+    std::vector<int64_t> d;
+    const auto ids = H5File(g, H5File::Mode::Read).read_i64("input_ids", &d);  // [2, 21]
+    auto write_ids = [&](const std::string& path, int64_t from, int64_t len, const std::string& state_from) {
+      write_piece(path, ids, d, from, len, state_from, {"ssm_state", "conv_state", "keys", "values"});
+    };
+    const auto whole_in = tmp(dir + "_whole_in.h5"), whole = tmp(dir + "_whole.h5");
+    write_ids(whole_in, 0, 21, "");
+    auto r = cli("forward --model " + model + " --input " + whole_in + " --output " + whole);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_TRUE(close(read(whole, "logits"), read(g, "logits"), 1e-4, dir + " logits vs transformers"));
+    EXPECT_EQ(read(whole, "final_keys").sizes().vec(), (std::vector<int64_t>{1, 2, 2, 21, 16})) << dir;
+    EXPECT_EQ(read(whole, "final_ssm_state").size(0), 2) << dir << ": the recurrent layers";
+    H5File wf(whole, H5File::Mode::Read);
+    EXPECT_EQ(wf.attr("/", "layer_kinds"), dir == "hf-nemotron-h" ? R"(["mamba2", "mlp", "attention", "moe", "mamba2"])"
+                                                                 : R"(["gated_deltanet", "attention", "gated_deltanet"])");
+    EXPECT_EQ(wf.attr("/", "attention_layers"), dir == "hf-nemotron-h" ? "2" : "1");  // (a list of one reads as its text)
+    const auto a_in = tmp(dir + "_a_in.h5"), a = tmp(dir + "_a.h5"), b_in = tmp(dir + "_b_in.h5"), b = tmp(dir + "_b.h5");
+    write_ids(a_in, 0, 13, "");
+    ASSERT_EQ(cli("forward --model " + model + " --input " + a_in + " --output " + a).code, 0);
+    EXPECT_TRUE(close(read(a, "final_keys"), read(g, "piece_a_keys"), 1e-4, dir + " keys vs transformers"));
+    write_ids(b_in, 13, 8, a);
+    r = cli("forward --model " + model + " --input " + b_in + " --output " + b);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_TRUE(close(read(b, "logits"), read(g, "piece_b_logits"), 1e-4, dir + " second piece vs transformers"));
+    EXPECT_TRUE(close(torch::cat({read(a, "logits"), read(b, "logits")}, 1), read(whole, "logits"), 1e-4, dir + " pieces"));
+    EXPECT_TRUE(close(read(b, "final_values"), read(whole, "final_values"), 1e-4, dir + " pieces values"));
+    const auto c_in = tmp(dir + "_c_in.h5");
+    {  // keys without values
+      H5File f(c_in, H5File::Mode::Create);
+      std::vector<int64_t> sd;
+      auto v = H5File(a, H5File::Mode::Read).read_f32("final_keys", &sd);
+      f.write("initial_keys", v.data(), sd);
+      std::vector<int64_t> piece(2 * 8, 1);
+      f.write("input_ids", piece.data(), {2, 8});
+    }
+    r = cli("forward --model " + model + " --input " + c_in + " --output " + tmp(dir + "_c.h5"));
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.output.find("dataset 'initial_values' is missing"), std::string::npos) << r.output;
+  }
+}
+
 // `forward` on a Mamba-1 (mamba_ssm layout): logits and final states against transformers, datasets
 // shaped by the layout ((layer, batch, d_inner, d_state) and (layer, batch, d_inner, d_conv-1), axes
 // named in attributes), and two pieces with the states handed over equal the one pass.
@@ -179,18 +245,7 @@ TEST(Cli, ForwardOnMamba1InPiecesEqualsOnePass) {
   std::vector<int64_t> d;
   const auto ids = H5File(g, H5File::Mode::Read).read_i64("input_ids", &d);  // [2, 45]
   auto write_ids = [&](const std::string& path, int64_t from, int64_t len, const std::string& state_from) {
-    H5File f(path, H5File::Mode::Create);
-    std::vector<int64_t> part;
-    for (int64_t b = 0; b < d[0]; ++b)
-      for (int64_t t = from; t < from + len; ++t) part.push_back(ids[b * d[1] + t]);
-    f.write("input_ids", part.data(), {d[0], len});
-    if (!state_from.empty()) {
-      for (const char* k : {"ssm", "conv"}) {
-        std::vector<int64_t> sd;
-        auto v = H5File(state_from, H5File::Mode::Read).read_f32(std::string("final_") + k + "_state", &sd);
-        f.write(std::string("initial_") + k + "_state", v.data(), sd);
-      }
-    }
+    write_piece(path, ids, d, from, len, state_from, {"ssm_state", "conv_state"});
   };
   const auto whole_in = tmp("m1_whole_in.h5"), whole = tmp("m1_whole.h5");
   write_ids(whole_in, 0, 45, "");

@@ -19,7 +19,7 @@ nlohmann::json config_json() { return test::golden_config("hf-nemotron-h"); }
 
 NemotronHLM load_golden() {
   NemotronHLM m(parse_nemotron_h(config_json(), "hf-nemotron-h/config.json"));
-  test::load_by_name(*m, read_weights_file(test::kGolden + "hf-nemotron-h/model.safetensors"));
+  test::load_golden_weights(m, "hf-nemotron-h");
   return m;
 }
 
@@ -37,22 +37,24 @@ TEST(NemotronH, ReadsItsConfigAndMatchesTransformersWholeAndInPieces) {
   test::check_against_transformers(m, "hf-nemotron-h", 1e-5);
 }
 
-// From a random non-zero recurrent state (and no keys yet), two pieces equal one pass.
+// From a random non-zero recurrent state (and no keys yet), two pieces equal one pass: to 1e-7, since
+// the router scores in float32 as transformers does, and a token's float32 matmul rounds differently
+// among other tokens (seen: 2e-8 of the logits' scale; the recurrent path alone is float64).
 TEST(NemotronH, FromARandomRecurrentStateTwoPiecesAreOnePass) {
   auto m = load_golden();
   torch::NoGradGuard ng;
+  torch::manual_seed(11);
   auto ids = torch::randint(0, 96, {2, 19});
-  HybridState init;
-  for (int l = 0; l < 2; ++l)
-    init.recurrent.push_back({torch::randn({2, 4, 8, 8}, torch::kFloat64), torch::randn({2, 64, 3}, torch::kFloat64)});
-  HybridState s = init;
-  auto one = m->forward(ids, &s);
-  HybridState p = init;
-  auto a = m->forward(ids.narrow(1, 0, 7), &p);
-  auto b = m->forward(ids.narrow(1, 7, 12), &p);
-  EXPECT_LT(rel(torch::cat({a, b}, 1), one), 1e-10);
-  EXPECT_LT(rel(p.recurrent[1].ssm, s.recurrent[1].ssm), 1e-10);
-  EXPECT_GT(rel(m->forward(ids), one), 1e-6) << "the initial state matters";
+  ModelState init;
+  for (int l = 0; l < 2; ++l) init.push_back({torch::randn({2, 4, 8, 8}, torch::kFloat64), torch::randn({2, 64, 3}, torch::kFloat64)});
+  ModelState s, p;
+  auto one = test::pass(m, ids, &init, &s);
+  auto a = test::pass(m, ids.narrow(1, 0, 7), &init, &p);
+  auto b = test::pass(m, ids.narrow(1, 7, 12), &p, &p);
+  EXPECT_LT(rel(torch::cat({a, b}, 1), one), 1e-7);
+  EXPECT_LT(rel(p[1].ssm, s[1].ssm), 1e-7);
+  EXPECT_LT(rel(p.attention[0].keys, s.attention[0].keys), 1e-7);
+  EXPECT_GT(rel(test::pass(m, ids), one), 1e-6) << "the initial state matters";
 }
 
 TEST(NemotronH, ConfigsItCannotHonourAreRefusedByName) {

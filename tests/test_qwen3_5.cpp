@@ -23,7 +23,7 @@ TEST(Qwen35, ReadsItsConfigAndMatchesTransformersWholeAndInPieces) {
   EXPECT_EQ(cfg.layers[1], LayerKind::Attention);
   EXPECT_DOUBLE_EQ(cfg.partial_rotary, 0.25);
   Qwen35LM m(cfg);
-  test::load_by_name(*m, qwen3_5_weights(read_weights_file(test::kGolden + kDir + "/model.safetensors"), cfg, kDir));
+  test::load_golden_weights(m, kDir);
   test::check_against_transformers(m, kDir, 1e-5);
 }
 

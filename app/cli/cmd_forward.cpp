@@ -4,10 +4,15 @@
 //         and initial_conv_state float [n_layer, B, <conv axes>] (state_layout.h): Mamba-2
 //         (nheads, headdim, d_state) and (conv_dim, d_conv-1); Mamba-1 (d_inner, d_state) and
 //         (d_inner, d_conv-1), oldest conv input first.
+//         A hybrid (Nemotron-H, Qwen3.5): n_layer counts its recurrent layers, and its attention
+//         layers' caches may be given too: initial_keys and initial_values float [attention layers,
+//         B, kv_heads, T0, head_dim] (both or neither; T0 positions already seen).
 // OUT.h5: logits float32 [B, L, V]; final_ssm_state, final_conv_state (shapes as above);
 //         ssm_state_norm float32 [n_layer, B, L]; ssm_state_norm_per_head float32 [n_layer, B, L, groups]
 //         (Mamba-2: heads; Mamba-1: channel groups); root attributes architecture, ssm_state_axes,
-//         conv_state_axes.
+//         conv_state_axes. A hybrid adds final_keys and final_values [attention layers, B, kv_heads,
+//         T0 + L, head_dim] and the attributes layer_kinds (every layer's kind, in order),
+//         recurrent_layers and attention_layers (the model's layer index of each state row).
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -43,6 +48,44 @@ void write_tensor(H5File& f, const std::string& name, const torch::Tensor& t) {
   f.write(name, c.data_ptr<float>(), c.sizes().vec());
 }
 
+// A hybrid's initial attention caches: initial_keys and initial_values [A, B, kv_heads, T0, head_dim]
+// (both or neither), one cache per attention layer; none for a model without attention layers.
+std::vector<KVCache> read_caches(const H5File& in, const StateLayout& c, int64_t B) {
+  const bool k = in.has("initial_keys"), v = in.has("initial_values");
+  if (!k && !v) return {};
+  if (c.attention_layers == 0)
+    throw Error(in.path() + ": dataset '" + std::string(k ? "initial_keys" : "initial_values") + "' given, but this " +
+                c.architecture + " model has no attention layers");
+  if (k != v) throw Error(in.path() + ": dataset '" + std::string(k ? "initial_values" : "initial_keys") + "' is missing (keys and values come together)");
+  std::vector<int64_t> d;
+  in.read_f32("initial_keys", &d);  // the shape first: T0 is the file's
+  const int64_t T0 = d.size() == 5 ? d[3] : 0;
+  const std::vector<int64_t> want{c.attention_layers, B, c.kv_heads, T0, c.head_dim};
+  auto keys = read_state(in, "initial_keys", want), values = read_state(in, "initial_values", want);
+  std::vector<KVCache> out;
+  for (int64_t a = 0; a < c.attention_layers; ++a) out.push_back({keys[a], values[a]});
+  return out;
+}
+
+// The final caches and the layer attributes of a hybrid (nothing for a pure recurrent model).
+void write_caches(H5File& f, const StateLayout& c, const std::vector<KVCache>& caches) {
+  if (c.layer_kinds.empty()) return;
+  f.set_attr_strings("/", "layer_kinds", c.layer_kinds);
+  std::vector<std::string> rec, att;
+  for (size_t i = 0; i < c.layer_kinds.size(); ++i) {
+    if (c.layer_kinds[i] == "attention") att.push_back(std::to_string(i));
+    if (c.layer_kinds[i] == "mamba2" || c.layer_kinds[i] == "gated_deltanet") rec.push_back(std::to_string(i));
+  }
+  f.set_attr_strings("/", "recurrent_layers", rec);
+  f.set_attr_strings("/", "attention_layers", att);
+  if (caches.empty()) return;
+  std::vector<torch::Tensor> k, v;
+  for (auto& x : caches) k.push_back(x.keys), v.push_back(x.values);
+  write_tensor(f, "final_keys", torch::stack(k));      // [A, B, kv_heads, T, head_dim]
+  write_tensor(f, "final_values", torch::stack(v));
+  f.set_attr("/", "cache_axes", "(attention layer, batch, kv_heads, positions, head_dim)");
+}
+
 }  // namespace
 
 Runner add_forward(CLI::App& app) {
@@ -53,11 +96,12 @@ Runner add_forward(CLI::App& app) {
   app.add_option("--input", o->input,
                  "HDF5 file with input_ids int [B,L]; optional initial_ssm_state float "
                  "[n_layer,B,nheads,headdim,d_state] and initial_conv_state float [n_layer,B,conv_dim,d_conv-1] "
-                 "(Mamba-2; Mamba-1: [n_layer,B,d_inner,d_state] and [n_layer,B,d_inner,d_conv-1]; GLA, Gated DeltaNet: [n_layer,B,heads,head_k_dim,head_v_dim] key first and [n_layer,B,q|k|v channels,conv_size-1]; `info` shows the layout)")
+                 "(Mamba-2; Mamba-1: [n_layer,B,d_inner,d_state] and [n_layer,B,d_inner,d_conv-1]; GLA, Gated DeltaNet: [n_layer,B,heads,head_k_dim,head_v_dim] key first and [n_layer,B,q|k|v channels,conv_size-1]; "
+                 "a hybrid: n_layer counts its recurrent layers, and initial_keys and initial_values [attention layers,B,kv_heads,T0,head_dim] may be given; `info` shows the layout)")
       ->required();
   app.add_option("--output", o->output,
                  "HDF5 file to write: logits [B,L,V], final_ssm_state, final_conv_state, "
-                 "ssm_state_norm [n_layer,B,L], ssm_state_norm_per_head [n_layer,B,L,nheads]")
+                 "ssm_state_norm [n_layer,B,L], ssm_state_norm_per_head [n_layer,B,L,nheads]; a hybrid also final_keys and final_values")
       ->required();
   app.add_flag("--overwrite", o->overwrite, "replace an existing output file (never the input)");
   app.add_option("--scan", o->scan, "scan implementation (fused: the CUDA kernel on a GPU, chunked elsewhere)")->check(CLI::IsMember({"chunked", "sequential", "fused"}));
@@ -100,9 +144,11 @@ Runner add_forward(CLI::App& app) {
                   " model has no conv state (no short convolutions)");
     auto conv0 = c.conv.empty() ? torch::Tensor() : read_state(in, "initial_conv_state", with_layers(c.conv_shape(B)));
     ModelState init;
-    const bool has_init = ssm0.defined() || conv0.defined();
-    for (int64_t i = 0; has_init && i < c.n_layer; ++i)
+    const bool has_recurrent = ssm0.defined() || conv0.defined();
+    for (int64_t i = 0; has_recurrent && i < c.n_layer; ++i)
       init.push_back({ssm0.defined() ? ssm0[i] : torch::Tensor(), conv0.defined() ? conv0[i] : torch::Tensor()});
+    init.attention = read_caches(in, c, B);
+    const bool has_init = has_recurrent || !init.attention.empty();
 
     torch::NoGradGuard ng;
     ForwardOptions fo;
@@ -117,6 +163,7 @@ Runner add_forward(CLI::App& app) {
     write_tensor(f, "logits", out.logits);
     write_tensor(f, "final_ssm_state", torch::stack(ssm));
     if (!c.conv.empty()) write_tensor(f, "final_conv_state", torch::stack(conv));
+    write_caches(f, c, out.final_state.attention);
     write_tensor(f, "ssm_state_norm", out.norm);
     write_tensor(f, "ssm_state_norm_per_head", out.norm_per_head);
     f.set_attr("/", "creator", "statescope-cli forward");
@@ -135,7 +182,8 @@ Runner add_forward(CLI::App& app) {
                 << " non-finite values (NaN or Inf): the forward pass overflowed\n";
       return 1;
     }
-    std::cout << "forward: " << B << " x " << L << " tokens, " << c.n_layer << " layers -> " << o->output
+    std::cout << "forward: " << B << " x " << L << " tokens, " << c.n_layer << (c.layer_kinds.empty() ? "" : " recurrent")
+              << " layers -> " << o->output
               << " (mean final-token state norm per layer:";
     if (L > 0) {
       auto last = out.norm.select(2, L - 1).mean(1);  // [n_layer]

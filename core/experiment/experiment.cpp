@@ -73,6 +73,7 @@ void write_intervention(ExperimentFile& file, const std::string& run, const Inte
   file.file().set_attr(g, "label", iv.label);
   file.file().set_attr_i64(g, "dt_from", iv.dt_from);
   file.file().set_attr_i64(g, "reset_period", iv.reset_period);
+  if (iv.attention_window > 0) file.file().set_attr_i64(g, "attention_window", iv.attention_window);
   file.file().set_attr(g, "definition",
                        "training-free intervention applied in every forward of this run: dt_factor [layer, dt channel] "
                        "(from position dt_from), a_factor [layer], max_norm [layer, group] (state norm clip), "

@@ -100,13 +100,14 @@ InterventionSpec parse_intervention(const JsonFields& f, size_t index) {
     if (v.is_string() && v.get<std::string>() == "T") iv.from_T = true;
     else iv.from = f.get<int64_t>("from", 0);
   }
-  if (knob_for("period", {"reset"})) f.read("period", iv.period);
+  if (knob_for("period", {"reset", "attention_window"})) f.read("period", iv.period);
   if (knob_for("windows", {"clip", "longmamba"})) f.read("windows", iv.windows);
   if (knob_for("margin", {"clip"})) f.read("margin", iv.margin);
   if (knob_for("global_threshold", {"longmamba"})) f.read("global_threshold", iv.global_threshold);
   if (knob_for("length", {"longmamba"})) f.read("length", iv.length);
   if (knob_for("clamp_top", {"longmamba"})) f.read("clamp_top", iv.clamp_top);
-  if (iv.kind == "reset" && !f.has("period")) f.fail("period", "is required by the reset intervention");
+  if ((iv.kind == "reset" || iv.kind == "attention_window") && !f.has("period"))
+    f.fail("period", "is required by the " + iv.kind + " intervention");
   if ((iv.kind == "dt_scale" || iv.kind == "a_scale") && !f.has("factor"))
     f.fail("factor", "is required by the " + iv.kind + " intervention (a number, a list per layer, or rows per layer and head)");
   try {

@@ -36,6 +36,8 @@ struct Capabilities {
   bool a_range = false;
   // A_log exists and may be frozen in training.
   bool freezable_A = false;
+  // Attention layers beside the recurrent ones (a hybrid): attention_window restricts what they read.
+  bool attention = false;
 
   // "" when a training-free intervention of `kind` applies to this architecture, else why not.
   std::string refuses_intervention(const std::string& kind, const std::string& title) const {
@@ -44,6 +46,8 @@ struct Capabilities {
     if (kind == "longmamba" && !longmamba)
       return "LongMamba's token filtering is written for Mamba-1 and Mamba-2's selective scan; this model is " + title;
     if (kind == "a_scale" && !has_decay) return title + " has no decay rate for a_scale to rescale";
+    if (kind == "attention_window" && !attention)
+      return "attention_window restricts a hybrid's attention layers; " + title + " has none";
     return "";
   }
 };
@@ -60,6 +64,7 @@ struct ArchNames {
   const char* title;            // what people read
   const char* hf_model_type;    // Hugging Face config.json's model_type
   const char* mamba_ssm_layer;  // mamba_ssm's ssm_cfg.layer ("": not a mamba_ssm model)
+  const char* hf_model_type_alt = "";  // a second model_type it answers to ("": none)
 };
 
 // What every architecture defines in its folder, declared once; inside its Arch<Config>:

@@ -14,10 +14,12 @@
 #include "core/model/gla/arch.h"
 #include "core/model/mamba1/arch.h"
 #include "core/model/mamba2/arch.h"
+#include "core/model/nemotron_h/arch.h"
+#include "core/model/qwen3_5/arch.h"
 
 namespace statescope {
 
-using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig>;
+using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig, NemotronHConfig, Qwen35Config>;
 
 // Calls f(std::type_identity<Config>{}) for each architecture, in the variant's order.
 template <class F>

@@ -107,16 +107,20 @@ StateDict read_weights_file(const std::string& path) {
 }
 
 std::vector<std::string> load_state_dict(RecurrentLMImpl& model, const StateDict& sd_in, const std::string& source) {
-  StateDict sd;
+  StateDict renamed;
   for (auto& [k, v] : sd_in) {
     std::string key = k;
     if (key == "backbone.embedding.weight") key = "backbone.embeddings.weight";  // mamba_ssm name
-    sd[key] = v;
+    renamed[key] = v;
   }
+  const StateDict sd = model.from_checkpoint(std::move(renamed), source);  // the family's own names
   const bool tied = std::visit([](const auto& c) { return c.tie_embeddings; }, model.model_config());
   std::set<std::string> used;
   torch::NoGradGuard ng;
-  for (auto& p : model.named_parameters()) {
+  // Parameters and buffers (a router's score correction bias) alike: every one must be in the file.
+  auto tensors = model.named_parameters();
+  for (auto& b : model.named_buffers()) tensors.insert(b.key(), b.value());
+  for (auto& p : tensors) {
     auto it = sd.find(p.key());
     if (it == sd.end())
       throw Error(source + ": tensor '" + p.key() + "' is missing (expected shape " + shape_str(p.value()) + ")");
@@ -222,10 +226,13 @@ void save_model_dir(RecurrentLM& model, const std::string& dir, const std::map<s
   fs::create_directories(dir);
   std::vector<torch::Tensor> keep;  // contiguous CPU copies, alive until written
   std::vector<TensorToWrite> ts;
-  for (auto& p : model->named_parameters()) {
-    auto t = p.value().detach().to(torch::kCPU).contiguous();
+  StateDict mine;
+  for (auto& p : model->named_parameters()) mine[p.key()] = p.value().detach().to(torch::kCPU);
+  for (auto& b : model->named_buffers()) mine[b.key()] = b.value().detach().to(torch::kCPU);
+  for (auto& [name, t0] : model->to_checkpoint(std::move(mine))) {  // under the family's checkpoint names
+    auto t = t0.contiguous();
     keep.push_back(t);
-    ts.push_back({p.key(), from_torch(t.scalar_type(), p.key()), t.sizes().vec(), t.data_ptr()});
+    ts.push_back({name, from_torch(t.scalar_type(), name), t.sizes().vec(), t.data_ptr()});
   }
   auto meta = metadata;
   meta.emplace("format", "pt");

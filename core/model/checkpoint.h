@@ -15,8 +15,6 @@
 
 namespace statescope {
 
-using StateDict = std::map<std::string, torch::Tensor>;
-
 // Reads every tensor of a .safetensors or torch .bin file (CPU, dtype as stored).
 StateDict read_weights_file(const std::string& path);
 

@@ -69,4 +69,15 @@ size_t dense_bf16_cached() {
   return n;
 }
 
+ForwardPrecision::ForwardPrecision(bool mixed_bf16, const torch::Device& device) {
+  if (mixed_bf16 && device.is_cpu()) cpu_.emplace();
+  else if (mixed_bf16) autocast_.emplace(device.type());
+}
+
+torch::Tensor ForwardPrecision::logits(const torch::Tensor& logits) {
+  if (!autocast_) return logits;
+  autocast_.reset();
+  return logits.to(torch::kFloat32);  // bf16 matmul, fp32 out
+}
+
 }  // namespace statescope

@@ -8,6 +8,10 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <optional>
+
+#include "core/model/recurrent_lm.h"  // AutocastScope
+
 namespace statescope {
 
 // x [..., in], w [out, in], b [out] or undefined -> [..., out] in x's dtype.
@@ -25,6 +29,19 @@ class CpuBf16Scope {
   bool was_;
 };
 bool cpu_bf16_active();
+
+// A model's forward in its precision (RecurrentLMImpl::mixed_bf16) while the object lives: on the CPU
+// the dense ops in bf16 (the rest fp32 as it is), on a GPU bf16 autocast; nothing when off.
+class ForwardPrecision {
+ public:
+  ForwardPrecision(bool mixed_bf16, const torch::Device& device);
+  // Ends autocast and returns the logits in float32 (a GPU's bf16 matmul gives bf16); as they are otherwise.
+  torch::Tensor logits(const torch::Tensor& logits);
+
+ private:
+  std::optional<AutocastScope> autocast_;
+  std::optional<CpuBf16Scope> cpu_;
+};
 
 // How many bf16 weight copies are cached (tests: a second forward adds none).
 size_t dense_bf16_cached();

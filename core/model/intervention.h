@@ -25,7 +25,8 @@ struct Intervention {
   std::string kind, label;                 // InterventionSpec's kind and label
   std::vector<LayerIntervention> layers;   // one per layer
   int64_t dt_from = 0;                     // dt_factor applies at positions >= dt_from
-  int64_t reset_period = 0;                // > 0: zero state at every multiple of it
+  int64_t reset_period = 0;                // > 0: zero state at every multiple of it (a hybrid: its recurrent layers)
+  int64_t attention_window = 0;            // > 0: a hybrid's attention reads the last this many positions
 
   const LayerIntervention* layer(int64_t i) const {
     return i >= 0 && i < static_cast<int64_t>(layers.size()) ? &layers[static_cast<size_t>(i)] : nullptr;

@@ -26,6 +26,8 @@ std::string InterventionSpec::label() const {
     s << "clip at " << margin << "x max norm within T";
   } else if (kind == "reset") {
     s << "reset every " << period;
+  } else if (kind == "attention_window") {
+    s << "attention window " << period;
   } else if (kind == "longmamba") {
     s << "LongMamba(global >= " << global_threshold << ")";
   } else {
@@ -50,7 +52,7 @@ void check_intervention(const InterventionSpec& s) {
     if (s.per == "model" && s.factors.size() != 1)
       throw Error(s.kind + " intervention: one factor for the whole model, " + std::to_string(s.factors.size()) + " given");
     if (s.from < 0) bad("from", ">= 0 (or \"T\")", static_cast<double>(s.from));
-  } else if (s.kind == "reset") {
+  } else if (s.kind == "reset" || s.kind == "attention_window") {
     if (s.period < 1) bad("period", ">= 1", static_cast<double>(s.period));
   } else if (s.kind == "clip") {
     if (s.windows < 1 || s.windows > 100000) bad("windows", "in [1, 100000]", static_cast<double>(s.windows));
@@ -63,7 +65,7 @@ void check_intervention(const InterventionSpec& s) {
     if (s.length < 0 || s.length > kMaxLongMambaLength)
       bad("length", "in [0, " + std::to_string(kMaxLongMambaLength) + "] (0: the evaluation's length)", static_cast<double>(s.length));
   } else {
-    throw Error("unknown intervention '" + s.kind + "' (dt_scale, a_scale, clip, reset, longmamba)");
+    throw Error("unknown intervention '" + s.kind + "' (dt_scale, a_scale, clip, reset, attention_window, longmamba)");
   }
 }
 

@@ -9,7 +9,11 @@
 //   clip       after every token the state of each (layer, head) is scaled down to the largest norm
 //              that head reached within T on training windows (calibrated, `windows` of them)
 //   reset      the whole state (SSM and conv) set to zero every `period` tokens: a sliding-window
-//              recurrence
+//              recurrence. In a hybrid, its recurrent layers' states; its attention layers keep every
+//              key (the ablation "recurrent state reset every T, attention untouched")
+//   attention_window  a hybrid's attention layers read only the last `period` positions (their own
+//              included); its recurrent layers run as they are (the ablation "attention restricted to
+//              a window of T, recurrent layers untouched")
 //   longmamba  LongMamba's token filtering in global channels (Ye et al., ICLR 2025): below
 //
 // Positions count from the state the forward starts from (a sequence's first token is 0).
@@ -24,14 +28,14 @@ namespace statescope {
 inline constexpr int64_t kMaxLongMambaLength = int64_t{1} << 24;
 
 struct InterventionSpec {
-  std::string kind;                // dt_scale | a_scale | clip | reset | longmamba
+  std::string kind;                // dt_scale | a_scale | clip | reset | attention_window | longmamba
   // dt_scale / a_scale: the factors, flattened; `per` says their shape: "model" (one), "layer"
   // (n_layer), "head" (n_layer x groups, layer-major; dt_scale only).
   std::vector<double> factors{1.0};
   std::string per = "model";
   int64_t from = 0;                // dt_scale: first position scaled
   bool from_T = false;             // dt_scale: "from": "T" (resolved with the run's T)
-  int64_t period = 0;              // reset
+  int64_t period = 0;              // reset, attention_window
   int64_t windows = 64;            // clip, longmamba: calibration windows of T training tokens
   double margin = 1.0;             // clip: the bound is margin x the largest norm within T
   // longmamba, as its public code does it (GATECH-EIC/LongMamba: load_align_target.py calibrates,

@@ -2,6 +2,7 @@
 #include "core/model/model_config.h"
 #include "core/model/pretrain_shape.h"
 
+#include <algorithm>
 #include <sstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -91,8 +92,20 @@ std::string architecture_line(const ModelConfig& c) {
   const StateLayout l = state_layout(c);
   std::string sizes;
   for (const auto& a : l.ssm) sizes += (sizes.empty() ? "" : " \u00d7 ") + std::to_string(a.size);
-  return architecture_title(c) + " \u00b7 " + std::to_string(l.n_layer) + " layers \u00b7 state " + l.ssm_axes() + " " +
-         sizes + " \u00b7 " + std::to_string(l.groups) + " " + l.group_name + "s";
+  std::string layers = std::to_string(l.n_layer) + " layers";
+  if (!l.layer_kinds.empty()) {  // a hybrid: every kind counted, the state being its recurrent layers'
+    std::vector<std::pair<std::string, int>> counts;
+    for (const auto& k : l.layer_kinds) {
+      auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& p) { return p.first == k; });
+      if (it == counts.end()) counts.push_back({k, 1});
+      else ++it->second;
+    }
+    layers = std::to_string(l.layer_kinds.size()) + " layers (";
+    for (size_t i = 0; i < counts.size(); ++i) layers += (i ? ", " : "") + std::to_string(counts[i].second) + " " + counts[i].first;
+    layers += ")";
+  }
+  return architecture_title(c) + " \u00b7 " + layers + " \u00b7 " + (l.layer_kinds.empty() ? "" : "recurrent ") + "state " +
+         l.ssm_axes() + " " + sizes + " \u00b7 " + std::to_string(l.groups) + " " + l.group_name + "s";
 }
 
 Description describe(const ModelConfig& c) {
@@ -117,11 +130,15 @@ ModelConfig parse_model_config(const std::string& text, const std::string& sourc
     const auto& t = j["model_type"];
     for_each_architecture([&](auto a) {
       using A = Arch<typename decltype(a)::type>;
-      if (!c && t == A::names.hf_model_type) c = A::parse_hf(j, source);
+      const std::string alt = A::names.hf_model_type_alt;
+      if (!c && (t == A::names.hf_model_type || (!alt.empty() && t == alt))) c = A::parse_hf(j, source);
     });
     if (!c)
       throw Error(source + ": field 'model_type' is " + t.dump() + "; statescope knows " +
-                  quoted_list([](auto a) { return std::string(decltype(a)::names.hf_model_type); }));
+                  quoted_list([](auto a) {
+                    const std::string alt = decltype(a)::names.hf_model_type_alt;
+                    return std::string(decltype(a)::names.hf_model_type) + (alt.empty() ? "" : "\" or \"" + alt);
+                  }));
   } else if (j.contains("d_model") || j.contains("ssm_cfg")) {
     // mamba_ssm builds Mamba-1 when ssm_cfg names no layer.
     const bool has_layer = j.contains("ssm_cfg") && j["ssm_cfg"].is_object() && j["ssm_cfg"].contains("layer");

@@ -11,9 +11,17 @@
 
 namespace statescope {
 ModelState detach_state(const ModelState& s) {
+  auto d = [](const torch::Tensor& t) { return t.defined() ? t.detach() : t; };
   ModelState out;
   out.reserve(s.size());
-  for (auto& l : s) out.push_back({l.ssm.defined() ? l.ssm.detach() : l.ssm, l.conv.defined() ? l.conv.detach() : l.conv});
+  for (auto& l : s) out.push_back({d(l.ssm), d(l.conv)});
+  for (auto& c : s.attention) out.attention.push_back({d(c.keys), d(c.values)});
+  return out;
+}
+
+ModelState attention_only(const ModelState& s) {
+  ModelState out;
+  out.attention = s.attention;
   return out;
 }
 
@@ -50,8 +58,11 @@ void RecurrentLMImpl::check_tokens(const torch::Tensor& tokens, const std::strin
 
 void RecurrentLMImpl::check_state(const ModelState& s, int64_t batch, const std::string& source) const {
   const auto& l = layout_;
-  if (static_cast<int64_t>(s.size()) != l.n_layer)
-    throw Error(source + ": state has " + std::to_string(s.size()) + " layers, model has " + std::to_string(l.n_layer));
+  // A hybrid's state may hold its attention caches alone (recurrent layers at zero).
+  if (static_cast<int64_t>(s.size()) != l.n_layer && !(s.empty() && l.attention_layers > 0))
+    throw Error(source + ": state has " + std::to_string(s.size()) + " recurrent layers, model has " +
+                std::to_string(l.n_layer));
+  check_attention(s.attention, batch, source);
   const auto ssm = l.ssm_shape(batch), conv = l.conv_shape(batch);
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i].ssm.defined() && s[i].ssm.sizes().vec() != ssm)
@@ -75,6 +86,29 @@ void RecurrentLMImpl::check_state(const ModelState& s, int64_t batch, const std:
       if (t->defined() && !torch::isfinite(*t).all().item<bool>())
         throw Error(source + ": layer " + std::to_string(i) + " " + what + " state holds " +
                     std::to_string((~torch::isfinite(*t)).sum().item<int64_t>()) + " non-finite values (NaN or Inf)");
+}
+
+void RecurrentLMImpl::check_attention(const std::vector<KVCache>& caches, int64_t batch, const std::string& source) const {
+  const auto& l = layout_;
+  if (caches.empty()) return;
+  if (static_cast<int64_t>(caches.size()) != l.attention_layers)
+    throw Error(source + ": state has " + std::to_string(caches.size()) + " attention caches, model has " +
+                std::to_string(l.attention_layers) + " attention layers");
+  const int64_t T = caches.front().length();
+  for (size_t i = 0; i < caches.size(); ++i) {
+    const auto& c = caches[i];
+    for (auto [t, what] : {std::pair{&c.keys, "keys"}, std::pair{&c.values, "values"}}) {
+      const std::vector<int64_t> want{batch, l.kv_heads, T, l.head_dim};
+      if (T > 0 && (!t->defined() || t->sizes().vec() != want))
+        throw Error(source + ": attention layer " + std::to_string(i) + " " + what + " are " +
+                    (t->defined() ? shape_str(*t) : std::string("missing")) + ", expected [batch, kv_heads, positions, head_dim] = " +
+                    shape_str(want));
+      if (T == 0 && t->defined() && t->size(2) != 0)
+        throw Error(source + ": attention layer " + std::to_string(i) + " " + what + " hold positions but its keys hold none");
+      if (T > 0 && !torch::isfinite(*t).all().item<bool>())
+        throw Error(source + ": attention layer " + std::to_string(i) + " " + what + " hold non-finite values (NaN or Inf)");
+    }
+  }
 }
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {

@@ -13,6 +13,7 @@
 #include <torch/nn/pimpl.h>
 #include <torch/types.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,14 +25,36 @@ namespace statescope {
 
 struct Intervention;  // intervention.h
 
-// State of one layer between tokens, shaped by the model's StateLayout.
+// A checkpoint's tensors by name (checkpoint.h reads and writes them).
+using StateDict = std::map<std::string, torch::Tensor>;
+
+// State of one recurrent layer between tokens, shaped by the model's StateLayout.
 struct LayerState {
   torch::Tensor ssm;   // [b, layout.ssm...], at least float32
   torch::Tensor conv;  // [b, layout.conv...]: the last d_conv-1 pre-conv inputs, oldest first
 };
-using ModelState = std::vector<LayerState>;  // one per layer
+
+// An attention layer's state between calls (hybrids): the keys and values of every position so far,
+// as transformers caches them (keys after their norm, multiplier and rotary embedding).
+struct KVCache {
+  torch::Tensor keys, values;  // [b, kv_heads, T, head_dim]; undefined: empty
+  int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
+};
+
+// A model's state between calls: one LayerState per recurrent layer (the layout's n_layer, in layer
+// order; empty: zeros) and, in a hybrid, one key/value cache per attention layer (empty: no keys yet).
+// The policies, norms and analyses act on the recurrent layers; a pure recurrent model has no caches.
+struct ModelState : std::vector<LayerState> {
+  using std::vector<LayerState>::vector;
+  std::vector<KVCache> attention;
+};
+
+// Tensors detached from autograd (the attention caches too).
 
 ModelState detach_state(const ModelState& s);
+// The attention caches of `s` alone (its recurrent layers empty: zeros): what a piece that resets the
+// recurrent state but keeps what attention has seen starts from.
+ModelState attention_only(const ModelState& s);
 
 // Sequential: the reference recurrence. Chunked: the architecture's parallel scan in ATen (any device,
 // autograd; Mamba-1 has none and runs the recurrence). Fused: the fast path: CUDA kernels on a GPU
@@ -96,8 +119,9 @@ struct SelectiveScanTerms {
 
 class RecurrentLMImpl : public torch::nn::Module {
  public:
-  // tokens [b, L] int64 in [0, vocab); init: one LayerState per layer (either tensor of a layer may
-  // be undefined = zeros), or nullptr for the zero state. Autograd flows through init too.
+  // tokens [b, L] int64 in [0, vocab); init: one LayerState per recurrent layer (either tensor of a
+  // layer may be undefined = zeros; none at all: zeros) and a hybrid's attention caches (none: empty),
+  // or nullptr for the zero state. Autograd flows through init too.
   // Without options: forward_options(), i.e. the run's scan.
   ForwardOutput forward(const torch::Tensor& tokens, const ModelState* init = nullptr) {
     return forward(tokens, init, forward_options());
@@ -116,6 +140,12 @@ class RecurrentLMImpl : public torch::nn::Module {
   // Parameter names (as named_parameters() gives them) that take no weight decay: the architecture's
   // A, D, dt biases, norms and embeddings (what its reference trainer exempts).
   virtual std::vector<std::string> no_weight_decay() const = 0;
+
+  // A checkpoint's tensors under this model's parameter names, and this model's back under the
+  // checkpoint's: as they are, unless the family's checkpoints fuse or name tensors otherwise
+  // (Qwen3.5's Gated DeltaNet layers). `source` names the file in errors.
+  virtual StateDict from_checkpoint(StateDict sd, const std::string& source) const { (void)source; return sd; }
+  virtual StateDict to_checkpoint(StateDict sd) const { return sd; }
 
   // The embedding matrix used as output projection when tied, else lm_head.weight.  [vocab, d_model]
   virtual torch::Tensor output_weight() const = 0;
@@ -162,6 +192,8 @@ class RecurrentLMImpl : public torch::nn::Module {
   void check_tokens(const torch::Tensor& tokens, const std::string& source) const;
   // Checks a state against the layout and batch size (and for NaN/Inf); throws Error naming `source`.
   void check_state(const ModelState& s, int64_t batch, const std::string& source) const;
+  // Checks a hybrid's attention caches (none, or one per attention layer of one length); throws Error.
+  void check_attention(const std::vector<KVCache>& caches, int64_t batch, const std::string& source) const;
 
  protected:
   void set_layout(StateLayout l) { layout_ = std::move(l); }

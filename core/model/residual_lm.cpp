@@ -3,11 +3,11 @@
 
 #include <torch/torch.h>
 
-#include <optional>
 
 #include "core/base/error.h"
 #include "core/model/intervention.h"
 #include "core/model/dense.h"
+#include "core/model/forward_pieces.h"
 
 namespace statescope {
 namespace {
@@ -102,41 +102,9 @@ void ResidualLMImpl::reset_backbone(at::Generator& gen, double std) {
 }
 
 ForwardOutput ResidualLMImpl::forward(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
-  const int64_t k = opt.intervention ? opt.intervention->reset_period : 0;
-  const int64_t L = tokens.dim() == 2 ? tokens.size(1) : 0;
-  if (opt.logits_from < 0 || opt.logits_from > L)
-    throw Error("forward: logits_from " + std::to_string(opt.logits_from) + " outside [0, " + std::to_string(L) + "]");
-  if (k <= 0 || L == 0) return forward_span(tokens, init, opt);
-  // Pieces between the multiples of k; the first keeps `init` unless it starts on a multiple.
-  std::vector<ForwardOutput> parts;
-  int64_t a = 0;
-  while (a < L) {
-    const int64_t pos = opt.position + a;
-    const int64_t b = std::min(L, a + (k - pos % k));
-    ForwardOptions o = opt;
-    o.position = pos;
-    o.logits_from = 0;  // the pieces' logits are cut below
-    const bool fresh = pos % k == 0 && (pos > 0 || a > 0);
-    parts.push_back(forward_span(tokens.narrow(1, a, b - a), fresh ? nullptr : (a == 0 ? init : &parts.back().final_state), o));
-    a = b;
-  }
-  if (parts.size() == 1) return std::move(parts[0]);
-  auto cat = [&](auto get, int64_t dim) {  // the pieces' tensors joined along the position axis
-    std::vector<torch::Tensor> ts;
-    for (auto& p : parts) ts.push_back(get(p));
-    return ts.front().defined() ? torch::cat(ts, dim) : torch::Tensor();
-  };
-  ForwardOutput out;
-  out.logits = cat([](ForwardOutput& p) { return p.logits; }, 1);               // [b, L, vocab]
-  if (opt.logits_from > 0) out.logits = out.logits.narrow(1, opt.logits_from, L - opt.logits_from);
-  out.final_state = std::move(parts.back().final_state);
-  out.norm_per_head = cat([](ForwardOutput& p) { return p.norm_per_head; }, 2);  // [NL, b, L, groups]
-  out.norm = cat([](ForwardOutput& p) { return p.norm; }, 2);                    // [NL, b, L]
-  out.delta_norm = cat([](ForwardOutput& p) { return p.delta_norm; }, 2);        // [NL, b, L]
-  out.log_decay = cat([](ForwardOutput& p) { return p.log_decay; }, 2);          // [NL, b, L, groups]
-  for (size_t i = 0; i < parts.front().mixer_inputs.size(); ++i)
-    out.mixer_inputs.push_back(cat([i](ForwardOutput& p) { return p.mixer_inputs[i]; }, 1));  // [b, L, d_model]
-  return out;
+  return forward_in_pieces(
+      tokens, init, opt, [this](const torch::Tensor& t, const ModelState* s, const ForwardOptions& o) { return forward_span(t, s, o); },
+      [](const ModelState&) { return ModelState(); });
 }
 
 ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const ModelState* init, const ForwardOptions& opt) {
@@ -147,14 +115,8 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
   out.final_state.resize(NL);
   std::vector<torch::Tensor> norms(opt.state_norms ? NL : 0), deltas(norms.size()), decays(opt.log_decay ? NL : 0);
 
-  // bf16: autocast on a GPU; on the CPU the dense ops alone (dense.h), everything else fp32 as it is.
-  std::optional<AutocastScope> autocast;
-  std::optional<CpuBf16Scope> cpu_bf16;
   const auto& emb = embeddings_->weight;
-  if (mixed_bf16 && emb.device().is_cpu())
-    cpu_bf16.emplace();
-  else if (mixed_bf16)
-    autocast.emplace(emb.device().type());
+  ForwardPrecision precision(mixed_bf16, emb.device());
   auto h = F::embedding(tokens.to(emb.device(), torch::kInt64), emb);      // [b, L, d_model]
   if (shape_.residual_in_fp32) h = h.to(at_least_f32(h.scalar_type()));
   for (int64_t i = 0; i < NL; ++i) {
@@ -173,11 +135,7 @@ ForwardOutput ResidualLMImpl::forward_span(const torch::Tensor& tokens, const Mo
   }
   if (opt.logits_from > 0) h = h.narrow(1, opt.logits_from, h.size(1) - opt.logits_from);  // [b, L - from, d_model]
   auto hf = rms_norm(h, norm_f_->weight, shape_.norm_eps).to(emb.scalar_type());
-  out.logits = dense(hf, output_weight());                              // [b, L, vocab]
-  if (autocast) {
-    autocast.reset();
-    out.logits = out.logits.to(torch::kFloat32);                            // bf16 matmul, fp32 out
-  }
+  out.logits = precision.logits(dense(hf, output_weight()));             // [b, L, vocab]
   if (opt.state_norms) {
     out.norm_per_head = torch::stack(norms, 0);                             // [n_layer, b, L, groups]
     out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [n_layer, b, L]

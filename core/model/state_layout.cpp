@@ -30,6 +30,15 @@ int64_t StateLayout::ssm_numel() const {
   return n;
 }
 
+int64_t StateLayout::model_layer(int64_t r) const {
+  if (layer_kinds.empty()) return r;
+  int64_t seen = 0;
+  for (size_t i = 0; i < layer_kinds.size(); ++i)
+    if (layer_kinds[i] == "mamba2" || layer_kinds[i] == "gated_deltanet")
+      if (seen++ == r) return static_cast<int64_t>(i);
+  return r;
+}
+
 int64_t channel_groups(int64_t d_inner) {
   for (int64_t g = 1; g <= d_inner; ++g)
     if (d_inner % g == 0 && d_inner / g <= 64) return g;

@@ -8,6 +8,8 @@
 //            consecutive channels (mamba-130m: 24 groups of 64, the same unit as mamba2-130m's 24
 //            heads of 64 channels), so per-head views, fitted noise and the detector compare like
 //            with like across the two.
+//   Hybrids (Nemotron-H, Qwen3.5): their recurrent layers' layout (Mamba-2's or Gated DeltaNet's),
+//            n_layer counting those alone, with every layer's kind and the attention caches beside.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -29,6 +31,11 @@ struct StateLayout {
   // statistic (norm per head, fitted mean and std, the detector's cells) is over one run's entries.
   int64_t groups = 1;
   std::string group_name;       // "head", "channel group"
+  // A hybrid's layers (issue 53): every layer's kind in order ("mamba2", "gated_deltanet",
+  // "attention", "mlp", "moe"), n_layer above counting the recurrent ones; its attention layers'
+  // key/value caches [b, kv_heads, positions, head_dim]. Empty and 0 for a pure recurrent model.
+  std::vector<std::string> layer_kinds;
+  int64_t attention_layers = 0, kv_heads = 0, head_dim = 0;
 
   std::vector<int64_t> ssm_shape(int64_t batch) const;   // {batch, ssm sizes...}
   std::vector<int64_t> conv_shape(int64_t batch) const;  // {batch, conv sizes...}; {} when none
@@ -36,6 +43,8 @@ struct StateLayout {
   int64_t group_numel() const { return ssm_numel() / groups; }
   std::string ssm_axes() const;                          // "(heads, headdim, d_state)"
   std::string conv_axes() const;                         // "(conv_dim, d_conv-1)"
+  // The model's layer index of recurrent layer r (r itself in a pure recurrent model).
+  int64_t model_layer(int64_t r) const;
   bool operator==(const StateLayout&) const = default;
 };
 

@@ -135,6 +135,8 @@ std::shared_ptr<const Intervention> resolve_intervention(const InterventionSpec&
     for (int64_t l = 0; l < NL; ++l) iv->layers[l].a_factor = f[l][0].item<double>();
   } else if (spec.kind == "reset") {
     iv->reset_period = spec.period;
+  } else if (spec.kind == "attention_window") {
+    iv->attention_window = spec.period;
   } else if (spec.kind == "clip") {
     auto bound = calibrate_clip(model, calibration_windows(model, train, T, spec.windows, seed), spec.margin);
     for (int64_t l = 0; l < NL; ++l) iv->layers[l].max_norm = bound[l].clone();  // [groups]

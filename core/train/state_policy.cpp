@@ -133,7 +133,11 @@ class PassingPolicy : public InitialStatePolicy {
     }
     return s;
   }
-  void observe(const ModelState& fin, const PolicyStep&) override { last_ = detach_state(fin); }
+  // A hybrid's attention caches are not passed: attention starts empty (state_policy.h).
+  void observe(const ModelState& fin, const PolicyStep&) override {
+    last_ = detach_state(fin);
+    last_.attention.clear();
+  }
   std::vector<torch::Tensor> save_state() const override {
     std::vector<torch::Tensor> out;
     for (auto& l : last_) {

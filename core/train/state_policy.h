@@ -4,6 +4,12 @@
 // control), random noise N(0, sigma^2), fitted noise (per layer and head Gaussian fitted to final
 // states), state passing (previous batch's final states, detached) and TBTT (each row continues its
 // document from the previous segment's final state). Whether the conv state travels is a knob.
+//
+// A hybrid (Nemotron-H, Qwen3.5): every policy sets its recurrent layers' states; its attention layers
+// start empty under all five, state passing and TBTT included. The interventions are about the
+// recurrent state a model never saw at T; an attention layer has no such state, only the keys of the
+// positions it reads, and a passed cache would let it read past T in post-training (and grow by T
+// every step), changing the thing measured rather than the starting point.
 #pragma once
 #include <memory>
 #include <random>

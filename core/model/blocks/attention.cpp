@@ -66,7 +66,7 @@ torch::Tensor apply_rope(const torch::Tensor& x, int64_t first, int64_t rotary_d
   return rotary_dim == x.size(-1) ? out : torch::cat({out, x.narrow(-1, rotary_dim, x.size(-1) - rotary_dim)}, -1);
 }
 
-torch::Tensor AttentionImpl::forward(const torch::Tensor& x, KVCache* cache) {
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, KVCache* cache, int64_t window) {
   const auto& c = cfg;
   const int64_t b = x.size(0), L = x.size(1), H = c.heads, KV = c.kv_heads, d = c.head_dim;
   const int64_t past = cache ? cache->length() : 0;
@@ -115,7 +115,9 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, KVCache* cache) {
   auto scores = torch::matmul(qh, kh.transpose(-1, -2)) * scale;           // [b, H, L, T]
   auto qpos = torch::arange(past, past + L, torch::kInt64).view({L, 1});
   auto kpos = torch::arange(0, T, torch::kInt64).view({1, T});
-  scores = scores.masked_fill((kpos > qpos).to(scores.device()), -std::numeric_limits<double>::infinity());
+  auto hidden = kpos > qpos;                                               // causal
+  if (window > 0) hidden = hidden | (kpos <= qpos - window);               // and the last `window` positions alone
+  scores = scores.masked_fill(hidden.to(scores.device()), -std::numeric_limits<double>::infinity());
   auto o = torch::matmul(torch::softmax(scores, -1), vh);                  // [b, H, L, d]
   o = o.transpose(1, 2).reshape({b, L, H * d});
   if (c.output_gate) o = o * torch::sigmoid(gate.to(cdt));

@@ -26,18 +26,13 @@ struct AttentionConfig {
   void validate(const std::string& source) const;
 };
 
-// The layer's state between calls: keys and values of every position so far.
-struct KVCache {
-  torch::Tensor keys, values;  // [b, kv_heads, T, head_dim]; undefined: empty
-  int64_t length() const { return keys.defined() ? keys.size(2) : 0; }
-};
-
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const AttentionConfig& c);
   // x [b, L, hidden] at positions cache->length() ... (0 without a cache) -> [b, L, hidden]; the
   // cache, when given, gets this call's keys and values appended. Causal: position p reads 0..p.
-  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr);
+  // window > 0: position p reads only p - window + 1 .. p (the cache still keeps every key).
+  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, int64_t window = 0);
   AttentionConfig cfg;
   ParamHolder q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr}, q_norm{nullptr}, k_norm{nullptr};
 };

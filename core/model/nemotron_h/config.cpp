@@ -1,5 +1,6 @@
 // nemotron_h/config.cpp — Nemotron-H's config.json (config.h).
 #include "core/model/nemotron_h/config.h"
+#include "core/model/nemotron_h/arch.h"
 
 #include <cmath>
 #include <limits>
@@ -7,17 +8,17 @@
 
 #include "core/base/error.h"
 #include "core/model/config_json.h"
+#include "core/model/mamba2/arch.h"
+#include "core/model/pretrain_shape.h"
 
 namespace statescope {
 
-int64_t NemotronHConfig::count(LayerKind k) const {
-  int64_t n = 0;
-  for (auto x : layers) n += x == k;
-  return n;
-}
+int64_t NemotronHConfig::count(LayerKind k) const { return count_kind(layers, k); }
 
 void NemotronHConfig::validate(const std::string& source) const {
-  require_sizes(source, {{"hidden_size", hidden, 65536}, {"vocab_size", vocab_size, 4194304},
+  if (n_layer != static_cast<int64_t>(layers.size()))
+    throw Error(source + ": n_layer " + std::to_string(n_layer) + " for " + std::to_string(layers.size()) + " layer kinds");
+  require_sizes(source, {{"hidden_size", d_model, 65536}, {"vocab_size", vocab_size, 4194304},
                          {"layers_block_type", int64_t(layers.size()), 1024}});
   if (count(LayerKind::Mamba2) > 0) {
     require_sizes(source, {{"mamba_num_heads", mamba_heads, 65536}, {"mamba_head_dim", mamba_head_dim, 4096},
@@ -44,7 +45,7 @@ void NemotronHConfig::validate(const std::string& source) const {
 NemotronHConfig parse_nemotron_h(const nlohmann::json& j, const std::string& source) {
   ConfigReader r{j, source, ""};
   NemotronHConfig c;
-  c.hidden = r.req_int("hidden_size");
+  c.d_model = r.req_int("hidden_size");
   c.vocab_size = r.req_int("vocab_size");
   // The layer pattern: layers_block_type, else the legacy hybrid_override_pattern string.
   if (r.has("layers_block_type")) {
@@ -68,6 +69,7 @@ NemotronHConfig parse_nemotron_h(const nlohmann::json& j, const std::string& sou
   } else {
     r.fail("layers_block_type", "is missing (nor is there a hybrid_override_pattern): the layers are not said");
   }
+  c.n_layer = static_cast<int64_t>(c.layers.size());
   c.norm_eps = r.opt_num("layer_norm_epsilon", 1e-5);
   // transformers' defaults throughout. The Mamba-2 layers:
   c.mamba_heads = r.opt_int("mamba_num_heads", 128), c.mamba_head_dim = r.opt_int("mamba_head_dim", 64);
@@ -90,8 +92,64 @@ NemotronHConfig parse_nemotron_h(const nlohmann::json& j, const std::string& sou
   if (r.opt_string("mamba_hidden_act", "silu") != "silu") r.fail("mamba_hidden_act", "must be \"silu\" (the one statescope implements)");
   if (r.opt_string("mlp_hidden_act", "relu2") != "relu2") r.fail("mlp_hidden_act", "must be \"relu2\" (the one statescope implements)");
   if (r.opt_bool("mlp_bias", false)) r.fail("mlp_bias", "is true; statescope implements Nemotron-H's MLPs and experts without biases");
+  if (r.opt_bool("tie_word_embeddings", false)) r.fail("tie_word_embeddings", "is true; Nemotron-H's lm_head is its own tensor");
+  c.json = j.dump(2);
   c.validate(source);
   return c;
 }
+
+Mamba2Config mamba_layers(const NemotronHConfig& c) {
+  Mamba2Config m;
+  m.n_layer = c.count(LayerKind::Mamba2), m.vocab_size = c.vocab_size;
+  m.d_model = c.d_model, m.d_state = c.d_state, m.headdim = c.mamba_head_dim, m.ngroups = c.n_groups;
+  m.d_conv = c.conv_kernel, m.chunk_size = c.chunk_size, m.d_inner_override = c.mamba_heads * c.mamba_head_dim;
+  m.conv_bias = c.conv_bias, m.proj_bias = c.proj_bias, m.norm_eps = c.norm_eps, m.norm_per_group = true;
+  m.dt_limit_lo = c.dt_limit_lo, m.dt_limit_hi = c.dt_limit_hi;
+  return m;
+}
+
+int64_t NemotronHConfig::parameter_count() const {
+  const int64_t H = d_model, V = vocab_size;
+  const Mamba2Config m = mamba_layers(*this);
+  const int64_t mamba = m.in_proj_rows() * H + (proj_bias ? m.in_proj_rows() + H : 0) + m.conv_dim() * conv_kernel +
+                        (conv_bias ? m.conv_dim() : 0) + 3 * m.nheads() + m.d_inner() + m.d_inner() * H;
+  const int64_t attention = 2 * H * heads * head_dim + 2 * H * kv_heads * head_dim;
+  const int64_t mlp = 2 * H * intermediate;
+  const int64_t X = latent > 0 ? latent : H;
+  const int64_t moe = experts * H + experts * 2 * X * moe_intermediate + (shared_intermediate > 0 ? 2 * H * shared_intermediate : 0) +
+                      (latent > 0 ? 2 * latent * H : 0);
+  return 2 * V * H + H + n_layer * H + count(LayerKind::Mamba2) * mamba + count(LayerKind::Attention) * attention +
+         count(LayerKind::Mlp) * mlp + count(LayerKind::Moe) * moe;
+}
+
+std::string to_hf_config_json(const NemotronHConfig& c) {
+  return stored_config_json(c.json, "Nemotron-H");
+}
+
+// The registration (arch.h): the Mamba-2 layers' layout with every layer's kind and the attention caches.
+StateLayout Arch<NemotronHConfig>::layout(const NemotronHConfig& c) {
+  return hybrid_layout(Arch<Mamba2Config>::layout(mamba_layers(c)), c.layers, c.kv_heads, c.head_dim);
+}
+
+Description Arch<NemotronHConfig>::describe(const NemotronHConfig& c) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  Description d{{"layers", layer_pattern(c.layers)},
+                {"mamba2_layers", n(c.count(LayerKind::Mamba2))},
+                {"attention_layers", n(c.count(LayerKind::Attention))},
+                {"mlp_layers", n(c.count(LayerKind::Mlp))},
+                {"moe_layers", n(c.count(LayerKind::Moe))}};
+  for (auto& f : Arch<Mamba2Config>::describe(mamba_layers(c))) d.push_back({"mamba." + f.first, f.second});
+  if (c.count(LayerKind::Attention) > 0)
+    d.insert(d.end(), {{"attention.heads", n(c.heads)}, {"attention.kv_heads", n(c.kv_heads)}, {"attention.head_dim", n(c.head_dim)}});
+  if (c.count(LayerKind::Moe) > 0)
+    d.insert(d.end(), {{"moe.experts", n(c.experts)}, {"moe.top_k", n(c.top_k)}, {"moe.intermediate", n(c.moe_intermediate)}});
+  return d;
+}
+
+NemotronHConfig Arch<NemotronHConfig>::from_pretrain(const PretrainShape& s) {
+  throw Error("pretrain --arch " + s.arch + ": statescope reads Nemotron-H checkpoints but does not pretrain one yet");
+}
+
+std::string Arch<NemotronHConfig>::pretrain_flags(const PretrainShape&) { return ""; }
 
 }  // namespace statescope

@@ -8,13 +8,9 @@
 
 namespace statescope {
 
-NemotronHLMImpl::NemotronHLMImpl(const NemotronHConfig& c) : cfg(c) {
-  c.validate("Nemotron-H config");
-  const int64_t H = c.hidden;
-  mamba.d_model = H, mamba.d_state = c.d_state, mamba.headdim = c.mamba_head_dim, mamba.ngroups = c.n_groups;
-  mamba.d_conv = c.conv_kernel, mamba.chunk_size = c.chunk_size, mamba.d_inner_override = c.mamba_heads * c.mamba_head_dim;
-  mamba.conv_bias = c.conv_bias, mamba.proj_bias = c.proj_bias, mamba.norm_eps = c.norm_eps, mamba.norm_per_group = true;
-  mamba.dt_limit_lo = c.dt_limit_lo, mamba.dt_limit_hi = c.dt_limit_hi;
+NemotronHLMImpl::NemotronHLMImpl(const NemotronHConfig& c)
+    : HybridLMImpl(c, "Nemotron-H config", c.layers), cfg(c), mamba(mamba_layers(c)) {
+  const int64_t H = c.d_model;
   auto backbone = register_module("backbone", std::make_shared<torch::nn::Module>());
   embed = backbone->register_module("embeddings", ParamHolder(std::vector<int64_t>{c.vocab_size, H}, false));
   auto layers = backbone->register_module("layers", std::make_shared<torch::nn::Module>());
@@ -40,36 +36,28 @@ NemotronHLMImpl::NemotronHLMImpl(const NemotronHConfig& c) : cfg(c) {
   lm_head = register_module("lm_head", ParamHolder(std::vector<int64_t>{c.vocab_size, H}, false));
 }
 
-torch::Tensor NemotronHLMImpl::forward(const torch::Tensor& tokens, HybridState* state) {
-  auto h = embedded(tokens);  // [b, L, H]
-  HybridState out;
-  const bool from = state && !state->recurrent.empty();
-  const bool keys = state && !state->attention.empty();
-  size_t r = 0, a = 0;
-  for (size_t i = 0; i < mixers.size(); ++i) {
-    auto x = rms_norm(h, norms[i]->weight, cfg.norm_eps);
-    torch::Tensor y;
-    if (auto* m = std::get_if<Mamba2Mixer>(&mixers[i])) {
-      LayerState fin;
-      ForwardOptions opt;
-      opt.layer = static_cast<int64_t>(i);
-      y = (*m)->forward(x, from ? &state->recurrent.at(r) : nullptr, opt, fin, nullptr);
-      out.recurrent.push_back(std::move(fin));
-      ++r;
-    } else if (auto* at = std::get_if<Attention>(&mixers[i])) {
-      KVCache cache = keys ? state->attention.at(a) : KVCache{};
-      y = (*at)->forward(x, &cache);
-      out.attention.push_back(std::move(cache));
-      ++a;
-    } else if (auto* mlp = std::get_if<Mlp>(&mixers[i])) {
-      y = (*mlp)->forward(x);
-    } else {
-      y = std::get<Moe>(mixers[i])->forward(x);
-    }
-    h = h + y;
-  }
-  if (state) *state = std::move(out);
-  return logits(rms_norm(h, final_norm->weight, cfg.norm_eps));  // [b, L, vocab]
+// A block: h + mixer(RMSNorm(h)).
+torch::Tensor NemotronHLMImpl::layer(int64_t i, const torch::Tensor& h, LayerIO& io) {
+  auto x = rms_norm(h, norms[i]->weight, cfg.norm_eps);  // [b, L, H]
+  if (io.mixer_input) *io.mixer_input = x.detach();
+  torch::Tensor y;
+  if (auto* m = std::get_if<Mamba2Mixer>(&mixers[i]))
+    y = (*m)->forward(x, io.init, io.opt, *io.final, io.norms, io.deltas, io.decay);
+  else if (auto* at = std::get_if<Attention>(&mixers[i]))
+    y = (*at)->forward(x, io.cache, io.window);
+  else if (auto* mlp = std::get_if<Mlp>(&mixers[i]))
+    y = (*mlp)->forward(x);
+  else
+    y = std::get<Moe>(mixers[i])->forward(x);
+  return h + y;
+}
+
+torch::Tensor NemotronHLMImpl::final_normed(const torch::Tensor& h) const { return rms_norm(h, final_norm->weight, cfg.norm_eps); }
+
+RecurrentLM Arch<NemotronHConfig>::make(const NemotronHConfig& c) {
+  NemotronHLM m(c);
+  m->reset_parameters(0);
+  return m;
 }
 
 }  // namespace statescope

@@ -4,10 +4,9 @@
 // mamba_head_dim), attention without positional encoding, the relu^2 MLP or the mixture of experts
 // (blocks/). A block is h = h + mixer(RMSNorm(h)).
 //
-// Its state between calls (HybridState): each Mamba-2 layer's ssm [b, heads, headdim, d_state] and
+// Its state between calls (ModelState): each Mamba-2 layer's ssm [b, heads, headdim, d_state] and
 // conv [b, conv_dim, conv_kernel-1], and each attention layer's keys and values [b, kv_heads, T,
-// head_dim]. Standalone for now: issue 53's next step puts the hybrid's state into RecurrentLM's
-// ModelState and the model into the ModelConfig variant.
+// head_dim].
 #pragma once
 #include <variant>
 #include <vector>
@@ -24,12 +23,15 @@ namespace statescope {
 class NemotronHLMImpl : public HybridLMImpl {
  public:
   explicit NemotronHLMImpl(const NemotronHConfig& c);
-  using HybridLMImpl::forward;
-  torch::Tensor forward(const torch::Tensor& tokens, HybridState* state) override;
+  std::shared_ptr<RecurrentLMImpl> make_empty() const override { return std::make_shared<NemotronHLMImpl>(cfg); }
   NemotronHConfig cfg;
   Mamba2Config mamba;  // the Mamba-2 layers' config
   std::vector<ParamHolder> norms;  // embed: backbone.embeddings, final_norm: backbone.norm_f, lm_head never tied
   std::vector<std::variant<Mamba2Mixer, Attention, Mlp, Moe>> mixers;
+
+ protected:
+  torch::Tensor layer(int64_t i, const torch::Tensor& h, LayerIO& io) override;
+  torch::Tensor final_normed(const torch::Tensor& h) const override;
 };
 TORCH_MODULE(NemotronHLM);
 

@@ -1,15 +1,23 @@
 // qwen3_5/config.cpp — Qwen3.5's config.json (config.h).
 #include "core/model/qwen3_5/config.h"
+#include "core/model/qwen3_5/arch.h"
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/base/error.h"
 #include "core/model/config_json.h"
+#include "core/model/gdn/arch.h"
+#include "core/model/pretrain_shape.h"
 
 namespace statescope {
 
+int64_t Qwen35Config::count(LayerKind k) const { return count_kind(layers, k); }
+
 void Qwen35Config::validate(const std::string& source) const {
-  require_sizes(source, {{"hidden_size", hidden, 65536}, {"vocab_size", vocab_size, 4194304},
+  if (n_layer != static_cast<int64_t>(layers.size()))
+    throw Error(source + ": n_layer " + std::to_string(n_layer) + " for " + std::to_string(layers.size()) + " layer kinds");
+  require_sizes(source, {{"hidden_size", d_model, 65536}, {"vocab_size", vocab_size, 4194304},
                          {"intermediate_size", intermediate, 1 << 22}, {"layer_types", int64_t(layers.size()), 1024},
                          {"linear_num_key_heads", key_heads, 4096}, {"linear_num_value_heads", value_heads, 4096},
                          {"linear_key_head_dim", key_head_dim, 4096}, {"linear_value_head_dim", value_head_dim, 4096},
@@ -27,10 +35,11 @@ Qwen35Config parse_qwen3_5(const nlohmann::json& top, const std::string& source)
   const nlohmann::json& j = mm ? top["text_config"] : top;
   ConfigReader r{j, source, mm ? "text_config." : ""};
   c.multimodal = mm;
-  c.hidden = r.req_int("hidden_size");
+  c.d_model = r.req_int("hidden_size");
   c.vocab_size = r.req_int("vocab_size");
   c.intermediate = r.req_int("intermediate_size");
   const int64_t n_layer = r.req_int("num_hidden_layers");
+  c.n_layer = n_layer;
   c.norm_eps = r.opt_num("rms_norm_eps", 1e-6);
   // The multimodal class ties by the top-level flag, the text class by its own (transformers).
   c.tie_embeddings = mm ? ConfigReader{top, source, ""}.opt_bool("tie_word_embeddings", false)
@@ -63,8 +72,65 @@ Qwen35Config parse_qwen3_5(const nlohmann::json& top, const std::string& source)
     c.rope_theta = rp.opt_num("rope_theta", c.rope_theta), c.partial_rotary = rp.opt_num("partial_rotary_factor", c.partial_rotary);
   }
   if (r.opt_string("hidden_act", "silu") != "silu") r.fail("hidden_act", "must be \"silu\" (the one statescope implements)");
+  nlohmann::json text = j;
+  text["model_type"] = "qwen3_5_text";
+  text["tie_word_embeddings"] = c.tie_embeddings;
+  c.json = text.dump(2);
   c.validate(source);
   return c;
 }
+
+GatedDeltaNetConfig gdn_layers(const Qwen35Config& c) {
+  GatedDeltaNetConfig g;
+  g.n_layer = c.count(LayerKind::GatedDeltaNet), g.vocab_size = c.vocab_size;
+  g.d_model = c.d_model, g.num_heads = c.key_heads, g.num_v_heads = c.value_heads, g.head_dim = c.key_head_dim;
+  g.expand_v = static_cast<double>(c.value_head_dim) / static_cast<double>(c.key_head_dim);
+  g.use_short_conv = true, g.conv_size = c.conv_kernel, g.use_gate = true, g.sigmoid_gate = false;
+  g.allow_neg_eigval = false, g.norm_eps = c.norm_eps;
+  return g;
+}
+
+int64_t Qwen35Config::parameter_count() const {
+  const int64_t H = d_model, V = vocab_size;
+  const int64_t K = key_heads * key_head_dim, Vd = value_heads * value_head_dim;
+  // in_proj_qkv, conv1d (no bias), in_proj_z, in_proj_a, in_proj_b, A_log, dt_bias, norm, out_proj
+  const int64_t gdn = (2 * K + Vd) * H + (2 * K + Vd) * conv_kernel + Vd * H + 2 * value_heads * H + 2 * value_heads +
+                      value_head_dim + Vd * H;
+  // q_proj (query and gate), k_proj, v_proj, o_proj, q_norm, k_norm
+  const int64_t attention = 2 * heads * head_dim * H + 2 * kv_heads * head_dim * H + heads * head_dim * H + 2 * head_dim +
+                            (attention_bias ? 2 * heads * head_dim + 2 * kv_heads * head_dim + H : 0);
+  return V * H * (tie_embeddings ? 1 : 2) + H + n_layer * (2 * H + 3 * H * intermediate) +
+         count(LayerKind::GatedDeltaNet) * gdn + count(LayerKind::Attention) * attention;
+}
+
+std::string to_hf_config_json(const Qwen35Config& c) {
+  return stored_config_json(c.json, "Qwen3.5");
+}
+
+// The registration (arch.h): the Gated DeltaNet layers' layout with every layer's kind and the attention caches.
+StateLayout Arch<Qwen35Config>::layout(const Qwen35Config& c) {
+  return hybrid_layout(Arch<GatedDeltaNetConfig>::layout(gdn_layers(c)), c.layers, c.kv_heads, c.head_dim);
+}
+
+Description Arch<Qwen35Config>::describe(const Qwen35Config& c) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  std::ostringstream rope;
+  rope << c.rope_theta << " over " << c.partial_rotary * 100 << "% of head_dim";
+  Description d{{"layers", layer_pattern(c.layers)},
+                {"gated_deltanet_layers", n(c.count(LayerKind::GatedDeltaNet))},
+                {"attention_layers", n(c.count(LayerKind::Attention))},
+                {"intermediate_size", n(c.intermediate)}};
+  for (auto& f : Arch<GatedDeltaNetConfig>::describe(gdn_layers(c))) d.push_back({"gated_deltanet." + f.first, f.second});
+  d.insert(d.end(), {{"attention.heads", n(c.heads)}, {"attention.kv_heads", n(c.kv_heads)},
+                     {"attention.head_dim", n(c.head_dim)}, {"attention.rope", rope.str()}});
+  if (c.multimodal) d.push_back({"vision", "the checkpoint's vision tower is left out (text model only)"});
+  return d;
+}
+
+Qwen35Config Arch<Qwen35Config>::from_pretrain(const PretrainShape& s) {
+  throw Error("pretrain --arch " + s.arch + ": statescope reads Qwen3.5 checkpoints but does not pretrain one yet");
+}
+
+std::string Arch<Qwen35Config>::pretrain_flags(const PretrainShape&) { return ""; }
 
 }  // namespace statescope

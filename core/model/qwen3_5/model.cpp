@@ -3,6 +3,9 @@
 
 #include <torch/torch.h>
 
+#include <array>
+#include <map>
+
 #include "core/base/error.h"
 #include "core/model/dense.h"
 
@@ -13,13 +16,9 @@ namespace {
 torch::Tensor norm1p(const torch::Tensor& x, const ParamHolder& n, double eps) { return rms_norm(x, 1.0 + n->weight, eps); }
 }  // namespace
 
-Qwen35LMImpl::Qwen35LMImpl(const Qwen35Config& c) : cfg(c) {
-  c.validate("Qwen3.5 config");
-  const int64_t H = c.hidden;
-  gdn.d_model = H, gdn.num_heads = c.key_heads, gdn.num_v_heads = c.value_heads, gdn.head_dim = c.key_head_dim;
-  gdn.expand_v = static_cast<double>(c.value_head_dim) / static_cast<double>(c.key_head_dim);
-  gdn.use_short_conv = true, gdn.conv_size = c.conv_kernel, gdn.use_gate = true, gdn.sigmoid_gate = false;
-  gdn.allow_neg_eigval = false, gdn.norm_eps = c.norm_eps;
+Qwen35LMImpl::Qwen35LMImpl(const Qwen35Config& c)
+    : HybridLMImpl(c, "Qwen3.5 config", c.layers), cfg(c), gdn(gdn_layers(c)) {
+  const int64_t H = c.d_model;
   AttentionConfig ac;
   ac.hidden = H, ac.heads = c.heads, ac.kv_heads = c.kv_heads, ac.head_dim = c.head_dim, ac.bias = c.attention_bias;
   ac.output_gate = true, ac.qk_norm = true, ac.norm_eps = c.norm_eps, ac.rope_theta = c.rope_theta;
@@ -43,30 +42,27 @@ Qwen35LMImpl::Qwen35LMImpl(const Qwen35Config& c) : cfg(c) {
   if (!c.tie_embeddings) lm_head = register_module("lm_head", ParamHolder(Shape{c.vocab_size, H}, false));
 }
 
-torch::Tensor Qwen35LMImpl::forward(const torch::Tensor& tokens, HybridState* state) {
-  auto h = embedded(tokens);  // [b, L, H]
-  HybridState out;
-  const bool from = state && !state->recurrent.empty(), keys = state && !state->attention.empty();
-  size_t r = 0, a = 0;
-  for (size_t i = 0; i < mixers.size(); ++i) {
-    auto x = norm1p(h, input_norms[i], cfg.norm_eps);
-    if (auto* g = std::get_if<GatedDeltaNetMixer>(&mixers[i])) {
-      LayerState fin;
-      ForwardOptions opt;
-      opt.layer = static_cast<int64_t>(i);
-      h = h + (*g)->forward(x, from ? &state->recurrent.at(r) : nullptr, opt, fin, nullptr, nullptr, nullptr);
-      out.recurrent.push_back(std::move(fin));
-      ++r;
-    } else {
-      KVCache cache = keys ? state->attention.at(a) : KVCache{};
-      h = h + std::get<Attention>(mixers[i])->forward(x, &cache);
-      out.attention.push_back(std::move(cache));
-      ++a;
-    }
-    h = h + mlps[i]->forward(norm1p(h, post_norms[i], cfg.norm_eps));
-  }
-  if (state) *state = std::move(out);
-  return logits(norm1p(h, final_norm, cfg.norm_eps));  // [b, L, vocab]
+// A layer: h + mixer(RMSNorm1(h)), then h + MLP(RMSNorm2(h)).
+torch::Tensor Qwen35LMImpl::layer(int64_t i, const torch::Tensor& h0, LayerIO& io) {
+  auto x = norm1p(h0, input_norms[i], cfg.norm_eps);  // [b, L, H]
+  if (io.mixer_input) *io.mixer_input = x.detach();
+  torch::Tensor h;
+  if (auto* g = std::get_if<GatedDeltaNetMixer>(&mixers[i]))
+    h = h0 + (*g)->forward(x, io.init, io.opt, *io.final, io.norms, io.deltas, io.decay);
+  else
+    h = h0 + std::get<Attention>(mixers[i])->forward(x, io.cache, io.window);
+  return h + mlps[i]->forward(norm1p(h, post_norms[i], cfg.norm_eps));
+}
+
+torch::Tensor Qwen35LMImpl::final_normed(const torch::Tensor& h) const { return norm1p(h, final_norm, cfg.norm_eps); }
+
+StateDict Qwen35LMImpl::from_checkpoint(StateDict sd, const std::string& source) const { return qwen3_5_weights(sd, cfg, source); }
+StateDict Qwen35LMImpl::to_checkpoint(StateDict sd) const { return qwen3_5_checkpoint(sd); }
+
+RecurrentLM Arch<Qwen35Config>::make(const Qwen35Config& c) {
+  Qwen35LM m(c);
+  m->reset_parameters(0);
+  return m;
 }
 
 StateDict qwen3_5_weights(const StateDict& disk, const Qwen35Config& c, const std::string& source) {
@@ -97,6 +93,35 @@ StateDict qwen3_5_weights(const StateDict& disk, const Qwen35Config& c, const st
     else if (name == "out_proj.weight") out[layer + "o_proj.weight"] = t;
     else out[key] = t;  // A_log, dt_bias
   }
+  return out;
+}
+
+StateDict qwen3_5_checkpoint(const StateDict& mine) {
+  StateDict out;
+  std::map<std::string, std::array<torch::Tensor, 3>> qkv, conv;  // per layer prefix: q, k, v
+  for (const auto& [key, t] : mine) {
+    const auto at = key.find(".linear_attn.");
+    if (at == std::string::npos) {
+      out[key] = t;
+      continue;
+    }
+    const std::string layer = key.substr(0, at + 13), name = key.substr(at + 13);
+    const std::map<std::string, std::string> renamed{{"g_proj.weight", "in_proj_z.weight"}, {"a_proj.weight", "in_proj_a.weight"},
+                                                     {"b_proj.weight", "in_proj_b.weight"}, {"o_norm.weight", "norm.weight"},
+                                                     {"o_proj.weight", "out_proj.weight"}};
+    const std::array<const char*, 3> proj{"q_proj.weight", "k_proj.weight", "v_proj.weight"};
+    const std::array<const char*, 3> convs{"q_conv1d.weight", "k_conv1d.weight", "v_conv1d.weight"};
+    bool done = false;
+    for (int j = 0; j < 3; ++j) {
+      if (name == proj[j]) qkv[layer][j] = t, done = true;
+      if (name == convs[j]) conv[layer][j] = t, done = true;
+    }
+    if (done) continue;
+    if (auto it = renamed.find(name); it != renamed.end()) out[layer + it->second] = t;
+    else out[key] = t;  // A_log, dt_bias
+  }
+  for (auto& [layer, p] : qkv) out[layer + "in_proj_qkv.weight"] = torch::cat({p[0], p[1], p[2]}, 0);  // [2K + V, H]
+  for (auto& [layer, p] : conv) out[layer + "conv1d.weight"] = torch::cat({p[0], p[1], p[2]}, 0);     // [2K + V, 1, k]
   return out;
 }
 
