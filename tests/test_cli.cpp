@@ -61,6 +61,13 @@ torch::Tensor read(const std::string& path, const std::string& name) {
 
 std::string tmp(const std::string& name) { return statescope::test::scratch("statescope_cli_" + name); }
 
+// Two model folders hold the same tensors, bit for bit.
+void expect_same_weights(const std::string& dir_a, const std::string& dir_b) {
+  const auto a = read_weights_file(dir_a + "/model.safetensors"), b = read_weights_file(dir_b + "/model.safetensors");
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, t] : a) EXPECT_TRUE(b.count(name) && torch::equal(t, b.at(name))) << name;
+}
+
 // A forward input at `path`: input_ids [B, len] from ids ([B, n] flattened; d = {B, n}) at `from`, and
 // each final_<name> dataset of `state_from` as initial_<name> (none when state_from is empty).
 void write_piece(const std::string& path, const std::vector<int64_t>& ids, const std::vector<int64_t>& d, int64_t from,
@@ -765,9 +772,7 @@ TEST(Cli, PretrainSweepModelsAreWhatTheirRecordedCommandMakes) {
   command = "pretrain --out " + again + command.substr(std::string("statescope-cli pretrain --out " + dir).size());
   auto p = cli(command);
   ASSERT_EQ(p.code, 0) << command << "\n" << p.output;
-  const auto a = read_weights_file(dir + "/model.safetensors"), b = read_weights_file(again + "/model.safetensors");
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, t] : a) EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
+  expect_same_weights(dir, again);
   // Bad pretrain sections are refused by field before anything runs.
   for (const auto& [bad, field] : std::vector<std::pair<std::string, std::string>>{
            {R"({"pretrain": {"d_stat": 4}, "T": 8})", "pretrain.d_stat"},
@@ -785,6 +790,53 @@ TEST(Cli, PretrainSweepModelsAreWhatTheirRecordedCommandMakes) {
     EXPECT_EQ(e.code, 1) << bad << "\n" << e.output;
     EXPECT_NE(e.output.find(field), std::string::npos) << bad << "\n" << e.output;
   }
+}
+
+// Issue 53 at the committed tiny scale: a byte-level hybrid of each family pretrained by a spec (its
+// layer pattern from "layers"), post-trained under state passing (attention starting empty), and
+// evaluated beside the two ablations (reset every T: the recurrent layers alone; attention_window T),
+// every run finished on the one yardstick; the ablations change the losses; the command the model
+// records makes the same weights.
+TEST(Cli, HybridsPretrainPostTrainAndAblateFromASpec) {
+  const std::vector<std::pair<std::string, std::string>> families{
+      {"nemotron_h", R"("layers": "M*-M", "n_layer": 4, "headdim": 8, "d_state": 8, "chunk_size": 8)"},
+      {"qwen3_5", R"("layers": "G*G", "n_layer": 3, "num_heads": 2, "head_dim": 8)"}};
+  for (const auto& [arch, shape] : families) {
+    const auto spec = tmp("hybrid_" + arch + ".json"), out = tmp("hybrid_" + arch + ".h5"), keep = tmp("hybrid_" + arch + "_models"),
+               again = tmp("hybrid_" + arch + "_again");
+    fs::remove_all(keep);
+    fs::remove_all(again);
+    std::ofstream(spec) << R"({"pretrain": {"arch": ")" + arch + R"(", "d_model": 16, )" + shape +
+                               R"(, "attention_heads": 2, "kv_heads": 1, "attention_head_dim": 8, "mlp_size": 32, "steps": 3,
+        "batch": 2}, "T": 8, "save_models": ")" + keep + R"(", "posttrain": {"steps": 2, "batch": 2, "lr": 1e-3},
+      "policies": [{"kind": "passing"}],
+      "interventions": [{"kind": "reset", "period": 8}, {"kind": "attention_window", "period": 8}],
+      "eval": {"length": 48, "sequences": 2, "segment": 16, "batch": 2}})";
+    auto r = cli("run " + spec + " -o " + out + " --overwrite");
+    ASSERT_EQ(r.code, 0) << arch << "\n" << r.output;
+    H5File f(out, H5File::Mode::Read);
+    for (const char* run : {"baseline", "passing", "reset", "attention_window"})
+      EXPECT_EQ(f.attr(run, "status"), "finished") << arch << " " << run;
+    EXPECT_EQ(f.attr("attention_window/intervention", "attention_window"), "8") << arch;
+    const auto base = f.read_f32("baseline/ppl/nll_per_sequence");
+    EXPECT_NE(f.read_f32("reset/ppl/nll_per_sequence"), base) << arch << ": resetting the recurrent layers matters";
+    EXPECT_NE(f.read_f32("attention_window/ppl/nll_per_sequence"), base) << arch << ": the window matters";
+    const std::string dir = (fs::path(keep) / "pretrain").string();
+    EXPECT_EQ(architecture(load_model_config(dir + "/config.json")), arch);
+    std::ostringstream text;
+    text << std::ifstream(dir + "/statescope.json").rdbuf();
+    std::string command = nlohmann::json::parse(text.str()).at("command").get<std::string>();
+    EXPECT_NE(command.find("--layers "), std::string::npos) << command;
+    command = "pretrain --out " + again + command.substr(std::string("statescope-cli pretrain --out " + dir).size());
+    auto p = cli(command);  // through the shell, as a user pastes it
+    ASSERT_EQ(p.code, 0) << command << "\n" << p.output;
+    expect_same_weights(dir, again);
+  }
+  auto e = cli("pretrain --arch nemotron_h --n-layer 2 --layers 'M*E' --steps 1 --out " + tmp("never_hybrid"));
+  EXPECT_EQ(e.code, 1) << e.output;
+  e = cli("pretrain --arch mamba2 --layers M* --steps 1 --out " + tmp("never_m2"));
+  EXPECT_EQ(e.code, 1) << e.output;
+  EXPECT_NE(e.output.find("--layers is a hybrid option; --arch mamba2 has no such setting"), std::string::npos) << e.output;
 }
 
 // One pretrain builder for the CLI and a spec (pretrain_model): a Gated DeltaNet pretrained by a
@@ -812,9 +864,7 @@ TEST(Cli, PretrainOfEveryArchitectureGoesThroughTheOneBuilder) {
   command = "pretrain --out " + again + command.substr(std::string("statescope-cli pretrain --out " + dir).size());
   auto p = cli(command);
   ASSERT_EQ(p.code, 0) << command << "\n" << p.output;
-  const auto a = read_weights_file(dir + "/model.safetensors"), b = read_weights_file(again + "/model.safetensors");
-  ASSERT_EQ(a.size(), b.size());
-  for (const auto& [name, t] : a) EXPECT_TRUE(torch::equal(t, b.at(name))) << name;
+  expect_same_weights(dir, again);
   auto e = cli("pretrain --arch gla --head-dim 8 --steps 1 --out " + tmp("never_gla"));
   EXPECT_EQ(e.code, 1) << e.output;
   EXPECT_NE(e.output.find("--head-dim is a Gated DeltaNet option; --arch gla has no such setting"), std::string::npos) << e.output;

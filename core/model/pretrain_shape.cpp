@@ -15,7 +15,8 @@ const std::vector<std::string>& shape_keys() {
   static const std::vector<std::string> k{"arch", "d_model", "n_layer", "d_state", "expand", "d_conv", "headdim", "ngroups",
                                           "chunk_size", "dt_rank", "dt_min", "dt_max", "dt_limit", "a_min", "a_max",
                                           "freeze_A", "num_heads", "expand_k", "expand_v", "short_conv", "clamp_min",
-                                          "mlp_size", "head_dim", "v_heads", "no_short_conv"};
+                                          "mlp_size", "head_dim", "v_heads", "no_short_conv", "layers", "attention_heads",
+                                          "kv_heads", "attention_head_dim"};
   return k;
 }
 
@@ -37,31 +38,36 @@ ModelConfig shape_config(const PretrainShape& s, const std::string& where) {
 bool PretrainField::owned_by(const std::string& a) const { return std::find(archs.begin(), archs.end(), a) != archs.end(); }
 
 const std::vector<PretrainField>& pretrain_fields() {
-  static const std::vector<std::string> m2{"mamba2"}, m1{"mamba1"}, mamba{"mamba2", "mamba1"}, gla{"gla"},
-      gdn{"gated_deltanet"}, fla{"gla", "gated_deltanet"}, a_range{"mamba2", "gated_deltanet"},
-      a_log{"mamba2", "mamba1", "gated_deltanet"};
+  static const std::vector<std::string> m2{"mamba2", "nemotron_h"}, m1{"mamba1"}, mamba{"mamba2", "mamba1", "nemotron_h"},
+      mamba_init{"mamba2", "mamba1"}, gla{"gla"}, gdn{"gated_deltanet", "qwen3_5"}, fla{"gla", "gated_deltanet", "qwen3_5"},
+      a_range{"mamba2", "gated_deltanet", "nemotron_h", "qwen3_5"}, a_log{"mamba2", "mamba1", "gated_deltanet"},
+      mlp{"gla", "gated_deltanet", "nemotron_h", "qwen3_5"}, hybrid{"nemotron_h", "qwen3_5"};
   static const std::vector<PretrainField> f{
       {"headdim", "--headdim", "Mamba-2", m2},
       {"ngroups", "--ngroups", "Mamba-2", m2},
       {"chunk_size", "--chunk-size", "Mamba-2", m2},
       {"dt_limit", "--dt-limit", "Mamba-2", m2},
-      {"a_min", "--a-min", "Mamba-2 and Gated DeltaNet", a_range},
-      {"a_max", "--a-max", "Mamba-2 and Gated DeltaNet", a_range},
+      {"a_min", "--a-min", "Mamba-2, Gated DeltaNet and the hybrids", a_range},
+      {"a_max", "--a-max", "Mamba-2, Gated DeltaNet and the hybrids", a_range},
       {"dt_rank", "--dt-rank", "Mamba-1", m1},
       {"d_state", "--d-state", "Mamba", mamba},
       {"expand", "--expand", "Mamba", mamba},
-      {"dt_min", "--dt-min", "Mamba", mamba},
-      {"dt_max", "--dt-max", "Mamba", mamba},
+      {"dt_min", "--dt-min", "Mamba", mamba_init},
+      {"dt_max", "--dt-max", "Mamba", mamba_init},
       {"freeze_A", "--freeze-A", "Mamba and Gated DeltaNet", a_log},
       {"num_heads", "--heads", "GLA and Gated DeltaNet", fla},
       {"expand_v", "--expand-v", "GLA and Gated DeltaNet", fla},
-      {"mlp_size", "--mlp-size", "GLA and Gated DeltaNet", fla},
+      {"mlp_size", "--mlp-size", "GLA, Gated DeltaNet and the hybrids", mlp},
       {"expand_k", "--expand-k", "GLA", gla},
       {"short_conv", "--short-conv", "GLA", gla},
       {"clamp_min", "--clamp-min", "GLA", gla},
       {"head_dim", "--head-dim", "Gated DeltaNet", gdn},
       {"v_heads", "--v-heads", "Gated DeltaNet", gdn},
-      {"no_short_conv", "--no-short-conv", "Gated DeltaNet", gdn},
+      {"no_short_conv", "--no-short-conv", "Gated DeltaNet", {"gated_deltanet"}},
+      {"layers", "--layers", "hybrid", hybrid},
+      {"attention_heads", "--attention-heads", "hybrid", hybrid},
+      {"kv_heads", "--kv-heads", "hybrid", hybrid},
+      {"attention_head_dim", "--attention-head-dim", "hybrid", hybrid},
   };
   return f;
 }
@@ -98,6 +104,10 @@ void read_shape(const JsonFields& f, PretrainShape& p) {
   f.read("v_heads", p.v_heads);
   f.read("no_short_conv", p.no_short_conv);
   p.expand_v_set = f.has("expand_v");
+  f.read("layers", p.layers);
+  f.read("attention_heads", p.attention_heads);
+  f.read("kv_heads", p.kv_heads);
+  f.read("attention_head_dim", p.attention_head_dim);
 }
 
 void check_shape(const PretrainShape& s, const std::string& where, const std::string& prefix) {

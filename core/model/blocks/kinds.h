@@ -53,4 +53,21 @@ inline std::string stored_config_json(const std::string& json, const std::string
   return json;
 }
 
+// A fresh hybrid's layer pattern (PretrainShape::layers): one letter of `letters` per layer (M Mamba-2,
+// G Gated DeltaNet, * attention, - MLP, E experts), n_layer of them; Error naming `where` otherwise.
+inline std::vector<LayerKind> parse_layer_pattern(const std::string& pattern, int64_t n_layer, const std::string& letters,
+                                                  const std::string& where) {
+  if (static_cast<int64_t>(pattern.size()) != n_layer)
+    throw Error(where + ": field 'layers' (\"" + pattern + "\") must give one letter per layer, n_layer " + std::to_string(n_layer));
+  std::vector<LayerKind> out;
+  for (char ch : pattern) {
+    if (letters.find(ch) == std::string::npos)
+      throw Error(where + ": field 'layers' holds '" + std::string(1, ch) + "'; this family's letters are " + letters +
+                  " (M Mamba-2, G Gated DeltaNet, * attention, - MLP)");
+    out.push_back(ch == 'M' ? LayerKind::Mamba2 : ch == 'G' ? LayerKind::GatedDeltaNet : ch == '*' ? LayerKind::Attention
+                  : ch == '-' ? LayerKind::Mlp : LayerKind::Moe);
+  }
+  return out;
+}
+
 }  // namespace statescope

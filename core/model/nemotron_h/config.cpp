@@ -146,10 +146,35 @@ Description Arch<NemotronHConfig>::describe(const NemotronHConfig& c) {
   return d;
 }
 
+// A fresh byte-level Nemotron-H: the config.json transformers would write for the shape, read back.
 NemotronHConfig Arch<NemotronHConfig>::from_pretrain(const PretrainShape& s) {
-  throw Error("pretrain --arch " + s.arch + ": statescope reads Nemotron-H checkpoints but does not pretrain one yet");
+  const std::string where = "pretrain --arch nemotron_h";
+  nlohmann::json kinds = nlohmann::json::array();
+  for (auto k : parse_layer_pattern(s.layers, s.n_layer, "M*-", where))
+    kinds.push_back(k == LayerKind::Mamba2 ? "linear_attention" : k == LayerKind::Attention ? "full_attention" : "mlp");
+  if (s.headdim <= 0 || (s.expand * s.d_model) % s.headdim != 0)
+    throw Error(where + ": field 'headdim' (" + std::to_string(s.headdim) + ") must divide expand x d_model (" +
+                std::to_string(s.expand * s.d_model) + ")");
+  nlohmann::json j{{"architectures", {"NemotronHForCausalLM"}}, {"model_type", "nemotron_h"}, {"hidden_size", s.d_model},
+                   {"vocab_size", 256}, {"num_hidden_layers", s.n_layer}, {"layers_block_type", kinds},
+                   {"mamba_num_heads", s.expand * s.d_model / s.headdim}, {"mamba_head_dim", s.headdim},
+                   {"ssm_state_size", s.d_state}, {"n_groups", s.ngroups}, {"conv_kernel", s.d_conv},
+                   {"chunk_size", s.chunk_size}, {"use_conv_bias", true}, {"use_bias", false},
+                   {"num_attention_heads", s.attention_heads}, {"num_key_value_heads", s.kv_heads},
+                   {"head_dim", s.attention_head_dim}, {"intermediate_size", s.mlp_size > 0 ? s.mlp_size : 4 * s.d_model},
+                   {"layer_norm_epsilon", 1e-5}, {"tie_word_embeddings", false}, {"mamba_hidden_act", "silu"},
+                   {"mlp_hidden_act", "relu2"}, {"residual_in_fp32", false}};
+  if (s.dt_limit > 0) j["time_step_limit"] = {0.0, s.dt_limit};
+  return parse_nemotron_h(j, where);
 }
 
-std::string Arch<NemotronHConfig>::pretrain_flags(const PretrainShape&) { return ""; }
+std::string Arch<NemotronHConfig>::pretrain_flags(const PretrainShape& s) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return " --layers '" + s.layers + "' --d-state " + n(s.d_state) + " --expand " + n(s.expand) + " --headdim " + n(s.headdim) +
+         " --ngroups " + n(s.ngroups) + " --chunk-size " + n(s.chunk_size) + " --attention-heads " + n(s.attention_heads) +
+         " --kv-heads " + n(s.kv_heads) + " --attention-head-dim " + n(s.attention_head_dim) + " --mlp-size " + n(s.mlp_size) +
+         " --a-min " + pretrain_number(s.a_min) + " --a-max " + pretrain_number(s.a_max) +
+         (s.dt_limit > 0 ? " --dt-limit " + pretrain_number(s.dt_limit) : std::string());
+}
 
 }  // namespace statescope

@@ -10,7 +10,7 @@ namespace statescope {
 
 template <>
 struct Arch<Qwen35Config> {
-  static constexpr Capabilities capabilities{.has_dt = true, .attention = true};
+  static constexpr Capabilities capabilities{.has_dt = true, .a_range = true, .attention = true};
   static constexpr ArchNames names{"qwen3_5", "Qwen3.5", "qwen3_5_text", "", "qwen3_5"};
   static Qwen35Config parse_hf(const nlohmann::json& j, const std::string& source) { return parse_qwen3_5(j, source); }
   STATESCOPE_ARCH_FUNCTIONS(Qwen35Config);

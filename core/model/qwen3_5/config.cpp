@@ -127,10 +127,34 @@ Description Arch<Qwen35Config>::describe(const Qwen35Config& c) {
   return d;
 }
 
+// A fresh byte-level Qwen3.5 (tied embeddings): the config.json transformers would write for the shape, read back.
 Qwen35Config Arch<Qwen35Config>::from_pretrain(const PretrainShape& s) {
-  throw Error("pretrain --arch " + s.arch + ": statescope reads Qwen3.5 checkpoints but does not pretrain one yet");
+  const std::string where = "pretrain --arch qwen3_5";
+  nlohmann::json kinds = nlohmann::json::array();
+  for (auto k : parse_layer_pattern(s.layers, s.n_layer, "G*", where))
+    kinds.push_back(k == LayerKind::GatedDeltaNet ? "linear_attention" : "full_attention");
+  const double ev = s.expand_v_set ? s.expand_v : 2.0;
+  const auto v_dim = static_cast<int64_t>(ev * static_cast<double>(s.head_dim));
+  if (static_cast<double>(v_dim) != ev * static_cast<double>(s.head_dim))
+    throw Error(where + ": field 'expand_v' x head_dim must be a whole number of value dims, got " + pretrain_number(ev * static_cast<double>(s.head_dim)));
+  nlohmann::json j{{"architectures", {"Qwen3_5ForCausalLM"}}, {"model_type", "qwen3_5_text"}, {"hidden_size", s.d_model},
+                   {"vocab_size", 256}, {"num_hidden_layers", s.n_layer}, {"layer_types", kinds},
+                   {"intermediate_size", s.mlp_size > 0 ? s.mlp_size : 4 * s.d_model}, {"rms_norm_eps", 1e-6},
+                   {"linear_num_key_heads", s.num_heads}, {"linear_num_value_heads", s.v_heads > 0 ? s.v_heads : s.num_heads},
+                   {"linear_key_head_dim", s.head_dim}, {"linear_value_head_dim", v_dim}, {"linear_conv_kernel_dim", s.d_conv},
+                   {"num_attention_heads", s.attention_heads}, {"num_key_value_heads", s.kv_heads},
+                   {"head_dim", s.attention_head_dim}, {"attention_bias", false}, {"hidden_act", "silu"},
+                   {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}, {"partial_rotary_factor", 0.25}}},
+                   {"tie_word_embeddings", true}};
+  return parse_qwen3_5(j, where);
 }
 
-std::string Arch<Qwen35Config>::pretrain_flags(const PretrainShape&) { return ""; }
+std::string Arch<Qwen35Config>::pretrain_flags(const PretrainShape& s) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return " --layers '" + s.layers + "' --heads " + n(s.num_heads) + " --head-dim " + n(s.head_dim) + " --v-heads " + n(s.v_heads) +
+         (s.expand_v_set ? " --expand-v " + pretrain_number(s.expand_v) : std::string()) + " --attention-heads " +
+         n(s.attention_heads) + " --kv-heads " + n(s.kv_heads) + " --attention-head-dim " + n(s.attention_head_dim) +
+         " --mlp-size " + n(s.mlp_size) + " --a-min " + pretrain_number(s.a_min) + " --a-max " + pretrain_number(s.a_max);
+}
 
 }  // namespace statescope
