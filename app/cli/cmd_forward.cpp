@@ -72,10 +72,9 @@ void write_caches(H5File& f, const StateLayout& c, const std::vector<KVCache>& c
   if (c.layer_kinds.empty()) return;
   f.set_attr_strings("/", "layer_kinds", c.layer_kinds);
   std::vector<std::string> rec, att;
-  for (size_t i = 0; i < c.layer_kinds.size(); ++i) {
+  for (int64_t r = 0; r < c.n_layer; ++r) rec.push_back(std::to_string(c.model_layer(r)));
+  for (size_t i = 0; i < c.layer_kinds.size(); ++i)
     if (c.layer_kinds[i] == "attention") att.push_back(std::to_string(i));
-    if (c.layer_kinds[i] == "mamba2" || c.layer_kinds[i] == "gated_deltanet") rec.push_back(std::to_string(i));
-  }
   f.set_attr_strings("/", "recurrent_layers", rec);
   f.set_attr_strings("/", "attention_layers", att);
   if (caches.empty()) return;

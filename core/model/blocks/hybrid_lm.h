@@ -32,7 +32,6 @@ class HybridLMImpl : public RecurrentLMImpl {
   // +-1/sqrt(kernel), per recurrent head A = U(a_min, a_max) (A_log = log A), dt log-uniform in
   // [1e-3, 1e-1] (dt_bias its inverse softplus), D = 1. Loaded checkpoints overwrite all of it.
   void reset_parameters(uint64_t seed, double a_min = 1.0, double a_max = 16.0) override;
-  const std::vector<LayerKind>& kinds() const { return kinds_; }
 
   ParamHolder embed{nullptr}, final_norm{nullptr}, lm_head{nullptr};  // lm_head null: tied to embed
 
