@@ -735,6 +735,24 @@ TEST(Gui, CancelMarksTheRunsThatNeverStarted) {
   EXPECT_EQ(w.runs()[1].status.toStdString(), "not run (cancelled)");
 }
 
+// Stable run identity (issue 54, item 8): a reopened file lists its runs in the experiment's order, as
+// the live list did, not by name, and colours them by that order.
+TEST(Gui, AReopenedFileKeepsTheExperimentsOrderAndColours) {
+  const std::string spec = R"({"model": "embedded", "posttrain": {"steps": 1, "batch": 2},
+    "policies": [{"kind": "zero"}, {"kind": "passing"}, {"kind": "fitted"}],
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
+  const std::string out = tmp("statescope_gui_order.h5");
+  run_experiment(spec, "order", out);
+  gui::MainWindow w;
+  w.set_quiet(true);
+  ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
+  QStringList names;
+  for (const auto& r : w.runs()) names << r.name;
+  EXPECT_EQ(names, (QStringList{"baseline", "zero", "passing", "fitted"})) << names.join(", ").toStdString();
+  for (int i = 0; i < static_cast<int>(w.runs().size()); ++i) EXPECT_EQ(w.runs()[i].color, views::run_color(i)) << i;
+  EXPECT_EQ(H5File(out, H5File::Mode::Read).attr("fitted", "order"), "3");
+}
+
 TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   const std::string spec = R"({"model": "embedded", "policies": [],
     "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";

@@ -3,7 +3,11 @@
 
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
+#include "core/store/group_io.h"
 #include "core/store/run_record.h"
+
+#include <algorithm>
+#include <limits>
 
 namespace statescope::gui {
 
@@ -23,7 +27,21 @@ views::Runs load_runs(const std::string& path, std::vector<std::string>* unreada
   H5File f(path, H5File::Mode::Read);
   check_experiment_file(f);  // ours, and not from a newer statescope
   views::Runs runs;
-  const auto names = run_names(f);
+  // The runs in their experiment's plan order (attribute "order", as the live list showed them; runs
+  // of files without it after those with it, by name), so order and colours match the live run's.
+  auto names = run_names(f);
+  auto order = [&](const std::string& name) {
+    try {
+      return has_attr(f, name, "order") ? std::stoll(f.attr(name, "order")) : std::numeric_limits<long long>::max();
+    } catch (const std::exception&) {
+      return std::numeric_limits<long long>::max();
+    }
+  };
+  std::vector<std::pair<long long, std::string>> keyed;
+  for (const auto& n : names) keyed.emplace_back(order(n), n);
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  names.clear();
+  for (auto& [k, n] : keyed) names.push_back(n);
   std::string first;
   for (const auto& name : names) {
     try {

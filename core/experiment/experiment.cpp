@@ -302,8 +302,11 @@ class ExperimentRunner {
       arch = architecture_line(load_model_config((std::filesystem::path(model.dir) / "config.json").string()));
     } catch (const Error&) {
     }
-    return RunInfo{run.name, js.dump(), model.name, model.hash, label, run.spec.seed,
-                   std::string(kVersionString) + ", " + runtime_summary(), compute_.summary(), arch};
+    RunInfo info{run.name, js.dump(), model.name, model.hash, label, run.spec.seed,
+                 std::string(kVersionString) + ", " + runtime_summary(), compute_.summary(), arch};
+    for (size_t i = 0; i < plan_.size(); ++i)  // its place in the plan: the app's order and colour
+      if (plan_[i].name == run.name) info.order = static_cast<int64_t>(i);
+    return info;
   }
 
   RunSummary ended(const std::string& name, const std::string& label, const std::string& status,

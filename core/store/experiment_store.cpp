@@ -142,6 +142,7 @@ void ExperimentFile::begin_run(const RunInfo& i, bool replace) {
   if (!i.architecture.empty()) f_->set_attr(g, "architecture", i.architecture);
   f_->set_attr(g, "intervention", i.intervention);
   f_->set_attr_i64(g, "seed", static_cast<int64_t>(i.seed));
+  if (i.order >= 0) f_->set_attr_i64(g, "order", i.order);
   f_->set_attr(g, "versions", i.versions);
   f_->set_attr(g, "device", i.device);
   f_->set_attr(g, "started", iso8601_now());

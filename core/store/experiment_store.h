@@ -3,10 +3,11 @@
 // write; the run's status attribute is written last). No LibTorch, no Qt.
 //
 // Root attributes: format, format_version, creator, created. Run group attributes: spec (JSON),
-// model, checkpoint_hash, architecture, intervention, seed, versions, device, status, message.
+// model, checkpoint_hash, architecture, intervention, seed, order, versions, device, status, message.
 // Datasets: train/{step, loss, lr, grad_norm} (growable); ppl/{position, nll, nll_stderr,
 // windowed_nll, excess, excess_stderr}; state_norm/{position, layer, head, norm [layer, position],
-// norm_per_head [layer, head, position]}; effrem/{T, t, value [T, t], stderr [T, t]};
+// norm_per_head [layer, head, position], a hybrid's model_layer [layer]}; a hybrid's attention_stats/
+// {position, layer, head, entropy, first_mass [layer, head, position]}; effrem/{T, t, value [T, t], stderr [T, t]};
 // state_stats/{position, layer, head, bin_edges, histogram [layer, position, head, bin], mean, std,
 // fitted_mean, fitted_std [layer, head], delta_norm [n_layer, position]}.
 // Plottable groups carry NeXus signal/axes attributes.
@@ -33,6 +34,8 @@ struct RunInfo {
   std::string versions;        // statescope, torch
   std::string device;
   std::string architecture;    // model_config.h architecture_line(); "" when not known
+  int64_t order = -1;          // the run's place in its experiment's plan (attribute "order": the app's
+                               // order and colours, live and reopened alike); -1: none written
 };
 
 // How an experiment file is written: under the output rule (core/base/output_rule.h). A new file or
