@@ -821,6 +821,18 @@ TEST(Cli, HybridsPretrainPostTrainAndAblateFromASpec) {
     const auto base = f.read_f32("baseline/ppl/nll_per_sequence");
     EXPECT_NE(f.read_f32("reset/ppl/nll_per_sequence"), base) << arch << ": resetting the recurrent layers matters";
     EXPECT_NE(f.read_f32("attention_window/ppl/nll_per_sequence"), base) << arch << ": the window matters";
+    // What the attention layer (model layer 1) reads, per run: under a window of 8 a position past 10
+    // reads none of the first 4 tokens; in full, every position reads them.
+    std::vector<int64_t> d;
+    const auto windowed = f.read_f64("attention_window/attention_stats/first_mass", &d);
+    ASSERT_EQ(d, (std::vector<int64_t>{1, 2, 48})) << arch;
+    for (int64_t row = 0; row < 2; ++row)
+      for (int64_t p = 11; p < 48; ++p) EXPECT_EQ(windowed[row * 48 + p], 0.0) << arch << " position " << p;
+    const auto full = f.read_f64("baseline/attention_stats/first_mass");
+    EXPECT_GT(full[47], 0.0) << arch;
+    EXPECT_EQ(f.read_i64("baseline/attention_stats/layer"), (std::vector<int64_t>{1})) << arch;
+    auto ins = cli("inspect " + out);
+    EXPECT_NE(ins.output.find("attention L1, position 8 -> 48: entropy"), std::string::npos) << ins.output;
     const std::string dir = (fs::path(keep) / "pretrain").string();
     EXPECT_EQ(architecture(load_model_config(dir + "/config.json")), arch);
     std::ostringstream text;

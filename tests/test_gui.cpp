@@ -792,6 +792,60 @@ TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   EXPECT_EQ(w.runs()[1].name, "statescope_gui_cmp_a/baseline");
 }
 
+// A hybrid's state norm tab (issue 53): each row of the per-head map names its model layer and kind, the
+// layer selector too, and the map also shows what the attention layers read (entropy, mass on the first
+// tokens), one row per attention head; a pure model's run offers only the two norm modes.
+TEST(Gui, AHybridsStateNormRowsNameTheirLayersAndTheMapShowsItsAttention) {
+  const std::string out = tmp("statescope_gui_hybrid.h5");
+  const std::string spec = R"({"pretrain": {"arch": "nemotron_h", "d_model": 16, "layers": "M*-M", "n_layer": 4, "headdim": 8,
+      "d_state": 8, "chunk_size": 8, "attention_heads": 2, "kv_heads": 1, "attention_head_dim": 8, "mlp_size": 32, "steps": 2,
+      "batch": 2}, "T": 8, "policies": [], "eval": {"length": 48, "sequences": 2, "segment": 16, "batch": 2}})";
+  run_experiment(spec, "gui-hybrid", out);
+  gui::MainWindow w;
+  w.set_quiet(true);
+  w.show();
+  ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
+  ASSERT_EQ(w.runs().size(), 2u);  // the pretraining and the baseline
+  const views::RunData* base = nullptr;
+  for (const auto& r : w.runs())
+    if (r.name == "baseline") base = &r;
+  ASSERT_TRUE(base && base->eval);
+  const auto& e = *base->eval;
+  ASSERT_EQ(e.recurrent_layers, (std::vector<int64_t>{0, 3}));
+  ASSERT_EQ(e.attention_layers, (std::vector<int64_t>{1}));
+  QTest::qWait(50);
+  w.tabs()->setCurrentIndex(3);
+  auto* norm = w.tabs()->widget(3);
+  auto* curves = dynamic_cast<views::NormCurvesView*>(field<views::PlotWidget>(norm, "state_norm_curves"));
+  ASSERT_NE(curves, nullptr);
+  ASSERT_EQ(curves->layer_box()->count(), 3);
+  EXPECT_EQ(curves->layer_box()->itemText(2), "3 (mamba2)");
+  auto* heads = field<views::HeatmapWidget>(norm, "state_norm_heads");
+  ASSERT_NE(heads, nullptr);
+  auto* mode = field<QComboBox>(heads, "state_norm_mode");
+  ASSERT_EQ(mode->count(), 4) << "growth, absolute, attention entropy, attention mass on the first tokens";
+  auto rows = [&] {  // the map's first column (row names) as its CSV export writes them
+    const QString csv = QString::fromStdString(tmp("statescope_gui_hybrid_map.csv"));
+    EXPECT_TRUE(heads->export_csv(csv));
+    QFile c(csv);
+    EXPECT_TRUE(c.open(QIODevice::ReadOnly));
+    std::set<QString> names;
+    const QStringList lines = QString::fromUtf8(c.readAll()).split('\n', Qt::SkipEmptyParts);
+    for (int i = 1; i < lines.size(); ++i) names.insert(lines[i].section(',', 0, 0).remove('"'));
+    return names;
+  };
+  EXPECT_EQ(heads->color_map()->data()->valueSize(), e.n_layer * e.nheads);
+  auto names = rows();
+  EXPECT_TRUE(names.count("L0 Mamba-2 H0") && names.count("L3 Mamba-2 H1")) << QStringList(names.begin(), names.end()).join("; ").toStdString();
+  mode->setCurrentIndex(2);  // attention entropy: one row per attention head; position 1 reads one position, 0 bits
+  EXPECT_EQ(heads->color_map()->data()->valueSize(), 2);
+  EXPECT_EQ(heads->color_map()->data()->cell(0, 0), 0.0);
+  names = rows();
+  EXPECT_TRUE(names.count("L1 attention H0") && names.count("L1 attention H1")) << QStringList(names.begin(), names.end()).join("; ").toStdString();
+  mode->setCurrentIndex(3);  // the mass on the first tokens: all of it at position 1
+  EXPECT_EQ(heads->color_map()->data()->cell(0, 0), 1.0);
+}
+
 TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   const std::string out = tmp("statescope_gui_open.h5");
   const std::string spec = R"({"model": "embedded", "seed": 2,

@@ -38,6 +38,10 @@ EvalResult eval_result() {
   r.norm = {1, 2, 3, 4};
   r.norm_per_head = {1, 2, 3, 4, 1, 1, 1, 1};
   r.group_name = "channel group";
+  // A hybrid's: layer 0 recurrent, layer 1 attention with one head.
+  r.layer_kinds = {"mamba2", "attention"}, r.recurrent_layers = {0}, r.attention_layers = {1};
+  r.attention_heads = 1, r.first_tokens = 4;
+  r.attn_entropy = {0, 1, 1.5, 2}, r.attn_first = {1, 1, 1, 0.75};
   return r;
 }
 
@@ -176,6 +180,22 @@ TEST(RegistryTest, EveryAnalysisRoundTrips) {
   EXPECT_EQ(all.eval->nll_seq, e.nll_seq);
   EXPECT_EQ(all.eval->norm_per_head, e.norm_per_head);
   EXPECT_EQ(all.eval->group_name, "channel group");
+  EXPECT_EQ(all.eval->layer_kinds, e.layer_kinds);
+  EXPECT_EQ(all.eval->recurrent_layers, e.recurrent_layers);
+  EXPECT_EQ(all.eval->attention_layers, e.attention_layers);
+  EXPECT_EQ(all.eval->attention_heads, 1);
+  EXPECT_EQ(all.eval->first_tokens, 4);
+  EXPECT_EQ(all.eval->attn_entropy, e.attn_entropy);
+  EXPECT_EQ(all.eval->attn_first, e.attn_first);
+  {
+    std::ostringstream out;
+    for (const auto& a : analysis_records())
+      if (a.key == "eval") a.inspect(all, out);
+    EXPECT_NE(out.str().find("attention L1, position 2 -> 4: entropy 1.00 -> 2.00 bits (uniform: 1.00 -> 2.00), mass on the "
+                             "first 4 tokens 1.000 -> 0.750"),
+              std::string::npos)
+        << out.str();
+  }
   EXPECT_EQ(all.states->histogram, states_result().histogram);
   EXPECT_EQ(all.states->group_name, "channel group");
   EXPECT_EQ(all.unexplored->outside_seq, unexplored_result().outside_seq);

@@ -200,7 +200,9 @@ void AttentionView::draw_curves() {
       for (size_t i : rows) v += a.by_distance[i * L + d] / double(rows.size());
       if (v > 0) x.push_back(double(d)), y.push_back(v);
     }
-    curves_->add_series(r.name + tr(" (layer %1)").arg(a.layer), r.color, x, y);
+    curves_->add_series(r.name + (a.layer_kind.empty() ? tr(" (layer %1)").arg(a.layer)
+                                                       : tr(" (layer %1, %2)").arg(a.layer).arg(QString::fromStdString(a.layer_kind))),
+                        r.color, x, y);
   }
   curves_->reset_view();
 }
@@ -226,8 +228,13 @@ void AttentionView::draw_map(HeatmapWidget* map) {
         values[t * B + s] = s > t || top <= 0 ? NAN : std::abs(a.M[row * B * B + t * B + s]) / top;
     // A binned map's cells are uneven (one position each, then log-spaced): the axes name positions.
     // (the axes' labels then say "log-spaced"; each cell of a binned map is its pairs' mean |M|)
+    // A hybrid's attention layer: M is its softmax itself, not an effective form.
+    const bool softmax = a.layer_kind == "attention";
+    map->set_title(softmax ? tr("Attention map (softmax) M[t, s]") : tr("Effective attention M[t, s]"));
     map->set_map(pos, pos, values, a.binned(), a.binned(), tr("s (position read)"), tr("t (position reading)"),
-                 tr("|M| / max |M|, head %1, layer %2").arg(a.heads[row]).arg(a.layer));
+                 (softmax ? tr("M / max M, head %1, attention layer %2") : tr("|M| / max |M|, head %1, layer %2"))
+                     .arg(a.heads[row])
+                     .arg(a.layer));
     map->set_range(1e-4, 1.0);
     if (map == map_) shade_strip(a, row, a.length - 1);  // the last position's reading
     return;

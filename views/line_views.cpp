@@ -110,14 +110,21 @@ NormCurvesView::NormCurvesView(QWidget* parent) : PlotWidget(tr("SSM state norm 
 
 void NormCurvesView::show_runs() {
   int64_t nl = 0, nh = 0;
+  const EvalResult* widest = nullptr;  // the run whose rows name the layers (a hybrid's model layers)
   for (auto& r : runs_)
-    if (r.eval) nl = std::max(nl, r.eval->n_layer), nh = std::max(nh, r.eval->nheads);
+    if (r.eval) {
+      if (!widest || r.eval->n_layer > nl) widest = &*r.eval;
+      nl = std::max(nl, r.eval->n_layer), nh = std::max(nh, r.eval->nheads);
+    }
   const QSignalBlocker b1(layer_), b2(head_);
   const int li = layer_->currentIndex(), hi = head_->currentIndex();
   layer_->clear();
   head_->clear();
   layer_->addItem(tr("all (mean)"));
-  for (int64_t l = 0; l < nl; ++l) layer_->addItem(QString::number(l));
+  for (int64_t l = 0; l < nl; ++l)  // a hybrid's recurrent rows by their model layer: "4 (mamba2)"
+    layer_->addItem(widest && !widest->recurrent_kind(l).empty()
+                        ? QString("%1 (%2)").arg(widest->model_layer(l)).arg(QString::fromStdString(widest->recurrent_kind(l)))
+                        : QString::number(l));
   head_->addItem(tr("all (layer norm)"));
   for (int64_t h = 0; h < nh; ++h) head_->addItem(QString::number(h));
   layer_->setCurrentIndex(std::max(0, std::min(li, layer_->count() - 1)));

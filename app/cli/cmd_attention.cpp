@@ -4,7 +4,9 @@
 // OUT.h5: tokens int64 [L] (the sequence, the model's ids); M float64 [heads, L, L] (M[t, s]: how much
 //         position t reads position s; zero above the diagonal); init float64 [heads, L] (what is left
 //         of the initial state at t); by_distance float64 [heads, L] (mean |M[t, t-d]| per distance d);
-//         root attributes model, layer, heads, command, source.
+//         root attributes model, layer, heads, command, source. A hybrid's --layer is its model layer:
+//         an attention layer's M is its softmax (layer_kind "attention", init 0), a Mamba-2 layer's its
+//         effective attention (layer_kind "mamba2").
 #include <torch/torch.h>
 
 #include <chrono>
@@ -41,7 +43,7 @@ Runner add_attention(CLI::App& app, const std::string& command) {
   app.add_option("--length", o->length, "tokens of the sequence (M exact up to 4096; longer, to 65536, log-binned: "
                                         "dataset positions holds each bin's first position)")
       ->capture_default_str()->check(CLI::Range(int64_t{1}, kMaxBinnedAttentionLength));
-  app.add_option("--layer", o->layer, "layer")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  app.add_option("--layer", o->layer, "layer (a hybrid: its model layer, attention or Mamba-2)")->capture_default_str()->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("--head", o->head, "one head (default: every head of the layer)")->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   app.add_option("-o,--output", o->output, "HDF5 file to write")->required();
   app.add_flag("--overwrite", o->overwrite, "replace an existing output file");
@@ -88,13 +90,14 @@ Runner add_attention(CLI::App& app, const std::string& command) {
     f.set_attr("/", "model", o->model);
     f.set_attr("/", "source", source);
     f.set_attr_i64("/", "layer", o->layer);
+    if (!a.layer_kind.empty()) f.set_attr("/", "layer_kind", a.layer_kind);  // a hybrid's model layer: its kind
     f.set_attr_i64("/", "binned", a.binned() ? 1 : 0);
     std::string hs;
     for (int64_t h : a.heads) hs += (hs.empty() ? "" : ",") + std::to_string(h);
     f.set_attr("/", "heads", hs);
     f.close();
     staged.finish(StagedOutput::Outcome::Replace);
-    std::cout << "attention: layer " << o->layer << ", " << nh << (nh == 1 ? " head, " : " heads, ") << L
+    std::cout << "attention: layer " << o->layer << (a.layer_kind.empty() ? "" : " (" + a.layer_kind + ")") << ", " << nh << (nh == 1 ? " head, " : " heads, ") << L
               << " tokens" << (a.binned() ? " (M in " + std::to_string(B) + " log-spaced bins)" : std::string()) << " -> "
               << o->output << "\n  mean |M| at distance 1, 8, 64:";
     for (int64_t i = 0; i < nh; ++i) {

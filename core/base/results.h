@@ -26,6 +26,24 @@ struct EvalResult {
   std::vector<double> norm_per_head;  // [n_layer, nheads, length]
   // What one of the nheads columns is: "head" (Mamba-2) or "channel group" (Mamba-1; state_layout.h).
   std::string group_name = "head";
+  // A hybrid's layers (all empty for a pure recurrent model): every layer's kind in order (blocks/kinds.h's
+  // names), the model layer of each of the n_layer recurrent rows above and of each attention layer below.
+  std::vector<std::string> layer_kinds;
+  std::vector<int64_t> recurrent_layers, attention_layers;
+  // Per attention layer, query head and position, mean over sequences (with the norms): the entropy of
+  // the position's attention in bits and its mass on the sequence's first `first_tokens` positions.
+  int64_t attention_heads = 0, first_tokens = 0;
+  std::vector<double> attn_entropy, attn_first;  // [attention_layers, attention_heads, length]
+  // The model layer of recurrent row r ("L<layer>" labels), r itself for a pure model.
+  int64_t model_layer(int64_t r) const {
+    return r < static_cast<int64_t>(recurrent_layers.size()) ? recurrent_layers[static_cast<size_t>(r)] : r;
+  }
+  // The kind of recurrent row r ("mamba2", "gated_deltanet"), empty for a pure model.
+  std::string recurrent_kind(int64_t r) const {
+    const int64_t l = model_layer(r);
+    return l < static_cast<int64_t>(layer_kinds.size()) && r < static_cast<int64_t>(recurrent_layers.size())
+               ? layer_kinds[static_cast<size_t>(l)] : std::string();
+  }
 };
 
 }  // namespace statescope

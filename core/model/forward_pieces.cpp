@@ -50,6 +50,11 @@ ForwardOutput forward_in_pieces(
   out.norm = cat([](ForwardOutput& p) { return p.norm; }, 2);                    // [NL, b, L]
   out.delta_norm = cat([](ForwardOutput& p) { return p.delta_norm; }, 2);        // [NL, b, L]
   out.log_decay = cat([](ForwardOutput& p) { return p.log_decay; }, 2);          // [NL, b, L, groups]
+  out.attention_entropy = cat([](ForwardOutput& p) { return p.attention_entropy; }, 2);  // [NA, b, L, heads]
+  out.attention_first = cat([](ForwardOutput& p) { return p.attention_first; }, 2);      // [NA, b, L, heads]
+  out.attention_q = cat([](ForwardOutput& p) { return p.attention_q; }, 2);              // [b, H, L, d]
+  out.attention_k = parts.back().attention_k;  // the last piece's cache holds every key  [b, H, T, d]
+  out.attention_scale = parts.back().attention_scale, out.attention_window = parts.back().attention_window;
   for (size_t i = 0; i < parts.front().mixer_inputs.size(); ++i)
     out.mixer_inputs.push_back(cat([i](ForwardOutput& p) { return p.mixer_inputs[i]; }, 1));  // [b, L, d_model]
   return out;

@@ -69,6 +69,12 @@ struct ForwardOptions {
   bool log_decay = false;     // also return the per-token log decay dt_t * A per group (ForwardOutput)
   bool cpu_twins = false;     // Fused on the CPU: the kernels' CPU twins (slow loops) instead of ATen
   bool mixer_inputs = false;  // also return each layer's mixer input (ForwardOutput::mixer_inputs)
+  // A hybrid's attention layers: also return, per query, the entropy of its attention and its mass on
+  // the first kFirstTokens positions (ForwardOutput::attention_entropy, attention_first).
+  bool attention_stats = false;
+  // A hybrid's attention layer (its index among the attention layers; -1: none): also return what its
+  // softmax reads (ForwardOutput::attention_q, attention_k), from which any row of its map is exact.
+  int64_t attention_scores_of = -1;
   // A training-free intervention applied in this forward (intervention.h), or none; `position` is
   // the first token's position counted from the state the sequence started from (a forward in
   // segments passes each segment's offset), which position-dependent interventions read.
@@ -94,7 +100,22 @@ struct ForwardOutput {
   // Per layer, the normed residual stream its mixer reads [b, L, d_model] (if requested): what the
   // analyses that open a layer up (effective attention) start from.
   std::vector<torch::Tensor> mixer_inputs;
+  // A hybrid's attention layers, in layer order (if requested, ForwardOptions::attention_stats):
+  // [n_attention, b, L, heads] the entropy of each query's attention over the positions it reads, in
+  // bits, and the share of it on the sequence's first kFirstTokens positions (0 .. kFirstTokens - 1 of
+  // the cache: the "sink" a softmax parks its mass on). Float64-able, at the computation's dtype.
+  torch::Tensor attention_entropy, attention_first;
+  // ForwardOptions::attention_scores_of's layer: queries [b, heads, L, d] and keys [b, heads, T, d] (the
+  // cache's T positions, each key/value head repeated for its query heads) after norms and RoPE, the
+  // scale, and the window it read under (0: none). Its map: softmax(scale q k^T) over the positions
+  // s <= t (and s > t - window), t counted from T - L.
+  torch::Tensor attention_q, attention_k;
+  double attention_scale = 0;
+  int64_t attention_window = 0;
 };
+
+// How many leading positions "the first tokens" of ForwardOutput::attention_first are.
+inline constexpr int64_t kFirstTokens = 4;
 
 // A module holding a "weight" (and optionally a "bias") parameter, so names match checkpoints.
 class ParamHolderImpl : public torch::nn::Module {

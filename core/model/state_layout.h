@@ -33,9 +33,10 @@ struct StateLayout {
   std::string group_name;       // "head", "channel group"
   // A hybrid's layers (issue 53): every layer's kind in order ("mamba2", "gated_deltanet",
   // "attention", "mlp", "moe"), n_layer above counting the recurrent ones; its attention layers'
-  // key/value caches [b, kv_heads, positions, head_dim]. Empty and 0 for a pure recurrent model.
+  // key/value caches [b, kv_heads, positions, head_dim], read by attention_heads query heads each.
+  // Empty and 0 for a pure recurrent model.
   std::vector<std::string> layer_kinds;
-  int64_t attention_layers = 0, kv_heads = 0, head_dim = 0;
+  int64_t attention_layers = 0, kv_heads = 0, head_dim = 0, attention_heads = 0;
 
   std::vector<int64_t> ssm_shape(int64_t batch) const;   // {batch, ssm sizes...}
   std::vector<int64_t> conv_shape(int64_t batch) const;  // {batch, conv sizes...}; {} when none

@@ -3,6 +3,8 @@
 
 #include <torch/torch.h>
 
+#include <memory>
+
 #include "core/base/error.h"
 #include "core/base/memory_budget.h"
 #include "core/model/intervention.h"
@@ -41,10 +43,23 @@ torch::Tensor mamba1_channel_attention(const torch::Tensor& dt_c, const torch::T
 
 namespace {
 
+// Where M's rows come from: one layer of one sequence, read once for every head.
+class MapReader {
+ public:
+  virtual ~MapReader() = default;
+  virtual int64_t length() const = 0;
+  virtual int64_t heads() const = 0;
+  virtual void check_head(int64_t head) const = 0;
+  // Rows t0..t1-1 of the head's M [t1-t0, L] (float64), zero above the diagonal.
+  virtual torch::Tensor rows(int64_t head, int64_t t0, int64_t t1) const = 0;
+  // What is left of the initial state at each position [L].
+  virtual torch::Tensor init_weight(int64_t head) const = 0;
+};
+
 // One layer's scan terms on one sequence in float64 (RecurrentLMImpl::scan_terms, with a training-free
 // intervention's changed dt and A, and its resets), from which any head's rows of M come: Mamba-2's
 // heads or Mamba-1's channel groups. One forward for every head.
-class LayerReader {
+class LayerReader : public MapReader {
  public:
   LayerReader(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, const ModelState* init) {
     if (!model->capabilities().effective_attention)
@@ -81,15 +96,16 @@ class LayerReader {
     dt_ = f64(in.dt), A_ = in.A.to(torch::kFloat64), B_ = f64(in.B), C_ = f64(in.C);
   }
 
-  int64_t length() const { return L_; }
-  void check_head(int64_t head) const {
+  int64_t length() const override { return L_; }
+  int64_t heads() const override { return groups_; }
+  void check_head(int64_t head) const override {
     if (head < 0 || head >= groups_)
       throw Error("effective attention: " + group_name_ + " " + std::to_string(head) + " is outside 0.." +
                   std::to_string(groups_ - 1));
   }
 
   // Rows t0..t1-1 of the head's M [t1-t0, L]: exact, zero above the diagonal and across resets.
-  torch::Tensor rows(int64_t head, int64_t t0, int64_t t1) const {
+  torch::Tensor rows(int64_t head, int64_t t0, int64_t t1) const override {
     const int64_t r = t1 - t0;
     auto t = torch::arange(t0, t1, torch::kInt64).unsqueeze(1), s = torch::arange(L_, torch::kInt64).unsqueeze(0);
     auto keep = s <= t;                                                            // [r, L]
@@ -120,7 +136,7 @@ class LayerReader {
   }
 
   // a_t: what is left of the initial state at t [L] (Mamba-1: mean over the group's channels and n).
-  torch::Tensor init_weight(int64_t head) const {
+  torch::Tensor init_weight(int64_t head) const override {
     torch::Tensor a;
     if (!mamba1_) {
       a = torch::exp(torch::cumsum(dt_.select(1, head) * A_[head].item<double>(), 0));
@@ -139,6 +155,64 @@ class LayerReader {
   std::string group_name_;
   torch::Tensor dt_, A_, B_, C_;
 };
+
+// A hybrid's attention layer (its index `a` among the attention layers) on one sequence from the zero
+// state: its queries and keys from one forward (ForwardOutput::attention_q, attention_k), from which
+// any row of its softmax map is exact (in float64 from the computation's q and k), under the
+// intervention's attention_window as the forward reads it. It keeps nothing from before the
+// sequence: init is 0.
+class SoftmaxReader : public MapReader {
+ public:
+  SoftmaxReader(RecurrentLM& model, const torch::Tensor& tokens, int64_t a) {
+    torch::NoGradGuard no_grad;
+    ForwardOptions o = model->forward_options();
+    o.attention_scores_of = a;
+    const auto out = model->forward(tokens, nullptr, o);
+    if (!out.attention_q.defined()) throw Error("internal: the hybrid returned no queries for attention layer " + std::to_string(a));
+    q_ = out.attention_q[0].to(torch::kFloat64), k_ = out.attention_k[0].to(torch::kFloat64);  // [H, L, d], [H, L, d]
+    scale_ = out.attention_scale, window_ = out.attention_window, L_ = tokens.size(1);
+  }
+  int64_t length() const override { return L_; }
+  int64_t heads() const override { return q_.size(0); }
+  void check_head(int64_t head) const override {
+    if (head < 0 || head >= heads())
+      throw Error("attention: head " + std::to_string(head) + " is outside 0.." + std::to_string(heads() - 1));
+  }
+  torch::Tensor rows(int64_t head, int64_t t0, int64_t t1) const override {
+    auto t = torch::arange(t0, t1, torch::kInt64).unsqueeze(1), s = torch::arange(L_, torch::kInt64).unsqueeze(0);
+    auto hidden = s > t;                                                           // [r, L]
+    if (window_ > 0) hidden = hidden | (s <= t - window_);
+    auto scores = q_[head].narrow(0, t0, t1 - t0).matmul(k_[head].t()) * scale_;  // [r, L]
+    return torch::softmax(scores.masked_fill(hidden, -std::numeric_limits<double>::infinity()), -1);
+  }
+  torch::Tensor init_weight(int64_t) const override { return torch::zeros({L_}, torch::kFloat64); }
+
+ private:
+  torch::Tensor q_, k_;
+  double scale_ = 0;
+  int64_t window_ = 0, L_ = 0;
+};
+
+// The reader of `layer`: a pure model's recurrent layer, or a hybrid's model layer (its attention's
+// softmax, or its recurrent layer's effective attention); `kind` gets a hybrid's layer kind.
+std::unique_ptr<MapReader> reader_of(RecurrentLM& model, const torch::Tensor& tokens, int64_t layer, std::string& kind) {
+  const auto& lay = model->state_layout();
+  if (lay.layer_kinds.empty()) return std::make_unique<LayerReader>(model, tokens, layer, nullptr);
+  const int64_t n = static_cast<int64_t>(lay.layer_kinds.size());
+  if (layer < 0 || layer >= n) throw Error("attention: layer " + std::to_string(layer) + " is outside 0.." + std::to_string(n - 1));
+  if (tokens.dim() != 2 || tokens.size(0) != 1 || tokens.size(1) < 1)
+    throw Error("attention: needs one sequence of at least one token ([1, L])");
+  kind = lay.layer_kinds[static_cast<size_t>(layer)];
+  int64_t a = 0, r = 0;  // layer's index among the attention layers and among the recurrent ones
+  for (int64_t i = 0; i < layer; ++i) {
+    a += lay.layer_kinds[static_cast<size_t>(i)] == "attention";
+    r += lay.layer_kinds[static_cast<size_t>(i)] == "mamba2" || lay.layer_kinds[static_cast<size_t>(i)] == "gated_deltanet";
+  }
+  if (kind == "attention") return std::make_unique<SoftmaxReader>(model, tokens, a);
+  if (kind == "mamba2" || kind == "gated_deltanet") return std::make_unique<LayerReader>(model, tokens, r, nullptr);
+  throw Error("attention: layer " + std::to_string(layer) + " of this " + architecture_title(model->model_config()) + " is a" +
+              (kind == "mlp" ? "n MLP" : " mixture-of-experts") + " layer: it reads only its own position");
+}
 
 }  // namespace
 
@@ -218,18 +292,19 @@ AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>&
   r.tokens = tokens;
   r.length = static_cast<int64_t>(tokens.size());
   r.positions = attention_bins(r.length);
+  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).view({1, r.length});
+  // (one forward before the budget below: the sequence's activations, far less than M's bins)
+  const std::unique_ptr<MapReader> reader = reader_of(model, ids, layer, r.layer_kind);
   if (head >= 0) r.heads.push_back(head);
   else
-    for (int64_t h = 0; h < model->state_layout().groups; ++h) r.heads.push_back(h);
+    for (int64_t h = 0; h < reader->heads(); ++h) r.heads.push_back(h);
   const int64_t L = r.length, nb = static_cast<int64_t>(r.positions.size()), nh = static_cast<int64_t>(r.heads.size());
   // Sized before anything is allocated: the result (M is [heads, B, B]) and one block's temporaries.
   check_memory_budget(attention_memory_bytes(L, nh),
                       "effective attention of " + std::to_string(nh) + (nh == 1 ? " head" : " heads") + " at " +
                           std::to_string(L) + " tokens (M is " + std::to_string(nb) + " x " + std::to_string(nb) +
                           " doubles per head; fewer heads (--head) or a shorter --length need less)");
-  const auto ids = torch::tensor(std::vector<int64_t>(tokens.begin(), tokens.end()), torch::kInt64).view({1, L});
-  const LayerReader reader(model, ids, layer, nullptr);
-  for (int64_t h : r.heads) reader.check_head(h);
+  for (int64_t h : r.heads) reader->check_head(h);
   // M's rows a block at a time (memory block x L): exact up to kMaxAttentionLength, each row written
   // where it belongs; longer, each cell of the bins the mean |M| over its causal pairs (s <= t).
   // by_distance over every pair exactly; init the mean over each bin. Progress (and a cancel) after
@@ -255,7 +330,7 @@ AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>&
       const int64_t t0 = b * block, t1 = std::min(L, t0 + block);
       auto t = torch::arange(t0, t1, torch::kInt64).unsqueeze(1);                  // [rows, 1]
       auto keep = s <= t;                                                          // [rows, L]
-      auto rows = reader.rows(r.heads[hi], t0, t1);                                // [rows, L]
+      auto rows = reader->rows(r.heads[hi], t0, t1);                               // [rows, L]
       if (exact) {
         auto c = rows.contiguous();
         std::copy(c.data_ptr<double>(), c.data_ptr<double>() + c.numel(), M_head + t0 * L);
@@ -272,7 +347,7 @@ AttentionResult attention_result(RecurrentLM& model, const std::vector<int32_t>&
       auto mean = (sums / counts.clamp_min(1.0)).contiguous();                    // [nb, nb]
       std::copy(mean.data_ptr<double>(), mean.data_ptr<double>() + mean.numel(), M_head);
     }
-    append(r.init, torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, reader.init_weight(r.heads[hi])) / bin_size);
+    append(r.init, torch::zeros({nb}, torch::kFloat64).index_add_(0, bin_of, reader->init_weight(r.heads[hi])) / bin_size);
     append(r.by_distance, dist / torch::arange(L, 0, -1, torch::kFloat64));       // pairs at distance d: L - d
   }
   if (progress && !progress(nh * blocks, nh * blocks)) throw Error("attention cancelled");

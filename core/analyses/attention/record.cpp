@@ -30,6 +30,8 @@ void write_attention(ExperimentFile& file, const std::string& run, const Attenti
                    "positions: the first position of each row/column bin of M and init (binned = 1: M holds the "
                    "mean |M| over each cell's pairs s <= t, for sequences longer than 4096)",
                    {{"layer", r.layer}, {"length", L}, {"binned", r.binned() ? 1 : 0}});
+    // A hybrid's layer: which kind it is; an attention layer's M is its softmax (init 0).
+    if (!r.layer_kind.empty()) f.set_attr(g, "layer_kind", r.layer_kind);
   });
 }
 
@@ -58,14 +60,16 @@ AttentionResult read_attention(const H5File& f, const std::string& run) {
   g.columns({{"init", &r.init}}, g.product({h, B}), "[heads, bins]");
   g.columns({{"by_distance", &r.by_distance}}, g.product({h, L}), "[heads, L]");
   r.layer = g.attr_int("layer");
+  r.layer_kind = g.attr_or("layer_kind", "");
   return r;
 }
 
 void inspect_attention(const RunRecord& rec, std::ostream& out) {
   const AttentionResult& a = *rec.attention;
   char buf[200];
-  std::snprintf(buf, sizeof buf, "  attention: layer %lld, %lld tokens; mean distance read per head:",
-                (long long)a.layer, (long long)a.length);
+  std::snprintf(buf, sizeof buf, "  attention: layer %lld%s%s%s, %lld tokens; mean distance read per head:", (long long)a.layer,
+                a.layer_kind.empty() ? "" : " (", a.layer_kind == "attention" ? "softmax attention" : a.layer_kind.c_str(),
+                a.layer_kind.empty() ? "" : ")", (long long)a.length);
   out << buf;
   for (size_t i = 0; i < a.heads.size(); ++i) {
     std::snprintf(buf, sizeof buf, " H%lld %.1f", (long long)a.heads[i], mean_distance(a, i));

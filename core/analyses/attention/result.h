@@ -17,7 +17,10 @@ inline constexpr int64_t kMaxBinnedAttentionLength = int64_t{1} << 16;
 inline constexpr int64_t kAttentionExactBins = 512, kAttentionLogBins = 512;
 
 struct AttentionResult {
-  int64_t layer = 0, length = 0;    // L tokens
+  int64_t layer = 0, length = 0;    // L tokens; layer: a hybrid's model layer
+  // A hybrid's layer kind: "attention" (M is the softmax's own map, init 0: it keeps no state from before
+  // the sequence) or the recurrent kind ("mamba2"); empty for a pure recurrent model.
+  std::string layer_kind;
   std::vector<int64_t> heads;       // the heads shown
   std::vector<int32_t> tokens;      // [L] the sequence, in the model's ids
   // [B] the first position of each of M's B row and column bins: 0..L-1 (B = L) when M is exact;

@@ -50,10 +50,12 @@ void check_finite_loss(const torch::Tensor& seg, int64_t p, const char* what) {
 }
 
 // Per-token loss with the full context, streamed in segments of o.segment tokens with the state
-// carried; adds the state norms into norm_sum [NL, L] and head_sum [NL, H, L].
+// carried; adds the state norms into norm_sum [NL, L] and head_sum [NL, H, L], and a hybrid's
+// attention statistics into ent_sum and first_sum [NA, heads, L] (when defined).
 // tok [b, L+1] on the model's device -> nll [b, L] float64 on the CPU.
 torch::Tensor score_full_context(RecurrentLM& model, const torch::Tensor& tok, const EvalOptions& o, torch::Tensor& norm_sum,
-                                 torch::Tensor& head_sum, const std::function<void()>& tick) {
+                                 torch::Tensor& head_sum, torch::Tensor& ent_sum, torch::Tensor& first_sum,
+                                 const std::function<void()>& tick) {
   const int64_t b = tok.size(0), L = o.length, V = model->vocab_size();
   auto nll = torch::empty({b, L}, torch::kFloat64);
   ModelState state;
@@ -62,6 +64,7 @@ torch::Tensor score_full_context(RecurrentLM& model, const torch::Tensor& tok, c
     ForwardOptions fo = model->forward_options(p);  // the run's Compute: the CUDA kernels on a GPU when fused
     fo.state_norms = o.norms;
     fo.delta_norms = false;  // the evaluation keeps ||S_t|| only
+    fo.attention_stats = ent_sum.defined();
     auto out = model->forward(tok.narrow(1, p, n), state.empty() ? nullptr : &state, fo);
     auto lp = F::cross_entropy(out.logits.reshape({-1, V}).to(torch::kFloat32),
                                tok.narrow(1, p + 1, n).reshape({-1}), F::CrossEntropyFuncOptions().reduction(torch::kNone));
@@ -70,6 +73,11 @@ torch::Tensor score_full_context(RecurrentLM& model, const torch::Tensor& tok, c
     if (o.norms) {
       norm_sum.narrow(1, p, n).add_(out.norm.sum(1).to(torch::kCPU, torch::kFloat64));                       // [NL, n]
       head_sum.narrow(2, p, n).add_(out.norm_per_head.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));  // [NL, H, n]
+    }
+    if (fo.attention_stats) {
+      if (!out.attention_entropy.defined()) throw Error("internal: the hybrid returned no attention statistics");
+      ent_sum.narrow(2, p, n).add_(out.attention_entropy.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));   // [NA, heads, n]
+      first_sum.narrow(2, p, n).add_(out.attention_first.sum(1).permute({0, 2, 1}).to(torch::kCPU, torch::kFloat64));   // [NA, heads, n]
     }
     state = out.final_state;
     tick();
@@ -157,22 +165,32 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   model->eval();
   const auto& lay = model->state_layout();
   const int64_t L = o.length, H = lay.groups, NL = lay.n_layer;  // H: heads, or Mamba-1's channel groups
+  // A hybrid's attention layers (with the norms): NA layers of AH query heads each.
+  const int64_t NA = o.norms ? lay.attention_layers : 0, AH = NA > 0 ? lay.attention_heads : 0;
   // What grows with the length, sized before it is allocated: the per-sequence tables (float32:
   // full pass, state reset, the yardstick) and the per-position norms with their sums (float64).
   check_memory_budget(mul_sat(mul_sat(static_cast<uint64_t>(o.sequences), static_cast<uint64_t>(L)), 4 * 3) +
-                          (o.norms ? mul_sat(mul_sat(static_cast<uint64_t>(NL * (H + 1)), static_cast<uint64_t>(L)), 8 * 3) : 0),
+                          (o.norms ? mul_sat(mul_sat(static_cast<uint64_t>(NL * (H + 1) + 2 * NA * AH), static_cast<uint64_t>(L)), 8 * 3) : 0),
                       "evaluation of " + std::to_string(o.sequences) + " sequences x " + std::to_string(L) +
                           " positions (with per-position state norms: --no-state-norms drops them)");
   auto seqs = eval_sequences(docs, L, o.sequences);
   EvalResult r;
   r.length = L; r.sequences = o.sequences; r.n_layer = NL; r.nheads = H; r.T = o.T;
   r.group_name = lay.group_name;
+  r.layer_kinds = lay.layer_kinds;
+  if (!lay.layer_kinds.empty()) {
+    for (int64_t i = 0; i < NL; ++i) r.recurrent_layers.push_back(lay.model_layer(i));
+    for (size_t i = 0; i < lay.layer_kinds.size(); ++i)
+      if (lay.layer_kinds[i] == "attention") r.attention_layers.push_back(static_cast<int64_t>(i));
+  }
   auto nll_all = torch::zeros({o.sequences, L}, torch::kFloat32);
   auto win_all = torch::zeros({o.windowed ? o.sequences : 0, L}, torch::kFloat32);
   // Per-position state norms: [NL, L] and [NL, H, L] (the only results that grow with L by more than
   // a few bytes per position: 8 NL H bytes each); empty when not asked for.
   const int64_t LN = o.norms ? L : 0;
   auto norm_sum = torch::zeros({NL, LN}, torch::kFloat64), head_sum = torch::zeros({NL, H, LN}, torch::kFloat64);
+  torch::Tensor ent_sum, first_sum;  // [NA, AH, L], defined for a hybrid with the norms
+  if (NA > 0) ent_sum = torch::zeros({NA, AH, L}, torch::kFloat64), first_sum = torch::zeros({NA, AH, L}, torch::kFloat64);
   const Windows plan = plan_windows(o);
   // Data parallel: batch k of sequences goes to rank k % world (the same batches as one process, so
   // every sequence's losses are bit for bit those of one process); the results are summed over the
@@ -196,7 +214,7 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
     for (int64_t i = 0; i < b; ++i)
       for (int64_t t = 0; t <= L; ++t) tok[i][t] = seqs[s0 + i][t];
     tok = tok.to(model->output_weight().device());  // [b, L+1]
-    auto nll = score_full_context(model, tok, o, norm_sum, head_sum, tick);  // [b, L]
+    auto nll = score_full_context(model, tok, o, norm_sum, head_sum, ent_sum, first_sum, tick);  // [b, L]
     nll_all.narrow(0, s0, b).copy_(nll);
     if (o.windowed) win_all.narrow(0, s0, b).copy_(score_windowed(model, tok, nll, o, plan, tick));
   }
@@ -205,6 +223,7 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   // collective per dtype.
   dist::reduce_over_ranks({nll_all, win_all});
   if (o.norms) dist::reduce_over_ranks({norm_sum, head_sum});
+  if (NA > 0) dist::reduce_over_ranks({ent_sum, first_sum});
   auto to_vec = [&](const torch::Tensor& t) {
     auto c = (t / static_cast<double>(o.sequences)).contiguous();
     return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
@@ -222,6 +241,11 @@ EvalResult evaluate_positions(RecurrentLM& model, const std::vector<Document>& d
   if (o.norms) {
     r.norm = to_vec(norm_sum);
     r.norm_per_head = to_vec(head_sum);
+  }
+  if (NA > 0) {
+    r.attention_heads = AH, r.first_tokens = kFirstTokens;
+    r.attn_entropy = to_vec(ent_sum);
+    r.attn_first = to_vec(first_sum);
   }
   return r;
 }

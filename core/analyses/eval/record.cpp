@@ -10,6 +10,30 @@
 
 namespace statescope {
 
+namespace {
+
+// A hybrid's layer_kinds attribute (a list of strings, read back as ["a", "b"]); the group fails
+// when it is missing or not such a list.
+std::vector<std::string> kinds_attr(const H5File& f, const GroupReader& g) {
+  if (!has_attr(f, g.g, "layer_kinds")) g.fail("attribute layer_kinds is missing");
+  const std::string v = f.attr(g.g, "layer_kinds");
+  std::vector<std::string> out;
+  if (v.empty() || v.front() != '[') return {v};  // a one-layer list reads as its one string
+  size_t i = 1;
+  while (i < v.size()) {
+    const size_t a = v.find('"', i);
+    if (a == std::string::npos) break;
+    const size_t b = v.find('"', a + 1);
+    if (b == std::string::npos) g.fail("attribute layer_kinds is not a list of strings");
+    out.push_back(v.substr(a + 1, b - a - 1));
+    i = b + 1;
+  }
+  if (out.empty()) g.fail("attribute layer_kinds is an empty list");
+  return out;
+}
+
+}  // namespace
+
 void write_eval(ExperimentFile& file, const std::string& run, const EvalResult& r) {
   file.write_group([&](H5File& f) {
     const int64_t L = r.length, n = std::max<int64_t>(1, r.sequences);
@@ -78,6 +102,27 @@ void write_eval(ExperimentFile& file, const std::string& run, const EvalResult& 
       f.set_attr(s, "units", "Frobenius norm of the SSM state after token p, mean over sequences");
       f.set_attr(s, "head_axis", r.group_name);  // what 'head' counts: heads, or Mamba-1's channel groups
       f.set_attr_i64(s, "T", r.T);  // positions >= T lie beyond the training context
+      if (!r.layer_kinds.empty()) {  // a hybrid: which model layer each row is, and every layer's kind
+        f.write(s + "/model_layer", r.recurrent_layers.data(), {r.n_layer});
+        f.set_attr_strings(s, "layer_kinds", r.layer_kinds);
+      }
+    }
+    if (!r.attn_entropy.empty()) {  // a hybrid's attention layers: what each position's attention reads
+      const std::string a = run + "/attention_stats";
+      const int64_t A = static_cast<int64_t>(r.attention_layers.size()), H = r.attention_heads;
+      std::vector<int64_t> head(H);
+      for (int64_t i = 0; i < H; ++i) head[i] = i;
+      f.write(a + "/position", pos.data(), {L});
+      f.write(a + "/layer", r.attention_layers.data(), {A});
+      f.write(a + "/head", head.data(), {H});
+      f.write(a + "/entropy", r.attn_entropy.data(), {A, H, L});
+      f.write(a + "/first_mass", r.attn_first.data(), {A, H, L});
+      nx_data(f, a, "entropy", {"layer", "head", "position"});
+      f.set_attr(a, "units", "entropy: bits of the attention of position p over the positions it reads; first_mass: its share on "
+                             "positions 0 .. first_tokens-1; mean over sequences; layer: the model layer");
+      f.set_attr_i64(a, "first_tokens", r.first_tokens);
+      f.set_attr_i64(a, "T", r.T);
+      f.set_attr_strings(a, "layer_kinds", r.layer_kinds);
     }
   });
 }
@@ -109,6 +154,30 @@ EvalResult read_eval(const H5File& f, const std::string& run) {
       s.fail("dataset state_norm/norm_per_head is not [n_layer, nheads, length]");
     r.nheads = d[1];
     if (has_attr(f, s.g, "head_axis")) r.group_name = f.attr(s.g, "head_axis");
+    if (s.has("model_layer")) {
+      r.recurrent_layers = s.i64("model_layer");
+      if (static_cast<int64_t>(r.recurrent_layers.size()) != r.n_layer) s.fail("dataset state_norm/model_layer is not [n_layer]");
+      r.layer_kinds = kinds_attr(f, s);
+      for (int64_t l : r.recurrent_layers)
+        if (l < 0 || l >= static_cast<int64_t>(r.layer_kinds.size())) s.fail("dataset state_norm/model_layer names a layer outside layer_kinds");
+    }
+  }
+  const GroupReader a{f, run, "attention_stats"};
+  if (a.has("entropy")) {
+    std::vector<int64_t> d;
+    r.attn_entropy = a.f64("entropy", &d);
+    if (d.size() != 3 || d[2] != r.length) a.fail("dataset attention_stats/entropy is not [layers, heads, length]");
+    r.attention_heads = d[1];
+    r.attn_first = a.f64("first_mass", &d);
+    if (d.size() != 3 || d[1] != r.attention_heads || d[2] != r.length || d[0] != static_cast<int64_t>(r.attn_entropy.size()) / std::max<int64_t>(1, r.attention_heads * r.length))
+      a.fail("dataset attention_stats/first_mass is not the shape of entropy");
+    r.attention_layers = a.i64("layer");
+    if (static_cast<int64_t>(r.attention_layers.size()) * r.attention_heads * r.length != static_cast<int64_t>(r.attn_entropy.size()))
+      a.fail("dataset attention_stats/layer does not count entropy's layers");
+    r.first_tokens = a.attr_int("first_tokens");
+    if (r.layer_kinds.empty()) r.layer_kinds = kinds_attr(f, a);
+    for (int64_t l : r.attention_layers)
+      if (l < 0 || l >= static_cast<int64_t>(r.layer_kinds.size())) a.fail("dataset attention_stats/layer names a layer outside layer_kinds");
   }
   return r;
 }
@@ -133,9 +202,29 @@ void head_growth(const EvalResult& r, std::ostream& out) {
   out << "  state norm per " << r.group_name << ", position " << L << " / position " << r.T << ": median " << std::fixed
       << std::setprecision(2) << median << ", largest";
   for (size_t k = 0; k < std::min<size_t>(3, g.size()); ++k)
-    out << (k ? ", " : " ") << std::setprecision(1) << g[k].first << " (L" << g[k].second / r.nheads << (heads ? " H" : " G")
+    out << (k ? ", " : " ") << std::setprecision(1) << g[k].first << " (L" << r.model_layer(g[k].second / r.nheads) << (heads ? " H" : " G")
         << g[k].second % r.nheads << ")";
   out << "; " << over5 << "/" << g.size() << " " << r.group_name << "s grew more than 5x\n" << std::defaultfloat;
+}
+
+// What a hybrid's attention layers read at T-1 and at the last position, mean over heads: the entropy
+// (bits) and the mass on the first tokens (a softmax that spreads past T, or parks on its sink).
+void attention_lines(const EvalResult& r, std::ostream& out) {
+  const int64_t L = r.length, H = r.attention_heads, A = static_cast<int64_t>(r.attention_layers.size());
+  if (r.T < 1 || r.T > L || H < 1 || static_cast<int64_t>(r.attn_entropy.size()) != A * H * L ||
+      r.attn_first.size() != r.attn_entropy.size())
+    return;
+  auto mean = [&](const std::vector<double>& v, int64_t a, int64_t p) {
+    double s = 0;
+    for (int64_t h = 0; h < H; ++h) s += v[static_cast<size_t>((a * H + h) * L + p)];
+    return s / static_cast<double>(H);
+  };
+  for (int64_t a = 0; a < A; ++a)
+    out << "  attention L" << r.attention_layers[static_cast<size_t>(a)] << ", position " << r.T << " -> " << L << ": entropy "
+        << std::fixed << std::setprecision(2) << mean(r.attn_entropy, a, r.T - 1) << " -> " << mean(r.attn_entropy, a, L - 1)
+        << " bits (uniform: " << std::log2(static_cast<double>(r.T)) << " -> " << std::log2(static_cast<double>(L))
+        << "), mass on the first " << r.first_tokens << " tokens " << std::setprecision(3) << mean(r.attn_first, a, r.T - 1)
+        << " -> " << mean(r.attn_first, a, L - 1) << "\n" << std::defaultfloat;
 }
 
 }  // namespace
@@ -144,6 +233,7 @@ void inspect_eval(const RunRecord& rec, std::ostream& out) {
   const EvalResult& r = *rec.eval;
   out << "  eval: " << r.sequences << " sequences x " << r.length << " positions, T = " << r.T << "\n";
   head_growth(r, out);
+  attention_lines(r, out);
 }
 
 AnalysisRecord record_eval() {

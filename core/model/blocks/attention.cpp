@@ -66,7 +66,7 @@ torch::Tensor apply_rope(const torch::Tensor& x, int64_t first, int64_t rotary_d
   return rotary_dim == x.size(-1) ? out : torch::cat({out, x.narrow(-1, rotary_dim, x.size(-1) - rotary_dim)}, -1);
 }
 
-torch::Tensor AttentionImpl::forward(const torch::Tensor& x, KVCache* cache, int64_t window) {
+torch::Tensor AttentionImpl::forward(const torch::Tensor& x, KVCache* cache, int64_t window, AttentionProbe* probe) {
   const auto& c = cfg;
   const int64_t b = x.size(0), L = x.size(1), H = c.heads, KV = c.kv_heads, d = c.head_dim;
   const int64_t past = cache ? cache->length() : 0;
@@ -118,7 +118,13 @@ torch::Tensor AttentionImpl::forward(const torch::Tensor& x, KVCache* cache, int
   auto hidden = kpos > qpos;                                               // causal
   if (window > 0) hidden = hidden | (kpos <= qpos - window);               // and the last `window` positions alone
   scores = scores.masked_fill(hidden.to(scores.device()), -std::numeric_limits<double>::infinity());
-  auto o = torch::matmul(torch::softmax(scores, -1), vh);                  // [b, H, L, d]
+  auto p = torch::softmax(scores, -1);                                     // [b, H, L, T]
+  if (probe) {  // what each query read: entropy in bits (0 log 0 = 0) and the mass on the first positions
+    probe->entropy = (-torch::xlogy(p, p).sum(-1) / std::log(2.0)).transpose(1, 2);   // [b, L, H]
+    probe->first = p.narrow(-1, 0, std::min(T, kFirstTokens)).sum(-1).transpose(1, 2);       // [b, L, H]
+    if (probe->keep_qk) probe->q = qh.detach(), probe->k = kh.detach(), probe->scale = scale;
+  }
+  auto o = torch::matmul(p, vh);                                           // [b, H, L, d]
   o = o.transpose(1, 2).reshape({b, L, H * d});
   if (c.output_gate) o = o * torch::sigmoid(gate.to(cdt));
   return dense(o.to(x.scalar_type()), o_proj->weight, o_proj->bias);      // [b, L, hidden]

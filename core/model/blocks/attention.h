@@ -26,13 +26,26 @@ struct AttentionConfig {
   void validate(const std::string& source) const;
 };
 
+// What each query of one attention call read (ForwardOutput::attention_entropy and _first), computed
+// from the softmax the output uses: entropy [b, L, heads] in bits (0: one position; log2(n): n alike)
+// and the mass on positions 0 .. kFirstTokens - 1 of the cache [b, L, heads].
+struct AttentionProbe {
+  torch::Tensor entropy, first;
+  // With keep_qk: the queries [b, heads, L, d] and keys [b, heads, T, d] the scores came from (keys
+  // repeated per query head) and the scale (ForwardOutput::attention_q, attention_k).
+  bool keep_qk = false;
+  torch::Tensor q, k;
+  double scale = 0;
+};
+
 class AttentionImpl : public torch::nn::Module {
  public:
   explicit AttentionImpl(const AttentionConfig& c);
   // x [b, L, hidden] at positions cache->length() ... (0 without a cache) -> [b, L, hidden]; the
   // cache, when given, gets this call's keys and values appended. Causal: position p reads 0..p.
   // window > 0: position p reads only p - window + 1 .. p (the cache still keeps every key).
-  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, int64_t window = 0);
+  // probe, when given, gets what each query read (AttentionProbe).
+  torch::Tensor forward(const torch::Tensor& x, KVCache* cache = nullptr, int64_t window = 0, AttentionProbe* probe = nullptr);
   AttentionConfig cfg;
   ParamHolder q_proj{nullptr}, k_proj{nullptr}, v_proj{nullptr}, o_proj{nullptr}, q_norm{nullptr}, k_norm{nullptr};
 };

@@ -42,6 +42,11 @@ ForwardOutput HybridLMImpl::forward_span(const torch::Tensor& tokens, const Mode
   out.final_state.attention.resize(NA);
   std::vector<torch::Tensor> norms(opt.state_norms ? NR : 0), deltas(norms.size()), decays(opt.log_decay ? NR : 0);
   if (opt.mixer_inputs) out.mixer_inputs.resize(NR);
+  const bool probing = opt.attention_stats || opt.attention_scores_of >= 0;
+  if (opt.attention_scores_of >= NA)
+    throw Error("forward: attention layer " + std::to_string(opt.attention_scores_of) + " of " + std::to_string(NA));
+  std::vector<AttentionProbe> probes(probing ? NA : 0);
+  if (opt.attention_scores_of >= 0) probes[static_cast<size_t>(opt.attention_scores_of)].keep_qk = true;
 
   const auto& emb = embed->weight;
   ForwardPrecision precision(mixed_bf16, emb.device());
@@ -64,6 +69,7 @@ ForwardOutput HybridLMImpl::forward_span(const torch::Tensor& tokens, const Mode
       if (from_caches) out.final_state.attention[a] = init->attention[a];
       io.cache = &out.final_state.attention[a];
       io.window = opt.intervention ? opt.intervention->attention_window : 0;
+      if (probing) io.probe = &probes[a];
       ++a;
     }
     h = layer(static_cast<int64_t>(i), h, io);
@@ -76,6 +82,20 @@ ForwardOutput HybridLMImpl::forward_span(const torch::Tensor& tokens, const Mode
     if (opt.delta_norms) out.delta_norm = torch::stack(deltas, 0);         // [NR, b, L]
   }
   if (opt.log_decay && NR > 0) out.log_decay = torch::stack(decays, 0);    // [NR, b, L, groups]
+  if (opt.attention_stats && NA > 0) {
+    std::vector<torch::Tensor> ent, first;
+    for (auto& p : probes) {
+      if (!p.entropy.defined()) throw Error("internal: an attention layer of this hybrid gave no statistics");
+      ent.push_back(p.entropy), first.push_back(p.first);
+    }
+    out.attention_entropy = torch::stack(ent, 0);                           // [NA, b, L, heads]
+    out.attention_first = torch::stack(first, 0);                           // [NA, b, L, heads]
+  }
+  if (opt.attention_scores_of >= 0) {
+    const auto& p = probes[static_cast<size_t>(opt.attention_scores_of)];
+    out.attention_q = p.q, out.attention_k = p.k, out.attention_scale = p.scale;                  // [b, H, L, d], [b, H, T, d]
+    out.attention_window = opt.intervention ? opt.intervention->attention_window : 0;
+  }
   return out;
 }
 

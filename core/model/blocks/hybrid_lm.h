@@ -13,6 +13,7 @@
 #pragma once
 #include <vector>
 
+#include "core/model/blocks/attention.h"
 #include "core/model/blocks/kinds.h"
 #include "core/model/recurrent_lm.h"
 
@@ -45,6 +46,7 @@ class HybridLMImpl : public RecurrentLMImpl {
     LayerState* final = nullptr;       // a recurrent layer's final state
     KVCache* cache = nullptr;          // an attention layer's cache (appended to)
     int64_t window = 0;                // an attention layer's window (> 0: the intervention's attention_window)
+    AttentionProbe* probe = nullptr;   // an attention layer's statistics, when asked (attention.h)
     torch::Tensor* norms = nullptr;    // recurrent, when asked: per-group state norms [b, L, groups]
     torch::Tensor* deltas = nullptr;   // recurrent, when asked: ||S_t - S_{t-1}|| [b, L]
     torch::Tensor* decay = nullptr;    // recurrent, when asked: log decay [b, L, groups]

@@ -40,10 +40,12 @@ inline int64_t count_kind(const std::vector<LayerKind>& layers, LayerKind k) {
 }
 
 // A hybrid's state layout: its recurrent layers' layout `l` (n_layer counting them), every layer's kind
-// and its attention layers' caches [b, kv_heads, positions, head_dim].
-inline StateLayout hybrid_layout(StateLayout l, const std::vector<LayerKind>& layers, int64_t kv_heads, int64_t head_dim) {
+// and its attention layers' caches [b, kv_heads, positions, head_dim], read by `heads` query heads.
+inline StateLayout hybrid_layout(StateLayout l, const std::vector<LayerKind>& layers, int64_t heads, int64_t kv_heads,
+                                 int64_t head_dim) {
   for (auto k : layers) l.layer_kinds.push_back(layer_kind_name(k));
   l.attention_layers = count_kind(layers, LayerKind::Attention), l.kv_heads = kv_heads, l.head_dim = head_dim;
+  l.attention_heads = heads;
   return l;
 }
 

@@ -9,7 +9,7 @@ namespace statescope {
 
 template <>
 struct Arch<NemotronHConfig> {
-  static constexpr Capabilities capabilities{.has_dt = true, .a_range = true, .attention = true};
+  static constexpr Capabilities capabilities{.effective_attention = true, .has_dt = true, .a_range = true, .attention = true};
   static constexpr ArchNames names{"nemotron_h", "Nemotron-H", "nemotron_h", ""};
   static NemotronHConfig parse_hf(const nlohmann::json& j, const std::string& source) { return parse_nemotron_h(j, source); }
   STATESCOPE_ARCH_FUNCTIONS(NemotronHConfig);

@@ -128,7 +128,7 @@ std::string to_hf_config_json(const NemotronHConfig& c) {
 
 // The registration (arch.h): the Mamba-2 layers' layout with every layer's kind and the attention caches.
 StateLayout Arch<NemotronHConfig>::layout(const NemotronHConfig& c) {
-  return hybrid_layout(Arch<Mamba2Config>::layout(mamba_layers(c)), c.layers, c.kv_heads, c.head_dim);
+  return hybrid_layout(Arch<Mamba2Config>::layout(mamba_layers(c)), c.layers, c.heads, c.kv_heads, c.head_dim);
 }
 
 Description Arch<NemotronHConfig>::describe(const NemotronHConfig& c) {

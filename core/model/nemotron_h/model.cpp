@@ -44,12 +44,23 @@ torch::Tensor NemotronHLMImpl::layer(int64_t i, const torch::Tensor& h, LayerIO&
   if (auto* m = std::get_if<Mamba2Mixer>(&mixers[i]))
     y = (*m)->forward(x, io.init, io.opt, *io.final, io.norms, io.deltas, io.decay);
   else if (auto* at = std::get_if<Attention>(&mixers[i]))
-    y = (*at)->forward(x, io.cache, io.window);
+    y = (*at)->forward(x, io.cache, io.window, io.probe);
   else if (auto* mlp = std::get_if<Mlp>(&mixers[i]))
     y = (*mlp)->forward(x);
   else
     y = std::get<Moe>(mixers[i])->forward(x);
   return h + y;
+}
+
+SelectiveScanTerms NemotronHLMImpl::scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) {
+  int64_t r = 0;
+  for (auto& m : mixers)
+    if (auto* mixer = std::get_if<Mamba2Mixer>(&m)) {
+      if (r++ != layer) continue;
+      const Mamba2ScanInputs in = (*mixer)->scan_inputs(mixer_input, init);
+      return {in.dt, in.A, in.B, in.C, /*per_channel_A=*/false, mamba.nheads() / mamba.ngroups};
+    }
+  throw Error("scan_terms: recurrent layer " + std::to_string(layer) + " of " + std::to_string(r));
 }
 
 torch::Tensor NemotronHLMImpl::final_normed(const torch::Tensor& h) const { return rms_norm(h, final_norm->weight, cfg.norm_eps); }

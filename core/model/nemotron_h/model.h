@@ -28,6 +28,8 @@ class NemotronHLMImpl : public HybridLMImpl {
   Mamba2Config mamba;  // the Mamba-2 layers' config
   std::vector<ParamHolder> norms;  // embed: backbone.embeddings, final_norm: backbone.norm_f, lm_head never tied
   std::vector<std::variant<Mamba2Mixer, Attention, Mlp, Moe>> mixers;
+  // Recurrent layer r's (its r-th Mamba-2 layer's) scan terms, as Mamba-2's (effective attention).
+  SelectiveScanTerms scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) override;
 
  protected:
   torch::Tensor layer(int64_t i, const torch::Tensor& h, LayerIO& io) override;

@@ -109,7 +109,7 @@ std::string to_hf_config_json(const Qwen35Config& c) {
 
 // The registration (arch.h): the Gated DeltaNet layers' layout with every layer's kind and the attention caches.
 StateLayout Arch<Qwen35Config>::layout(const Qwen35Config& c) {
-  return hybrid_layout(Arch<GatedDeltaNetConfig>::layout(gdn_layers(c)), c.layers, c.kv_heads, c.head_dim);
+  return hybrid_layout(Arch<GatedDeltaNetConfig>::layout(gdn_layers(c)), c.layers, c.heads, c.kv_heads, c.head_dim);
 }
 
 Description Arch<Qwen35Config>::describe(const Qwen35Config& c) {

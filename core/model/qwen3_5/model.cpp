@@ -50,7 +50,7 @@ torch::Tensor Qwen35LMImpl::layer(int64_t i, const torch::Tensor& h0, LayerIO& i
   if (auto* g = std::get_if<GatedDeltaNetMixer>(&mixers[i]))
     h = h0 + (*g)->forward(x, io.init, io.opt, *io.final, io.norms, io.deltas, io.decay);
   else
-    h = h0 + std::get<Attention>(mixers[i])->forward(x, io.cache, io.window);
+    h = h0 + std::get<Attention>(mixers[i])->forward(x, io.cache, io.window, io.probe);
   return h + mlps[i]->forward(norm1p(h, post_norms[i], cfg.norm_eps));
 }
 
