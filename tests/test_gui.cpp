@@ -661,6 +661,30 @@ TEST(Gui, SeveralJobsListRunsInSpecOrder) {
   EXPECT_EQ(w.runs()[2].train.size(), 20u);
 }
 
+// Output visible (issue 54, item 6): the file Run writes is a field pinned with the Run button, its
+// placeholder naming the default folder; Run (the panel's action, no path given) writes there, and
+// the field is read-only while the experiment runs.
+TEST(Gui, RunWritesTheFileNamedInThePanelsOutputField) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  make_short(w.panel(), 2);
+  auto* out = field<QLineEdit>(w.panel()->button_bar(), "output");
+  ASSERT_NE(out, nullptr);
+  EXPECT_TRUE(out->placeholderText().contains("statescope/experiments")) << out->placeholderText().toStdString();
+  EXPECT_EQ(out->parentWidget(), w.panel()->button_bar()) << "pinned with Run, always on screen";
+  const std::string path = tmp("statescope_gui_output_field.h5");
+  QFile::remove(QString::fromStdString(path));
+  out->setText(QString::fromStdString(path));
+  QSignalSpy done(&w, &gui::MainWindow::run_finished);
+  w.panel()->run_action()->trigger();
+  EXPECT_FALSE(out->isEnabled());
+  ASSERT_TRUE(done.wait(180000)) << "run did not finish";
+  EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
+  EXPECT_TRUE(out->isEnabled());
+  EXPECT_EQ(w.current_file().toStdString(), path);
+  EXPECT_EQ(H5File(path, H5File::Mode::Read).attr("passing", "status"), "finished");
+}
+
 TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   gui::MainWindow w;
   w.set_quiet(true);

@@ -217,6 +217,7 @@ void ExperimentPanel::name_fields() {
 void ExperimentPanel::set_running(bool running) {
   running_ = running;
   form_->setEnabled(!running);
+  output_->setEnabled(!running);
   edit_button->setEnabled(!running);
   cancel_action_->setEnabled(running);
   validate();
@@ -455,11 +456,46 @@ QLayout* ExperimentPanel::build_buttons() {
   problems_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   problems_->setStyleSheet(QString("color: %1;").arg(views::theme(true).invalid_background.lighter(170).name()));
   problems_->setVisible(false);
+  // Where Run writes, in the open beside the button: typed or chosen; empty, a new file of its own.
+  output_ = new QLineEdit(this);
+  output_->setObjectName("output");
+  output_->setClearButtonEnabled(true);
+  output_->setToolTip(tr("The experiment file (.h5) Run writes. Empty: a new file named by the date in the default "
+                         "folder. An existing file is replaced only when you confirm, and only once the new experiment "
+                         "ends"));
+  auto* choose = new QToolButton(this);
+  choose->setObjectName("output_pick");
+  choose->setText("...");
+  choose->setToolTip(tr("Choose the experiment file"));
+  connect(choose, &QToolButton::clicked, this, [this] {
+    const QString start = output_->text().isEmpty() ? default_output_folder_ : output_->text();
+    const QString p = QFileDialog::getSaveFileName(this, tr("Experiment file"), start, tr("Experiment files (*.h5)"), nullptr,
+                                                   QFileDialog::DontConfirmOverwrite);  // Run asks, when it replaces
+    if (!p.isEmpty()) output_->setText(p.endsWith(".h5") ? p : p + ".h5");
+  });
+  auto* out_row = new QHBoxLayout;
+  out_row->setContentsMargins(0, 0, 0, 0);
+  out_row->addWidget(new QLabel(tr("Output"), this));
+  out_row->addWidget(output_, 1);
+  out_row->addWidget(choose);
+  set_default_output_folder({});
   auto* column = new QVBoxLayout;
   column->setContentsMargins(0, 0, 0, 0);
   column->addWidget(problems_);
+  column->addLayout(out_row);
   column->addLayout(buttons);
   return column;
+}
+
+QString ExperimentPanel::output_path() const { return output_->text().trimmed(); }
+
+void ExperimentPanel::set_default_output_folder(const QString& folder) {
+  default_output_folder_ = folder;
+  QString shown = folder;
+  const QString home = QDir::homePath();
+  if (!home.isEmpty() && shown.startsWith(home)) shown = "~" + shown.mid(home.size());
+  output_->setPlaceholderText(folder.isEmpty() ? tr("a new file (choose with ...)")
+                                               : tr("new file in %1").arg(shown));
 }
 
 // Every edit re-validates; a policy edit hands the runs over to the form.

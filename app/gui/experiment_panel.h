@@ -56,6 +56,10 @@ class ExperimentPanel : public QWidget {
   bool running() const { return running_; }
   // Runs at once (not part of the spec: the same spec gives the same numbers with any count).
   int jobs() const;
+  // The experiment file Run writes, pinned with the buttons: the path typed or chosen ("" : a new file
+  // in `default_folder`, which the field's placeholder names).
+  QString output_path() const;
+  void set_default_output_folder(const QString& folder);
 
  signals:
   void run_requested();
@@ -63,7 +67,7 @@ class ExperimentPanel : public QWidget {
 
  private:
   // Every field has its member's name as objectName (tests and screenshots find them by it).
-  QLineEdit *model, *data, *save_models;
+  QLineEdit *model, *data, *save_models, *output_ = nullptr;
   QSpinBox *T, *steps, *batch, *seed, *eval_length, *eval_sequences;
   QSpinBox* jobs_;  // runs at once, 1..cores (default: the number of cores)
   QDoubleSpinBox* lr;
@@ -110,6 +114,7 @@ class ExperimentPanel : public QWidget {
   void interventions_edited();
   bool keep_interventions_ = false;  // the loaded spec's interventions are not what the form shows
   QString base_;                 // the loaded spec (JSON text); empty: form defaults only
+  QString default_output_folder_;  // where Run writes when the output field is empty
   bool keep_policies_ = false;   // the loaded spec's policies are not what the form shows
   bool loading_ = false;
 };

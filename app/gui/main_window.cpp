@@ -61,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setWindowTitle("statescope");
   setAcceptDrops(true);
   panel_ = new ExperimentPanel(this);
+  panel_->set_default_output_folder(experiments_folder());
   auto* pd = new QDockWidget(tr("Experiment"), this);
   pd->setObjectName("experiment_dock");
   // The form scrolls when the screen is short (a 720-line laptop), so the Runs list keeps its share.
@@ -362,7 +363,7 @@ void MainWindow::start_run(const QString& out, bool replace) {
     if (quiet_) emit run_finished(false);
     return;
   }
-  QString path = out;
+  QString path = out.isEmpty() ? panel_->output_path() : out;  // the panel's Output field, or a new file
   bool overwrite = replace;
   if (path.isEmpty()) {  // a new file of its own, never an existing one
     const QString dir = experiments_folder();
