@@ -685,6 +685,38 @@ TEST(Gui, RunWritesTheFileNamedInThePanelsOutputField) {
   EXPECT_EQ(H5File(path, H5File::Mode::Read).attr("passing", "status"), "finished");
 }
 
+// A spec that trains its models (a pretrain section, here a tiny hybrid) loads into the panel: the
+// Model field takes nothing and says so, the architecture is the section's, Run is allowed and runs it;
+// a spec with a model makes the field a model field again.
+TEST(Gui, APretrainSpecLoadsAndRunsFromThePanel) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  const QString spec = R"({"pretrain": {"arch": "nemotron_h", "d_model": 16, "layers": "M*", "n_layer": 2, "headdim": 8,
+      "d_state": 8, "chunk_size": 8, "attention_heads": 2, "kv_heads": 1, "attention_head_dim": 8, "steps": 2, "batch": 2},
+      "T": 8, "policies": [], "eval": {"length": 32, "sequences": 2, "segment": 16, "batch": 2}})";
+  ASSERT_EQ(w.panel()->load_spec(spec).toStdString(), "");
+  auto* model = field<QLineEdit>(w.panel(), "model");
+  EXPECT_FALSE(model->isEnabled());
+  EXPECT_TRUE(model->placeholderText().contains("pretrain")) << model->placeholderText().toStdString();
+  const QString arch = field<QLabel>(w.panel(), "architecture")->text();
+  EXPECT_TRUE(arch.contains("Nemotron-H") && arch.contains("trained by the spec")) << arch.toStdString();
+  EXPECT_TRUE(w.panel()->problems().isEmpty()) << w.panel()->problems().join("; ").toStdString();
+  const auto j = nlohmann::json::parse(w.panel()->spec_json().toStdString());
+  EXPECT_TRUE(j.contains("pretrain"));
+  EXPECT_FALSE(j.contains("model"));
+  EXPECT_TRUE(w.panel()->run_action()->isEnabled());
+  const std::string out = tmp("statescope_gui_pretrain_spec.h5");
+  QSignalSpy done(&w, &gui::MainWindow::run_finished);
+  w.start_run(QString::fromStdString(out));
+  ASSERT_TRUE(done.wait(180000)) << "run did not finish";
+  EXPECT_TRUE(done.first().first().toBool()) << w.last_message().toStdString();
+  EXPECT_EQ(H5File(out, H5File::Mode::Read).attr("baseline", "status"), "finished");
+  ASSERT_EQ(w.panel()->load_spec(R"({"model": "embedded", "policies": []})").toStdString(), "");
+  EXPECT_TRUE(model->isEnabled());
+  EXPECT_EQ(model->text().toStdString(), "embedded");
+  EXPECT_TRUE(w.panel()->problems().isEmpty());
+}
+
 TEST(Gui, CancelStopsWithinASecondAndKeepsAValidFile) {
   gui::MainWindow w;
   w.set_quiet(true);

@@ -232,6 +232,7 @@ void ExperimentPanel::build_model_rows(QFormLayout* form, const ExperimentSpec& 
                                      true));
   architecture_ = new QLabel(this);
   architecture_->setObjectName("architecture");
+  architecture_->setWordWrap(true);  // a hybrid's line is long: it wraps rather than widen the panel
   architecture_->setToolTip(tr("the architecture the model's config.json names, and its recurrent state per layer"));
   form->addRow(tr("Architecture"), architecture_);
   form->addRow(tr("Data"), path_row(this, data, QString::fromStdString(d.data),
@@ -572,8 +573,11 @@ QStringList ExperimentPanel::problems() const {
     return why.isEmpty();
   };
   const QString m = model->text().trimmed();
-  bad(model, m.isEmpty() ? tr("Model: empty (use a committed model: %1; a directory or a cached Hugging Face id)")
-                                          .arg(QString::fromStdString(committed_model_list())) : architecture_problem_);
+  if (pretrain_) bad(model, architecture_problem_);  // no model to load: the spec trains it
+  else
+    bad(model, m.isEmpty() ? tr("Model: empty (use a committed model: %1; a directory or a cached Hugging Face id)")
+                                 .arg(QString::fromStdString(committed_model_list()))
+                           : architecture_problem_);
   const QString d = data->text().trimmed();
   QString data_problem;
   if (d.isEmpty()) data_problem = tr("Data: empty");
@@ -630,7 +634,17 @@ void ExperimentPanel::describe_model() {
   architecture_problem_.clear();
   QStringList described;
   std::vector<ModelConfig> configs;
-  for (const QString& name : model_names(model->text().trimmed())) {
+  if (pretrain_) {  // the model the spec trains: its architecture from the section
+    try {
+      const ModelConfig c = pretrain_->config("pretrain");
+      described << QString::fromStdString(architecture_line(c)) + tr(" (trained by the spec)");
+      configs.push_back(c);
+    } catch (const std::exception& e) {
+      described << tr("unknown");
+      architecture_problem_ = tr("pretrain: ") + QString::fromStdString(e.what());
+    }
+  }
+  for (const QString& name : pretrain_ ? QStringList() : model_names(model->text().trimmed())) {
     const std::string m = name.toStdString();
     try {
       if (m.empty()) throw Error("an empty model name (use a committed model: " + committed_model_list() + "; or a directory)");
@@ -643,7 +657,7 @@ void ExperimentPanel::describe_model() {
       if (architecture_problem_.isEmpty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
     }
   }
-  architecture_->setText(model->text().trimmed().isEmpty() ? QString() : described.join("\n"));
+  architecture_->setText(model->text().trimmed().isEmpty() && !pretrain_ ? QString() : described.join("\n"));
   // The panel follows the model: an intervention or analysis its architecture cannot take (core's
   // rule, capability_check.h) is disabled with the reason, or, when ticked, named as a problem.
   std::vector<std::pair<QCheckBox*, std::function<std::string(const ModelConfig&)>>> asks{
@@ -676,7 +690,10 @@ QString ExperimentPanel::spec_json() const {
   if (!problems().isEmpty()) return {};
   const json base = base_.isEmpty() ? json::object() : json::parse(base_.toStdString(), nullptr, false);
   json j = base.is_object() ? base : json::object();  // what the form cannot show stays as loaded
-  if (const QStringList ms = model_names(model->text().trimmed()); ms.size() > 1) {
+  if (pretrain_) {  // the spec trains its models (its pretrain section stays as loaded)
+    j.erase("model");
+    j.erase("models");
+  } else if (const QStringList ms = model_names(model->text().trimmed()); ms.size() > 1) {
     j["models"] = json::array();
     for (const QString& m : ms) j["models"].push_back(m.toStdString());
     j.erase("model");
@@ -760,7 +777,12 @@ QString ExperimentPanel::load_spec(const QString& text) {
   base_ = text;
   QStringList models;
   for (const auto& m : spec.models) models << QString::fromStdString(m);
-  model->setText(spec.models.empty() ? QString::fromStdString(spec.model) : models.join(", "));
+  // A spec with a pretrain section trains its models: the Model field says so and takes nothing.
+  pretrain_ = spec.pretrain ? std::make_shared<const PretrainSpec>(*spec.pretrain) : nullptr;
+  model->setEnabled(!pretrain_);
+  model->setPlaceholderText(pretrain_ ? tr("none: trained from scratch by the spec's pretrain section (Edit as JSON)") : QString());
+  model->setText(pretrain_ ? QString() : spec.models.empty() ? QString::fromStdString(spec.model) : models.join(", "));
+  describe_model();  // (also when the text did not change: the pretrain section did)
   data->setText(QString::fromStdString(spec.data));
   if (spec.T > 0) T->setValue(static_cast<int>(spec.T));
   if (!spec.device.empty()) device->setCurrentIndex(QString::fromStdString(spec.device).startsWith("cuda") ? 1 : 0);

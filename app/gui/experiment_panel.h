@@ -3,6 +3,7 @@
 // analyses. Defaults reproduce data/experiments/demo.json. Invalid values are refused at the field
 // (red, with the reason as tooltip and in `problems()`).
 #pragma once
+#include <memory>
 #include <QWidget>
 #include <string>
 #include <utility>
@@ -23,6 +24,7 @@ class QLayout;
 
 namespace statescope {
 struct ExperimentSpec;
+struct PretrainSpec;
 }
 
 namespace statescope::gui {
@@ -115,6 +117,9 @@ class ExperimentPanel : public QWidget {
   bool keep_interventions_ = false;  // the loaded spec's interventions are not what the form shows
   QString base_;                 // the loaded spec (JSON text); empty: form defaults only
   QString default_output_folder_;  // where Run writes when the output field is empty
+  // A loaded spec's pretrain section (its models are trained by the spec: no Model to load; the field
+  // says so and the architecture comes from the section); empty otherwise.
+  std::shared_ptr<const PretrainSpec> pretrain_;
   bool keep_policies_ = false;   // the loaded spec's policies are not what the form shows
   bool loading_ = false;
 };
