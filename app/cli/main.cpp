@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     auto* sub = app.add_subcommand(name, help);
     runners[sub] = adder(*sub, command);
   };
-  addc("pretrain", "train a new byte-level model (Mamba-2, Mamba-1, GLA or Gated DeltaNet) from scratch (zero initial state)", statescope::cli::add_pretrain);
+  addc("pretrain", "train a new byte-level model (Mamba-2, Mamba-1, GLA, Gated DeltaNet, or a Nemotron-H or Qwen3.5 hybrid) from scratch (zero initial state)", statescope::cli::add_pretrain);
   addc("posttrain", "continue training a model with an initial-state policy", statescope::cli::add_posttrain);
   addc("eval", "per-position loss, excess over the state-reset reference, and state norms far past T",
        statescope::cli::add_eval);
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
        statescope::cli::add_babi);
   addc("data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)",
        statescope::cli::add_data);
-  addc("attention", "a sequence's effective attention per head (Mamba-2: M[t, s] from dt, A, B, C) to HDF5",
+  addc("attention", "a sequence's effective attention per head (Mamba-2: M[t, s] from dt, A, B, C; a hybrid's attention layer: its softmax) to HDF5",
        statescope::cli::add_attention);
   addc("report", "an experiment file as one self-contained HTML page (spec, environment, runs, plots)",
        statescope::cli::add_report);
