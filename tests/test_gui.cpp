@@ -1149,6 +1149,11 @@ TEST(Gui, RunsTableShowsTheHeadlineWithSeedsFolded) {
   ASSERT_NE(base, nullptr);
   ASSERT_NE(group, nullptr);
   ASSERT_EQ(group->childCount(), 3);
+  // A seed's row says on hover where it came from, as the file records it (issue 54, item 1).
+  const QString tip = group->child(1)->toolTip(0);
+  for (const char* want : {"seed: ", "sweep cell: posttrain.steps = 2, seed = ", "post-training steps: 2", "post-training time: ", "models/embedded",
+                           "architecture: Mamba-2", "device: cpu", "versions: statescope"})
+    EXPECT_TRUE(tip.contains(want)) << want << " not in\n" << tip.toStdString();
   // The farthest bin's column: the group's value is the seeds' mean, its ± the 95% t interval.
   int far = -1;
   for (int c = 0; c < tree->columnCount(); ++c)

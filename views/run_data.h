@@ -14,6 +14,9 @@ namespace statescope::views {
 // how the app shows it.
 struct RunData : RunResults {
   QString name, intervention, status, file;  // file: the experiment file it came from
+  // Where the run came from, as its file records it (empty while it runs live): its seed, model and
+  // architecture, the versions and device it ran with, and a failed run's message.
+  QString seed, model, architecture, versions, device, message;
   QColor color;
   bool checked = true;                       // overlaid in the views
 };

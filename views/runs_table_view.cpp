@@ -97,6 +97,17 @@ void RunsTableView::show_runs() {
                   .arg(r.eval->T)
                   .arg(r.eval->sequences)
                   .arg(r.eval->length);
+    // What the file records about where the run came from (a live run has none of it yet).
+    QStringList cell;
+    for (const auto& [k, v] : r.sweep.values) cell << QString("%1 = %2").arg(QString::fromStdString(k)).arg(v);
+    const std::pair<QString, QString> more[] = {
+        {QObject::tr("sweep cell"), cell.join(", ")}, {QObject::tr("seed"), r.seed},
+        {QObject::tr("post-training steps"), r.train.empty() ? QString() : QString::number(r.train.back().step)},
+        {QObject::tr("post-training time"), r.train.empty() ? QString() : QString("%1 s").arg(r.train.back().elapsed_s, 0, 'f', 1)},
+        {QObject::tr("model"), r.model}, {QObject::tr("architecture"), r.architecture}, {QObject::tr("device"), r.device},
+        {QObject::tr("versions"), r.versions}, {QObject::tr("message"), r.message}};
+    for (const auto& [k, v] : more)
+      if (!v.isEmpty()) row.tip += "\n" + k + ": " + v;
     double within = 0;
     const int64_t T = std::min<int64_t>(r.eval->T, static_cast<int64_t>(r.eval->nll.size()));
     for (int64_t p = 0; p < T; ++p) within += r.eval->nll[static_cast<size_t>(p)] * kBitsPerNat / static_cast<double>(T);

@@ -18,6 +18,9 @@ views::RunData to_run_data(RunRecord&& rec) {
   r.file = QString::fromStdString(rec.file);
   r.intervention = QString::fromStdString(rec.intervention);
   r.status = QString::fromStdString(rec.status);
+  r.seed = QString::fromStdString(rec.seed), r.model = QString::fromStdString(rec.model);
+  r.architecture = QString::fromStdString(rec.architecture), r.versions = QString::fromStdString(rec.versions);
+  r.device = QString::fromStdString(rec.device), r.message = QString::fromStdString(rec.message);
   return r;
 }
 
