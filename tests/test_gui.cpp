@@ -1355,6 +1355,36 @@ TEST(Gui, PerPositionLossOpensOnTheExcessWithUnits) {
   EXPECT_EQ(v.plot()->yAxis->label(), "loss (bits/token)");
 }
 
+// Raw traces beneath the smoothed curves (issue 54, item 3): off by default for dense curves (a
+// per-position curve of 2048 points), on for sparse ones (a loss curve of 200 steps), the user's
+// choice kept from then on; without smoothing the box does not apply.
+TEST(Gui, RawTracesAreOffByDefaultForDenseCurves) {
+  views::PlotWidget p("t");
+  auto* raw = p.findChild<QCheckBox*>("raw_traces");
+  ASSERT_NE(raw, nullptr);
+  EXPECT_FALSE(raw->isEnabled()) << "no smoothing: the raw curves are the curves";
+  p.set_smoothing(90);
+  EXPECT_TRUE(raw->isEnabled());
+  std::vector<double> x(200), y(200);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i + 1), y[i] = std::sin(static_cast<double>(i));
+  QCPGraph* sparse = p.add_series("sparse", Qt::red, x, y, true);
+  EXPECT_TRUE(p.raw_traces());
+  EXPECT_NE(sparse->pen().style(), Qt::NoPen);
+  std::vector<double> X(2048), Y(2048);
+  for (size_t i = 0; i < X.size(); ++i) X[i] = static_cast<double>(i + 1), Y[i] = std::cos(static_cast<double>(i));
+  QCPGraph* dense = p.add_series("dense", Qt::blue, X, Y, true);
+  EXPECT_FALSE(p.raw_traces()) << "a dense curve turns the raw traces off";
+  EXPECT_EQ(dense->pen().style(), Qt::NoPen);
+  EXPECT_EQ(sparse->pen().style(), Qt::NoPen);
+  EXPECT_TRUE(dense->visible()) << "hidden by its pen only: the legend and robust range still see the run";
+  raw->click();  // the user's choice stands through a redraw
+  EXPECT_TRUE(p.raw_traces());
+  p.clear_series();
+  dense = p.add_series("dense", Qt::blue, X, Y, true);
+  EXPECT_TRUE(p.raw_traces());
+  EXPECT_NE(dense->pen().style(), Qt::NoPen);
+}
+
 // The heatmaps' position labels do not run into each other: on a log-spaced grid of 2048 positions
 // the labels are the powers of ten (a handful), on a linear grid at most six.
 TEST(Gui, HeatmapPositionLabelsAreFewAndDoNotOverlap) {

@@ -57,6 +57,12 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   bar_->addWidget(logx_);
   bar_->addWidget(logy_);
   bar_->addWidget(smooth_);
+  raw_ = new QCheckBox(tr("raw"), this);
+  raw_->setObjectName("raw_traces");
+  raw_->setChecked(true);
+  raw_->setToolTip(tr("With smoothing: the unsmoothed curves, faint beneath the smoothed ones (off by default when "
+                      "the curves are dense: more than %1 points)").arg(kDenseRaw));
+  bar_->addWidget(raw_);
   robust_ = new QCheckBox(tr("robust y"), this);
   robust_->setToolTip(tr("Reset view fits y to the runs that do not dominate it; the runs left out are named on "
                          "the plot and still reachable by zooming out or unticking this"));
@@ -84,7 +90,14 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   connect(logx_, &QCheckBox::toggled, this, [this](bool on) { set_log_x(on); });
   connect(logy_, &QCheckBox::toggled, this, [this](bool on) { set_log_y(on); });
   connect(robust_, &QCheckBox::toggled, this, [this](bool) { reset_view(); });
-  connect(smooth_, qOverload<int>(&QSpinBox::valueChanged), this, [this](int) {
+  connect(raw_, &QCheckBox::clicked, this, [this](bool) {  // the user's choice (clicked: not set_raw_traces' own)
+    raw_chosen_ = true;
+    restyle();
+    replot();
+  });
+  raw_->setEnabled(false);  // without smoothing the raw curves are the curves
+  connect(smooth_, qOverload<int>(&QSpinBox::valueChanged), this, [this](int v) {
+    raw_->setEnabled(v > 0);
     rebuild_smoothing();
     on_smoothing_changed();
     replot();
@@ -127,6 +140,11 @@ QCPGraph* PlotWidget::add_series(const QString& name, const QColor& color, const
     b->setProperty("band_of", name);
   }
   series_.push_back(s);
+  if (!raw_chosen_) {  // dense curves: raw traces off until the user says otherwise
+    bool dense = false;
+    for (const auto& t : series_) dense = dense || (t.smoothable && t.y.size() > kDenseRaw);
+    raw_->setChecked(!dense);
+  }
   if (smoothable && smooth_->value() > 0) rebuild_smoothing();
   else if (!highlight_.isEmpty()) restyle();
   return s.raw;
@@ -148,13 +166,22 @@ void PlotWidget::restyle() {
     if (s.smooth) {
       QColor faint = c;
       faint.setAlpha(faded ? 25 : 60);
-      s.raw->setPen(QPen(faint, 1));
+      s.raw->setPen(raw_->isChecked() ? QPen(faint, 1) : QPen(Qt::NoPen));
       s.smooth->setPen(QPen(c, 2 * wide));
     } else if (!(smoothing && s.smoothable)) {
       s.raw->setPen(QPen(c, 1.5 * wide));
     }
   }
 }
+
+void PlotWidget::set_raw_traces(bool on) {
+  raw_chosen_ = true;
+  raw_->setChecked(on);
+  restyle();
+  replot();
+}
+
+bool PlotWidget::raw_traces() const { return raw_->isChecked(); }
 
 QStringList PlotWidget::series_names() const {
   QStringList out;
@@ -173,7 +200,7 @@ void PlotWidget::rebuild_smoothing() {
     QColor faint = s.color;
     if (w > 0) {
       faint.setAlpha(60);
-      s.raw->setPen(QPen(faint, 1));
+      s.raw->setPen(raw_->isChecked() ? QPen(faint, 1) : QPen(Qt::NoPen));
       s.raw->removeFromLegend();
       s.smooth = plot_->addGraph();
       s.smooth->setName(s.name);
@@ -484,6 +511,7 @@ void PlotWidget::hide_line_controls() {
   logy_->hide();
   smooth_->hide();
   robust_->hide();
+  raw_->hide();
 }
 
 QString PlotWidget::hover_text() const { return readout_->text(); }

@@ -73,6 +73,12 @@ class PlotWidget : public QWidget {
   // ones left out on the plot; off: every point. The loss view starts with it on.
   void set_robust_y(bool on);
   bool robust_y() const;
+  // "raw": with smoothing on, the unsmoothed curves faint beneath the smoothed ones. Until the user
+  // chooses, it is on for sparse curves and off when any smoothable curve has more than kDenseRaw
+  // points (per-position curves: the raw traces would turn the far half of a log-x plot into noise).
+  void set_raw_traces(bool on);  // the user's choice: kept from then on
+  bool raw_traces() const;
+  static constexpr size_t kDenseRaw = 1000;
   // What an empty plot says ("" : "No results yet", run or open an experiment); the window says why
   // a tab of an open experiment is empty (an analysis it did not ask for). The shown text, or "".
   void set_empty_hint(const QString& text);
@@ -107,6 +113,8 @@ class PlotWidget : public QWidget {
   QCheckBox *logx_, *logy_;
   QSpinBox* smooth_;
   QCheckBox* robust_;
+  QCheckBox* raw_;
+  bool raw_chosen_ = false;  // the user ticked or unticked "raw": no automatic choice any more
   QStringList clipped_;
   QPointer<QCPItemText> clip_note_;
   std::vector<Series> series_;
