@@ -797,6 +797,30 @@ TEST(Cli, PretrainSweepModelsAreWhatTheirRecordedCommandMakes) {
 // evaluated beside the two ablations (reset every T: the recurrent layers alone; attention_window T),
 // every run finished on the one yardstick; the ablations change the losses; the command the model
 // records makes the same weights.
+// A run reproduced alone from the file it is in (run --from FILE --only NAME): the same numbers as in
+// the whole experiment (its seeds and yardstick are the plan's), nothing else run; a name that is no
+// run of the plan is refused, listing the runs; the file read is an input -o may not replace.
+TEST(Cli, ARunIsReproducedAloneFromItsFile) {
+  const auto spec = tmp("only_spec.json"), whole = tmp("only_whole.h5"), one = tmp("only_one.h5");
+  std::ofstream(spec) << R"({"model": "embedded", "posttrain": {"steps": 3, "batch": 2}, "policies": [{"kind": "zero"},
+      {"kind": "passing"}], "eval": {"length": 64, "sequences": 2, "segment": 32, "batch": 2}, "sweep": {"seed": [0, 1]}})";
+  auto r = cli("--threads 1 run " + spec + " -o " + whole + " --overwrite --jobs 1");
+  ASSERT_EQ(r.code, 0) << r.output;
+  r = cli("--threads 1 run --from " + whole + " --only 'passing@seed=1' -o " + one + " --overwrite");
+  ASSERT_EQ(r.code, 0) << r.output;
+  H5File a(whole, H5File::Mode::Read), b(one, H5File::Mode::Read);
+  EXPECT_EQ(run_names(b), (std::vector<std::string>{"passing@seed=1"}));
+  EXPECT_EQ(b.read_f32("passing@seed=1/ppl/nll_per_sequence"), a.read_f32("passing@seed=1/ppl/nll_per_sequence"));
+  EXPECT_EQ(b.read_f64("passing@seed=1/ppl/fixed_excess"), a.read_f64("passing@seed=1/ppl/fixed_excess"));
+  r = cli("run --from " + whole + " --only nothing -o " + tmp("only_never.h5"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.output.find("'nothing' is no run of this experiment (--only); its runs: baseline, zero@seed=0, zero@seed=1, passing@seed=0, passing@seed=1"), std::string::npos)
+      << r.output;
+  r = cli("run --from " + whole + " --only 'zero@seed=0' -o " + whole + " --overwrite");
+  EXPECT_EQ(r.code, 1) << "the file read may not be replaced";
+  EXPECT_EQ(run_names(H5File(whole, H5File::Mode::Read)).size(), 5u) << "and it is as it was";
+}
+
 TEST(Cli, HybridsPretrainPostTrainAndAblateFromASpec) {
   const std::vector<std::pair<std::string, std::string>> families{
       {"nemotron_h", R"("layers": "M*-M", "n_layer": 4, "headdim": 8, "d_state": 8, "chunk_size": 8)"},

@@ -1154,6 +1154,20 @@ TEST(Gui, RunsTableShowsTheHeadlineWithSeedsFolded) {
   for (const char* want : {"seed: ", "sweep cell: posttrain.steps = 2, seed = ", "post-training steps: 2", "post-training time: ", "models/embedded",
                            "architecture: Mamba-2", "device: cpu", "versions: statescope"})
     EXPECT_TRUE(tip.contains(want)) << want << " not in\n" << tip.toStdString();
+  // Its context menu copies the command that runs it again alone from its file (issue 54, item 1):
+  // at the thread count it ran with (Cli.ARunIsReproducedAloneFromItsFile: the same numbers).
+  const QString seed_run = group->child(1)->data(0, Qt::UserRole + 1).toString();
+  const QString cmd = table->command_of(seed_run);
+  EXPECT_TRUE(cmd.startsWith("statescope-cli --threads 2 run --from " + QString::fromStdString(out) + " --only " + seed_run + " -o "))
+      << cmd.toStdString();
+  EXPECT_EQ(tree->contextMenuPolicy(), Qt::CustomContextMenu);
+  views::RunData odd;
+  odd.file = "/data/my runs/exp.h5", odd.name = "b/passing@seed=1", odd.in_file = "passing@seed=1";
+  odd.versions = "statescope 0.1.0, torch 2.11.0, CUDA not available, threads 1";
+  EXPECT_EQ(views::reproduce_command(odd).toStdString(),
+            "statescope-cli --threads 1 run --from '/data/my runs/exp.h5' --only passing@seed=1 -o exp-passing_seed_1.h5");
+  odd.file.clear();
+  EXPECT_TRUE(views::reproduce_command(odd).isEmpty()) << "a live run has no file to reproduce it from";
   // The farthest bin's column: the group's value is the seeds' mean, its ± the 95% t interval.
   int far = -1;
   for (int c = 0; c < tree->columnCount(); ++c)

@@ -17,6 +17,7 @@ struct RunData : RunResults {
   // Where the run came from, as its file records it (empty while it runs live): its seed, model and
   // architecture, the versions and device it ran with, and a failed run's message.
   QString seed, model, architecture, versions, device, message;
+  QString in_file;  // its name in its file (`name` gains a stem when files are compared); "": name
   QColor color;
   bool checked = true;                       // overlaid in the views
 };

@@ -1,7 +1,10 @@
 // runs_table_view.cpp — the Runs table (runs_table_view.h).
 #include "views/runs_table_view.h"
 
+#include <QClipboard>
 #include <QFileInfo>
+#include <QGuiApplication>
+#include <QMenu>
 #include <QHeaderView>
 #include <QIcon>
 #include <QPixmap>
@@ -52,7 +55,27 @@ struct Row {
 
 QString num(double v, int prec = 3) { return std::isfinite(v) ? QString::number(v, 'f', prec) : QString("–"); }
 
+// A shell word: single-quoted unless plainly safe.
+QString shell_word(const QString& s) {
+  static const QRegularExpression safe("^[A-Za-z0-9_./=@:,+-]+$");
+  if (safe.match(s).hasMatch()) return s;
+  QString q = s;
+  q.replace("'", "'\\''");
+  return "'" + q + "'";
+}
+
 }  // namespace
+
+QString reproduce_command(const RunData& r) {
+  if (r.file.isEmpty()) return {};
+  const QString name = r.in_file.isEmpty() ? r.name : r.in_file;
+  QString out = QFileInfo(r.file).completeBaseName() + "-" + name;
+  out.replace(QRegularExpression("[^A-Za-z0-9._-]"), "_");
+  QString cmd = "statescope-cli";
+  const auto m = QRegularExpression("threads (\\d+)").match(r.versions);
+  if (m.hasMatch()) cmd += " --threads " + m.captured(1);
+  return cmd + " run --from " + shell_word(r.file) + " --only " + shell_word(name) + " -o " + shell_word(out + ".h5");
+}
 
 RunsTableView::RunsTableView(QWidget* parent) : QWidget(parent) {
   auto* lay = new QVBoxLayout(this);
@@ -75,6 +98,24 @@ RunsTableView::RunsTableView(QWidget* parent) : QWidget(parent) {
     names.removeDuplicates();
     if (selected) selected(names);
   });
+  // A run's row: copy the command that runs it again alone (its numbers, from its file).
+  tree_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint& at) {
+    QTreeWidgetItem* it = tree_->itemAt(at);
+    if (!it || it->childCount() > 0) return;
+    const QString cmd = command_of(it->data(0, Qt::UserRole + 1).toString());
+    QMenu menu(this);
+    QAction* copy = menu.addAction(tr("Copy the command that reproduces this run"));
+    copy->setEnabled(!cmd.isEmpty());
+    copy->setToolTip(cmd);
+    if (menu.exec(tree_->viewport()->mapToGlobal(at)) == copy) QGuiApplication::clipboard()->setText(cmd);
+  });
+}
+
+QString RunsTableView::command_of(const QString& name) const {
+  for (const auto& r : runs_)
+    if (r.name == name) return reproduce_command(r);
+  return {};
 }
 
 void RunsTableView::show_runs() {

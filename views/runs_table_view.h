@@ -22,12 +22,20 @@ class RunsTableView : public QWidget, public RunsView {
   QTreeWidget* tree() const { return tree_; }
   // Called with the selected runs' names (a seed group's row selects its seeds); empty: none.
   std::function<void(const QStringList&)> selected;
+  // The command that reproduces the run shown as `name` (reproduce_command; its row's context menu
+  // copies it); "" for a run without a file.
+  QString command_of(const QString& name) const;
 
  private:
   void show_runs() override;
   QTreeWidget* tree_;
   QLabel* note_;
 };
+
+// The shell command that runs `r` again alone from its file (statescope-cli run --from FILE --only
+// NAME, core/experiment/experiment.h) at the intra-op thread count it ran with (its versions' "threads
+// N"), writing <file stem>-<run>.h5 here: the same numbers as in the file. "" without a file.
+QString reproduce_command(const RunData& r);
 
 // The two-sided 95% Student t quantile for `dof` degrees of freedom (1..30 tabulated, 1.96 beyond).
 double t95(int dof);

@@ -25,6 +25,7 @@
 #include "core/analyses/eval/evaluate.h"
 #include "core/experiment/experiment.h"
 #include "core/store/experiment_store.h"
+#include "core/store/group_io.h"
 #include "core/model/model_registry.h"
 #include "core/compute/runtime.h"
 #include "core/analyses/eval/record.h"
@@ -89,13 +90,21 @@ Runner add_eval(CLI::App& app, const std::string& command) {
 
 Runner add_run(CLI::App& app, const std::string&) {
   struct O {
-    std::string spec, output;
+    std::string spec, output, from;
+    std::vector<std::string> only;
     bool overwrite = false, yes = false;
     std::optional<uint64_t> seed;
     int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   };
   auto o = std::make_shared<O>();
-  app.add_option("spec", o->spec, "experiment spec (JSON), e.g. data/experiments/demo.json")->required();
+  auto* spec_opt = app.add_option("spec", o->spec, "experiment spec (JSON), e.g. data/experiments/demo.json");
+  auto* from_opt = app.add_option("--from", o->from,
+                                  "instead of a spec: the spec an experiment file (.h5) was made from (with --only: "
+                                  "reproduce some of its runs)");
+  spec_opt->excludes(from_opt);
+  app.add_option("--only", o->only,
+                 "run only these runs of the plan (by name, e.g. 'passing@seed=1'; repeatable), with the pretraining "
+                 "each uses: each with the seeds and yardstick it has in the whole experiment");
   app.add_option("--jobs,-j", o->jobs,
                  "runs at once, each on its own thread with --threads intra-op threads (default: the number of cores; "
                  "more jobs than runs: one per run). Each run's numbers are the serial run's")
@@ -107,7 +116,16 @@ Runner add_run(CLI::App& app, const std::string&) {
   app.add_flag("--yes,-y", o->yes, "run a sweep of more than " + std::to_string(kSweepConfirmRuns) + " runs");
   return [o]() {
     std::stringstream ss;
-    ss << read_file_bounded(o->spec, kMaxJsonBytes, "experiment spec");
+    if (o->spec.empty() && o->from.empty()) throw Error("run: give a spec (JSON) or --from an experiment file");
+    if (!o->from.empty()) {  // the spec the file was made from, as it recorded it
+      H5File f(o->from, H5File::Mode::Read);
+      check_experiment_file(f);
+      if (!has_attr(f, "/", "spec")) throw Error(o->from + ": records no spec (attribute 'spec' of '/')");
+      ss << f.attr("/", "spec");
+      o->spec = o->from;  // the source named in messages, and an input the output may not be
+    } else {
+      ss << read_file_bounded(o->spec, kMaxJsonBytes, "experiment spec");
+    }
     if (o->seed) {  // the spec as run, with the seed replaced; a spec that is not JSON is left to the parser's message
       try {
         auto j = nlohmann::json::parse(ss.str());
@@ -118,7 +136,8 @@ Runner add_run(CLI::App& app, const std::string&) {
       } catch (const nlohmann::json::exception&) {
       }
     }
-    if (const size_t n = plan_runs(check_spec(ss.str(), o->spec)).size(); n > kSweepConfirmRuns && !o->yes)
+    const size_t planned = plan_runs(check_spec(ss.str(), o->spec)).size();
+    if (const size_t n = o->only.empty() ? planned : o->only.size(); n > kSweepConfirmRuns && !o->yes)
       throw Error(o->spec + ": the sweep makes " + std::to_string(n) + " runs (more than " +
                   std::to_string(kSweepConfirmRuns) + "); add --yes to run them");
     ProgressBoard board;  // one entry per running job
@@ -137,7 +156,7 @@ Runner add_run(CLI::App& app, const std::string&) {
           board.update(p.run, buf);
           return !interrupted();
         },
-        [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs, &written);
+        [&](const std::string& run, const H5File&) { board.remove(run); }, o->overwrite, o->jobs, &written, o->only);
     board.done();
     std::cout << format_summary_table(runs) << format_sweep_table(runs);
     std::cout << "wrote " << written << (written == o->output ? "" : " (" + o->output + " was left as it was)") << "\n";

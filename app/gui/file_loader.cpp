@@ -14,7 +14,7 @@ namespace statescope::gui {
 views::RunData to_run_data(RunRecord&& rec) {
   views::RunData r;
   static_cast<RunResults&>(r) = std::move(rec);
-  r.name = QString::fromStdString(rec.name);
+  r.name = r.in_file = QString::fromStdString(rec.name);
   r.file = QString::fromStdString(rec.file);
   r.intervention = QString::fromStdString(rec.intervention);
   r.status = QString::fromStdString(rec.status);

@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <unistd.h>
@@ -120,6 +121,16 @@ class ExperimentRunner {
     for (auto& r : plan_) {
       r.name = prefix_ + r.name;
       r.group = prefix_ + r.group;
+      planned_names_.push_back(r.name);
+    }
+    if (!only_.empty()) {  // these runs alone, and the pretraining each uses; their seeds as in the whole plan
+      std::set<std::string> models;
+      for (const auto& r : plan_)
+        if (only_.count(r.name) && !r.model_key.empty()) models.insert(r.model_key);
+      std::vector<PlannedRun> kept;
+      for (auto& r : plan_)
+        if (only_.count(r.name) || (r.kind == RunKind::Pretrain && models.count(r.name))) kept.push_back(std::move(r));
+      plan_ = std::move(kept);
     }
     int64_t longest = 0;
     for (auto& r : plan_) {
@@ -183,6 +194,9 @@ class ExperimentRunner {
   }
   void use_file(std::shared_ptr<ExperimentFile> f) { file_ = std::move(f); }
   void set_prefix(std::string p) { prefix_ = std::move(p); }
+  // Only these runs of the plan (by name), with the pretraining each uses: set before prepare.
+  void set_only(const std::vector<std::string>& names) { only_ = std::set<std::string>(names.begin(), names.end()); }
+  const std::vector<std::string>& planned_names() const { return planned_names_; }  // the whole plan's, after prepare
   const std::string& model_dir() const { return model_dir_; }
   bool cancelled() const { return cancelled_; }
 
@@ -584,15 +598,31 @@ class ExperimentRunner {
   std::unique_ptr<Tokenizer> tokenizer_;
   std::shared_ptr<ExperimentFile> file_;  // thread-safe: every HDF5 call holds hdf5_mutex(); shared by the models of a spec
   std::string prefix_;                     // "<model label>:" in a multi-model spec
+  std::set<std::string> only_;             // run only these (empty: every run of the plan)
+  std::vector<std::string> planned_names_; // every run of the plan, before `only_` kept some
   std::atomic<bool> cancelled_{false};
   std::mutex callback_mu_;  // progress_ and run_done_ are called by one thread at a time
 };
 
 }  // namespace
 
+namespace {
+
+// Every name of `only` is a run of the plans `names` (Error naming it and listing the runs).
+void check_only(const std::vector<std::string>& only, const std::vector<std::string>& names, const std::string& src) {
+  for (const auto& n : only)
+    if (std::find(names.begin(), names.end(), n) == names.end()) {
+      std::string all;
+      for (const auto& m : names) all += (all.empty() ? "" : ", ") + m;
+      throw Error(src + ": '" + n + "' is no run of this experiment (--only); its runs: " + all);
+    }
+}
+
+}  // namespace
+
 std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::string& src, const std::string& out_path,
                                        const ExperimentProgressFn& progress, const RunDoneFn& run_done, bool overwrite,
-                                       int jobs, std::string* written_to) {
+                                       int jobs, std::string* written_to, const std::vector<std::string>& only) {
   if (jobs < 1) throw Error("jobs must be >= 1, got " + std::to_string(jobs));
   const ExperimentSpec spec = check_spec(spec_text, src);  // every field, the compute names included, before anything is read
   if (!spec.models.empty()) {
@@ -608,9 +638,13 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
       one.models.clear();
       runners.push_back(std::make_unique<ExperimentRunner>(spec_text, src, progress, run_done));
       runners.back()->set_prefix(model_label(m) + ":");
+      runners.back()->set_only(only);
       runners.back()->prepare(one);
       w.inputs.push_back(runners.back()->model_dir());
     }
+    std::vector<std::string> names;
+    for (const auto& r : runners) names.insert(names.end(), r->planned_names().begin(), r->planned_names().end());
+    check_only(only, names, src);
     auto file = ExperimentRunner::create_file(out_path, w, spec_text, src);
     std::vector<RunSummary> runs;
     for (auto& r : runners) {
@@ -625,7 +659,9 @@ std::vector<RunSummary> run_experiment(const std::string& spec_text, const std::
     return runs;
   }
   ExperimentRunner runner(spec_text, src, progress, run_done);
+  runner.set_only(only);
   runner.prepare(spec);
+  check_only(only, runner.planned_names(), src);
   auto runs = runner.run_all(out_path, overwrite, jobs);
   const std::string where = runner.close_file();
   if (written_to) *written_to = where;

@@ -43,10 +43,14 @@ using RunDoneFn = std::function<void(const std::string& run, const H5File& file)
 // renamed when the experiment ends; an existing file is replaced only when every run finished.
 // `written_to` receives where the results are: out_path, or the staging name beside an existing
 // file that a cancelled or failed experiment left as it was.
+// `only` (non-empty): run just these runs of the plan, by name, with the pretraining each uses: each
+// with the seeds, data and yardstick it has in the whole experiment, so its numbers are the whole
+// experiment's (at the same intra-op thread count). A name that is no run of the plan is refused,
+// listing the runs, before anything is written.
 std::vector<RunSummary> run_experiment(const std::string& spec_json, const std::string& spec_source,
                                        const std::string& out_path, const ExperimentProgressFn& progress = {},
                                        const RunDoneFn& run_done = {}, bool overwrite = false, int jobs = 1,
-                                       std::string* written_to = nullptr);
+                                       std::string* written_to = nullptr, const std::vector<std::string>& only = {});
 
 
 }  // namespace statescope
