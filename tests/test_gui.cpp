@@ -9,6 +9,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QElapsedTimer>
+#include <QDir>
 #include <QFileInfo>
 #include <QLineEdit>
 #include <QMimeData>
@@ -1061,6 +1062,30 @@ TEST(Gui, OpenedFileFillsEveryViewAndPlotsExport) {
   EXPECT_TRUE(names.contains("statescope_gui_effrem_tab_heatmap.svg")) << names.toStdString();
   for (const auto& p : parts) EXPECT_GT(QFileInfo(p).size(), 1000) << p.toStdString();
   EXPECT_EQ(w.export_tab_to(11, base, true).size(), 3) << "attention: curves, map, second map";
+  // Figures say what they show (issue 54, item 9): a caption with the file, the tab and the runs.
+  {
+    const QStringList svg = w.export_tab_to(2, QString::fromStdString(tmp("statescope_gui_caption.svg")), false);
+    ASSERT_EQ(svg.size(), 1);
+    QFile f(svg[0]);
+    ASSERT_TRUE(f.open(QIODevice::ReadOnly));
+    const QString text = QString::fromUtf8(f.readAll());
+    EXPECT_TRUE(text.contains("statescope_gui_open.h5")) << "the caption names the file";
+    EXPECT_TRUE(text.contains("baseline, fitted")) << "and the runs";
+  }
+  // Every tab at once into a folder: a PNG and a CSV per plot.
+  const QString all = QString::fromStdString(tmp("statescope_gui_all_tabs"));
+  QDir(all).removeRecursively();
+  const QStringList every = w.export_all_tabs_to(all);
+  int plots_total = 0;
+  for (int t = 0; t < w.tabs()->count(); ++t) {
+    bool any = false;
+    for (auto* p : w.plots_in_tab(t)) any = any || p->empty_hint().isEmpty();
+    if (any) plots_total += static_cast<int>(w.plots_in_tab(t).size());
+  }
+  EXPECT_EQ(every.size(), 2 * plots_total) << every.join(", ").toStdString();
+  EXPECT_TRUE(QFileInfo::exists(all + "/03_Per-position_loss.png")) << every.join(", ").toStdString();
+  EXPECT_FALSE(QFileInfo::exists(all + "/09_Sweep.png")) << "this experiment has no sweep: no empty axes exported";
+  for (const auto& p : every) EXPECT_GT(QFileInfo(p).size(), p.endsWith(".png") ? 1000 : 20) << p.toStdString();
 
   // Hover read-out: at the pixel of a data point it names the series and the value.
   w.tabs()->setCurrentIndex(2);

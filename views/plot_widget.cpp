@@ -375,9 +375,26 @@ bool PlotWidget::export_image(const QString& path, int w, int h, bool light) {
       if (dark) p->apply_theme(true);
     }
   } restore{this, light && was_dark};
-  sync_overlays();
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix != "png" && suffix != "pdf" && suffix != "svg") return false;
+  // The caption as a last row of the layout while the figure is drawn, removed after.
+  struct Caption {
+    QCustomPlot* plot;
+    QCPTextElement* text = nullptr;
+    ~Caption() {
+      if (!text) return;
+      plot->plotLayout()->remove(text);
+      plot->plotLayout()->simplify();
+    }
+  } caption{plot_};
+  if (!caption_.isEmpty()) {
+    const int row = plot_->plotLayout()->rowCount();
+    plot_->plotLayout()->insertRow(row);
+    caption.text = new QCPTextElement(plot_, caption_, QFont(font().family(), 8));
+    caption.text->setTextColor(light || !dark_ ? QColor(60, 60, 60) : QColor(200, 200, 200));
+    plot_->plotLayout()->addElement(row, 0, caption.text);
+  }
+  sync_overlays();
   try {
     StagedOutput out(path.toStdString(), OutputRule{true, {}, false});
     const QString tmp = QString::fromStdString(out.staging());

@@ -53,6 +53,9 @@ class PlotWidget : public QWidget {
   bool export_image(const QString& path, int width = 0, int height = 0,
                     bool light = true);  // .png .svg .pdf by suffix; light: the light theme whatever the window's  // .png .svg .pdf by suffix
   bool export_csv(const QString& path) const;
+  // A line under exported figures (PNG/SVG/PDF) naming what they show, e.g. the file and its runs; not
+  // drawn in the window. "" : none.
+  void set_export_caption(const QString& caption) { caption_ = caption; }
   QString hover_text() const;  // the current read-out (tests)
   void set_readout(const QString& text);  // a view's own read-out (e.g. a colour map's cell), also to the status bar
   void hover_at(const QPointF& pixel);  // what a mouse move there does
@@ -114,6 +117,7 @@ class PlotWidget : public QWidget {
   QSpinBox* smooth_;
   QCheckBox* robust_;
   QCheckBox* raw_;
+  QString caption_;  // set_export_caption
   bool raw_chosen_ = false;  // the user ticked or unticked "raw": no automatic choice any more
   QStringList clipped_;
   QPointer<QCPItemText> clip_note_;

@@ -12,6 +12,7 @@
 #include <QDateTime>
 #include <QElapsedTimer>
 #include <QDir>
+#include <QRegularExpression>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -238,6 +239,12 @@ void MainWindow::build_menus() {
   file->addSeparator();
   file->addAction(tr("&Export plot (PNG/SVG/PDF)..."), QKeySequence(tr("Ctrl+E")), this, [this] { export_tab(false); });
   file->addAction(tr("Export plot &data (CSV)..."), QKeySequence(tr("Ctrl+Shift+E")), this, [this] { export_tab(true); });
+  file->addAction(tr("Export e&very tab (PNG and CSV)..."), this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export every tab into a folder"));
+    if (dir.isEmpty()) return;
+    const QStringList written = export_all_tabs_to(dir);
+    statusBar()->showMessage(tr("Wrote %1 files to %2").arg(written.size()).arg(dir), 8000);
+  });
   file->addAction(tr("Export &report (HTML)..."), this, [this] {
     if (file_.isEmpty()) return error(tr("No experiment"), tr("Open or run an experiment first"));
     const QString p = QFileDialog::getSaveFileName(this, tr("Export report"), QFileInfo(file_).completeBaseName() + ".html",
@@ -613,7 +620,17 @@ QStringList MainWindow::export_tab_to(int tab, const QString& path, bool data) {
   const QFileInfo fi(path);
   const QString suffix = data ? QString("csv") : fi.suffix();
   QStringList written, parts;
+  // Each figure says what it shows: the file, the tab and the runs drawn (the checked ones).
+  QStringList shown;
+  for (const auto& r : run_set_->runs())
+    if (r.checked) shown << r.name;
+  const int n_shown = static_cast<int>(shown.size());
+  if (n_shown > 8) shown = shown.mid(0, 8) << tr("+%1 more").arg(n_shown - 8);
+  const QString caption = tr("%1 · %2 · runs: %3 · statescope")
+                              .arg(file_.isEmpty() ? tr("(no file)") : QFileInfo(file_).fileName(), tabs_->tabText(tab),
+                                   shown.isEmpty() ? tr("none") : shown.join(", "));
   for (int i = 0; i < plots.size(); ++i) {
+    plots[i]->set_export_caption(caption);
     // A part's name: its plot's object name without the view's prefix ("effrem_heatmap" -> "heatmap").
     QString part = plots[i]->objectName().section('_', 1);
     if (part.isEmpty() || parts.contains(part)) part = QString::number(i + 1);
@@ -623,6 +640,22 @@ QStringList MainWindow::export_tab_to(int tab, const QString& path, bool data) {
       written << p;
     else
       error(tr("Export failed"), tr("Could not write %1").arg(p));
+  }
+  return written;
+}
+
+QStringList MainWindow::export_all_tabs_to(const QString& folder) {
+  QStringList written;
+  QDir().mkpath(folder);
+  for (int t = 0; t < tabs_->count(); ++t) {
+    bool any = false;  // a tab whose plots all say why they are empty is left out: no empty axes
+    for (auto* p : plots_in_tab(t)) any = any || p->empty_hint().isEmpty();
+    if (!any) continue;
+    QString name = QString("%1_%2").arg(t + 1, 2, 10, QChar('0')).arg(tabs_->tabText(t).remove('&'));
+    name.replace(QRegularExpression("[^A-Za-z0-9._-]+"), "_");
+    const QString base = QDir(folder).filePath(name);
+    written += export_tab_to(t, base + ".png", false);
+    written += export_tab_to(t, base + ".csv", true);
   }
   return written;
 }

@@ -77,6 +77,10 @@ class MainWindow : public QMainWindow {
   // to `path` itself, several to <base>_<part>.<suffix>, each part named by its plot ("curves",
   // "heatmap", ...). Returns the paths written; an error dialog names any that failed.
   QStringList export_tab_to(int tab, const QString& path, bool data);
+  // Every tab that has plots into `folder`: <NN>_<tab>.png (and _<part>.png for several plots) with
+  // their captions, and the same as .csv; tabs with nothing to show (each plot says why) left out;
+  // the files written (File ▸ Export every tab).
+  QStringList export_all_tabs_to(const QString& folder);
   bool accepts_drop(const QMimeData* m) const;  // an .h5 file among the URLs
   bool handle_drop(const QMimeData* m);         // opens the first .h5 file and adds the others' runs
 
