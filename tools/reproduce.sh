@@ -132,8 +132,18 @@ recipe_interventions() {
   pytable tools/attention_table.py interventions.h5
 }
 
+# Issue 53: tiny hybrids trained by statescope beside their pure twins (the attention layer replaced by
+# the family's recurrent layer), one model per seed, the zero control and state passing.
+recipe_hybrids() {
+  spec_table hybrid_nemotron_h sweep
+  spec_table hybrid_nemotron_h_twin sweep
+  spec_table hybrid_qwen3_5 sweep
+  spec_table hybrid_qwen3_5_twin sweep
+  pytable tools/hybrid_table.py nemotron_h=hybrid_nemotron_h.h5 qwen3_5=hybrid_qwen3_5.h5
+}
+
 recipes=(failure_sweep failure_long demo sweep unexplored effrem copying babi passkey sigma fitted_length
-         architectures gla_provoked copying_posttrain effrem_models heads interventions)
+         architectures gla_provoked copying_posttrain effrem_models heads interventions hybrids)
 
 # --- machinery -------------------------------------------------------------------------------------
 shown() {  # a command as the page shows it: statescope-cli and paths inside the repository
