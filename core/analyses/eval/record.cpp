@@ -32,6 +32,14 @@ std::vector<std::string> kinds_attr(const H5File& f, const GroupReader& g) {
   return out;
 }
 
+// Every model layer in `layers` names one of `kinds`; the group fails naming `dataset` otherwise.
+void check_layers(const GroupReader& g, const char* dataset, const std::vector<int64_t>& layers,
+                  const std::vector<std::string>& kinds) {
+  for (int64_t l : layers)
+    if (l < 0 || l >= static_cast<int64_t>(kinds.size()))
+      g.fail(std::string("dataset ") + dataset + " names a layer outside layer_kinds");
+}
+
 }  // namespace
 
 void write_eval(ExperimentFile& file, const std::string& run, const EvalResult& r) {
@@ -158,26 +166,22 @@ EvalResult read_eval(const H5File& f, const std::string& run) {
       r.recurrent_layers = s.i64("model_layer");
       if (static_cast<int64_t>(r.recurrent_layers.size()) != r.n_layer) s.fail("dataset state_norm/model_layer is not [n_layer]");
       r.layer_kinds = kinds_attr(f, s);
-      for (int64_t l : r.recurrent_layers)
-        if (l < 0 || l >= static_cast<int64_t>(r.layer_kinds.size())) s.fail("dataset state_norm/model_layer names a layer outside layer_kinds");
+      check_layers(s, "state_norm/model_layer", r.recurrent_layers, r.layer_kinds);
     }
   }
   const GroupReader a{f, run, "attention_stats"};
   if (a.has("entropy")) {
-    std::vector<int64_t> d;
+    std::vector<int64_t> d, first;
     r.attn_entropy = a.f64("entropy", &d);
     if (d.size() != 3 || d[2] != r.length) a.fail("dataset attention_stats/entropy is not [layers, heads, length]");
     r.attention_heads = d[1];
-    r.attn_first = a.f64("first_mass", &d);
-    if (d.size() != 3 || d[1] != r.attention_heads || d[2] != r.length || d[0] != static_cast<int64_t>(r.attn_entropy.size()) / std::max<int64_t>(1, r.attention_heads * r.length))
-      a.fail("dataset attention_stats/first_mass is not the shape of entropy");
+    r.attn_first = a.f64("first_mass", &first);
+    if (first != d) a.fail("dataset attention_stats/first_mass is not the shape of entropy");
     r.attention_layers = a.i64("layer");
-    if (static_cast<int64_t>(r.attention_layers.size()) * r.attention_heads * r.length != static_cast<int64_t>(r.attn_entropy.size()))
-      a.fail("dataset attention_stats/layer does not count entropy's layers");
+    if (static_cast<int64_t>(r.attention_layers.size()) != d[0]) a.fail("dataset attention_stats/layer does not count entropy's layers");
     r.first_tokens = a.attr_int("first_tokens");
     if (r.layer_kinds.empty()) r.layer_kinds = kinds_attr(f, a);
-    for (int64_t l : r.attention_layers)
-      if (l < 0 || l >= static_cast<int64_t>(r.layer_kinds.size())) a.fail("dataset attention_stats/layer names a layer outside layer_kinds");
+    check_layers(a, "attention_stats/layer", r.attention_layers, r.layer_kinds);
   }
   return r;
 }
