@@ -12,14 +12,12 @@
 namespace statescope::cli {
 
 Runner add_effrem(CLI::App& app, const std::string& command) {
-  struct O : RunArgs {
-    std::string data = "embedded";
+  struct O : MeasureArgs {
     EffRemOptions e;
     bool linear = false;
   };
   auto o = std::make_shared<O>();
-  add_run_options(app, *o, "effrem");
-  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data') (validation split)")->capture_default_str();
+  add_measure_options(app, *o, "effrem");
   app.add_option("--T", o->e.Ts, "context lengths (one curve each; several make the heatmap)")->delimiter(',')
       ->capture_default_str()->check(token_count());
   app.add_option("--points", o->e.points, "t grid points")->capture_default_str();

@@ -34,16 +34,13 @@ namespace statescope::cli {
 namespace fs = std::filesystem;
 
 Runner add_eval(CLI::App& app, const std::string& command) {
-  struct O : RunArgs {
-    std::string data = "embedded";
+  struct O : MeasureArgs {
     EvalOptions e;
   };
   auto o = std::make_shared<O>();
   o->e.T = 0;
   o->e.length = 0;
-  add_run_options(app, *o, "eval");
-  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (its validation split is used; see 'data')")
-      ->capture_default_str();
+  add_measure_options(app, *o, "eval");
   app.add_option("--T", o->e.T, "training context (default: the model's record)")->check(token_count());
   app.add_option("--length", o->e.length, "positions per sequence (default 64T)");
   app.add_option("--sequences", o->e.sequences, "sequences averaged")->capture_default_str();

@@ -11,14 +11,12 @@
 namespace statescope::cli {
 
 Runner add_states(CLI::App& app, const std::string& command) {
-  struct O : RunArgs {
-    std::string data = "embedded";
+  struct O : MeasureArgs {
     StateStatsOptions s;
   };
   auto o = std::make_shared<O>();
   o->s.T = 0;
-  add_run_options(app, *o, "states");
-  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data') (validation split)")->capture_default_str();
+  add_measure_options(app, *o, "states");
   app.add_option("--T", o->s.T, "training context (default: the model's record)")->check(token_count());
   app.add_option("--positions", o->s.positions, "positions (default T/2, T-1, 2T, 8T, 32T, 64T-1)")->delimiter(',');
   app.add_option("--layers", o->s.layers, "layers (default all)")->delimiter(',');

@@ -13,8 +13,7 @@
 namespace statescope::cli {
 
 Runner add_unexplored(CLI::App& app, const std::string& command) {
-  struct O : RunArgs {
-    std::string data = "embedded";
+  struct O : MeasureArgs {
     UnexploredOptions u;
     PolicySpec ps;
     int64_t segment = 512;
@@ -22,9 +21,7 @@ Runner add_unexplored(CLI::App& app, const std::string& command) {
   };
   auto o = std::make_shared<O>();
   o->u.T = 0;
-  add_run_options(app, *o, "unexplored");
-  app.add_option("--data", o->data, "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too) (see 'data')")
-      ->capture_default_str();
+  add_measure_options(app, *o, "unexplored");
   app.add_option("--T", o->u.T, "training context (default: the model's record)")->check(token_count());
   app.add_option("--policy", o->ps.kind, "whose training states: the policy the model was trained with (zero: a "
                  "checkpoint trained from zero states)")

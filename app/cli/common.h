@@ -65,6 +65,18 @@ inline void add_run_options(CLI::App& app, RunArgs& a, const std::string& defaul
   app.add_flag("--replace-run", a.replace_run, "with --append: replace a run of the same name");
 }
 
+// A verb that measures a model on a corpus's validation split: the run's options and --data.
+struct MeasureArgs : RunArgs {
+  std::string data = "embedded";
+};
+inline void add_measure_options(CLI::App& app, MeasureArgs& a, const std::string& default_run) {
+  add_run_options(app, a, default_run);
+  app.add_option("--data", a.data,
+                 "'embedded', a folder, .jsonl, .u16/.u32 token file or text file (.gz/.xz/.zst too); its "
+                 "validation split is read (see 'data')")
+      ->capture_default_str();
+}
+
 // Creates (or with --append, opens) the experiment file and starts run `run` with status "running".
 // The output may not be one of the run's inputs (the model folder, the data).
 inline std::unique_ptr<ExperimentFile> start_run(const RunArgs& a, const std::string& spec_json,

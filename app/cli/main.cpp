@@ -74,45 +74,48 @@ int main(int argc, char** argv) {
                  "the SSM scan: fused = statescope's own (on the CPU plain loops, on a GPU the CUDA kernels, not yet "
                  "verified on hardware), aten = ATen's chunked scan, auto = fused on the CPU, aten on a GPU")
       ->capture_default_str();
-  std::map<CLI::App*, statescope::cli::Runner> runners;
-  auto add = [&](const char* name, const char* help, auto adder) {
-    auto* sub = app.add_subcommand(name, help);
-    runners[sub] = adder(*sub);
-  };
-  add("forward", "run a model on token ids from an HDF5 file; write logits, final states, state norms",
-      statescope::cli::add_forward);
-  add("info", "print a model directory's configuration and parameter count", statescope::cli::add_info);
-  add("models", "list the models --model can name: the committed ones and those in the Hugging Face cache",
-      statescope::cli::add_models);
   std::string command = "statescope-cli";
   for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
-  auto addc = [&](const char* name, const char* help, auto adder) {
-    auto* sub = app.add_subcommand(name, help);
-    runners[sub] = adder(*sub, command);
+  // The verbs, in the order --help lists them: name, one line of help, the function that adds its
+  // flags and returns what runs it (given the command line, recorded in what it writes).
+  namespace c = statescope::cli;
+  using Make = c::Runner (*)(CLI::App&, const std::string&);
+  const struct {
+    const char* name;
+    const char* help;
+    Make make;
+  } verbs[] = {
+      {"forward", "run a model on token ids from an HDF5 file; write logits, final states, state norms",
+       [](CLI::App& a, const std::string&) { return c::add_forward(a); }},
+      {"info", "print a model directory's configuration and parameter count",
+       [](CLI::App& a, const std::string&) { return c::add_info(a); }},
+      {"models", "list the models --model can name: the committed ones and those in the Hugging Face cache",
+       [](CLI::App& a, const std::string&) { return c::add_models(a); }},
+      {"pretrain", "train a new byte-level model (Mamba-2, Mamba-1, GLA, Gated DeltaNet, or a Nemotron-H or Qwen3.5 hybrid) from scratch (zero initial state)", c::add_pretrain},
+      {"posttrain", "continue training a model with an initial-state policy", c::add_posttrain},
+      {"eval", "per-position loss, excess over the state-reset reference, and state norms far past T", c::add_eval},
+      {"run", "run a whole experiment spec (post-train with each policy, evaluate all)", c::add_run},
+      {"effrem", "Effective Remembrance EffRem_T(t) curves and heatmap", c::add_effrem},
+      {"states", "SSM state distributions below and far beyond T, fitted Gaussian, state change per token",
+       c::add_states},
+      {"unexplored", "the unexplored-states detector: states outside the envelope of the training states, per position",
+       c::add_unexplored},
+      {"passkey", "passkey retrieval: optional fine-tuning, then the length x depth accuracy grid", c::add_passkey},
+      {"copying", "synthetic copying: train fresh models with and without state passing, accuracy up to 4L",
+       c::add_copying},
+      {"babi", "bAbI-style 'where is X?' questions in long prose: optional fine-tuning, accuracy by length",
+       c::add_babi},
+      {"data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)", c::add_data},
+      {"attention", "a sequence's effective attention per head (Mamba-2: M[t, s] from dt, A, B, C; a hybrid's attention layer: its softmax) to HDF5",
+       c::add_attention},
+      {"report", "an experiment file as one self-contained HTML page (spec, environment, runs, plots)", c::add_report},
+      {"inspect", "summarise experiment files (several: one table compares their runs)", c::add_inspect},
   };
-  addc("pretrain", "train a new byte-level model (Mamba-2, Mamba-1, GLA, Gated DeltaNet, or a Nemotron-H or Qwen3.5 hybrid) from scratch (zero initial state)", statescope::cli::add_pretrain);
-  addc("posttrain", "continue training a model with an initial-state policy", statescope::cli::add_posttrain);
-  addc("eval", "per-position loss, excess over the state-reset reference, and state norms far past T",
-       statescope::cli::add_eval);
-  addc("run", "run a whole experiment spec (post-train with each policy, evaluate all)", statescope::cli::add_run);
-  addc("effrem", "Effective Remembrance EffRem_T(t) curves and heatmap", statescope::cli::add_effrem);
-  addc("states", "SSM state distributions below and far beyond T, fitted Gaussian, state change per token",
-       statescope::cli::add_states);
-  addc("unexplored", "the unexplored-states detector: states outside the envelope of the training states, per position",
-       statescope::cli::add_unexplored);
-  addc("passkey", "passkey retrieval: optional fine-tuning, then the length x depth accuracy grid",
-       statescope::cli::add_passkey);
-  addc("copying", "synthetic copying: train fresh models with and without state passing, accuracy up to 4L",
-       statescope::cli::add_copying);
-  addc("babi", "bAbI-style 'where is X?' questions in long prose: optional fine-tuning, accuracy by length",
-       statescope::cli::add_babi);
-  addc("data", "tokenize a corpus into the token cache and show its split (documents, tokens, memory)",
-       statescope::cli::add_data);
-  addc("attention", "a sequence's effective attention per head (Mamba-2: M[t, s] from dt, A, B, C; a hybrid's attention layer: its softmax) to HDF5",
-       statescope::cli::add_attention);
-  addc("report", "an experiment file as one self-contained HTML page (spec, environment, runs, plots)",
-       statescope::cli::add_report);
-  addc("inspect", "summarise experiment files (several: one table compares their runs)", statescope::cli::add_inspect);
+  std::map<CLI::App*, c::Runner> runners;
+  for (const auto& v : verbs) {
+    auto* sub = app.add_subcommand(v.name, v.help);
+    runners[sub] = v.make(*sub, command);
+  }
   // Every numeric flag has a range, checked before any work starts: a number must be finite and of
   // magnitude at most 1e15 (a typo like 1e308 or inf is refused by the flag's name, never handed to
   // LibTorch); flags with a tighter range say so in their own check, and core/ checks its options too.
