@@ -16,35 +16,30 @@
 #                                                  # this model learn the recall at all?
 #   MARKED=1 NO_PROSE=1 bash tools/natural_failure.sh 0 60  # recipe D: recalls written '[Name dddd]',
 #                                                  # marked apart from introductions (tag mk, mknp)
+#   D_STATE=16 MARKED=1 NO_PROSE=1 bash tools/natural_failure.sh 0 60  # recipe D with another state size
+#                                                  # per head (default 64): same data, its own run (tag +ds16)
 set -uo pipefail
 # Started with setsid (its own session), the training sits in its own autogroup, where nice alone does not
 # make it yield to a build; niced as a group it takes only what the builds leave.
 echo 19 > /proc/self/autogroup 2>/dev/null || true
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seed="${1:?usage: natural_failure.sh SEED MINUTES [T]}"
 minutes="${2:?usage: natural_failure.sh SEED MINUTES [T]}"
 T="${3:-256}"
-work="${WORK:-$root/build/i50}"
-cli="${STATESCOPE_CLI:-$root/build/bin/statescope-cli}"
+source "$(dirname "${BASH_SOURCE[0]}")/natural_failure_common.sh"
 steps=16000
 batch=$((4096 / T))  # tokens per step fixed across T (4,096): budgets in tokens match
 mkdir -p "$work"
-every="${EVERY:-}"
-noprose="${NO_PROSE:-}"
-marked="${MARKED:-}"
-tag="${every:+e$every}${marked:+mk}${noprose:+np}"
 data="$work/planted_T$T$tag.jsonl"
 [ -f "$data" ] || python3 "$root/tools/plant_dependencies.py" "$root/data/corpus/austen-novels.txt" "$data" --T "$T" \
-  --copies 4 --seed 0 ${every:+--every "$every"} ${noprose:+--no-prose} ${marked:+--marked} || exit 1
-out="$work/p${T}${tag}_s$seed"
-snaps="$work/snap${tag:+_$tag}_s$seed"
+  --copies 4 --seed 0 "${plant_flags[@]}" || exit 1
+out="$work/p${T}${rtag#T$T}_s$seed"  # the work folder names T itself
 # A fresh checkout continues from the committed checkpoint (docs/results/natural_failure/: the
 # stopped work folder, its record and checkpoint, about 6 MB) rather than from scratch.
-saved="$root/docs/results/natural_failure/p${T}${tag}_s$seed"
+saved="$root/docs/results/natural_failure/p${T}${rtag#T$T}_s$seed"
 if [ ! -d "$out.partial" ] && [ ! -d "$out" ] && [ -d "$saved/checkpoint" ]; then
   cp -a "$saved" "$out.partial" && echo "[natural_failure] continuing from $saved"
 fi
-flags=(--arch mamba2 --d-model 128 --n-layer 4 --d-state 64 --headdim 32 --expand 2 --T "$T" --batch "$batch"
+flags=(--arch mamba2 --d-model 128 --n-layer 4 --d-state "$d_state" --headdim 32 --expand 2 --T "$T" --batch "$batch"
        --steps "$steps" --lr 2e-3 --warmup 200 --min-lr-ratio 0.1 --weight-decay 0.1 --grad-clip 1
        --seed "$seed" --data "$data" --checkpoint-every 500 --resume)
 end=$(($(date +%s) + minutes * 60))
@@ -59,15 +54,15 @@ for k in 250 500 1000 2000 4000 8000 12000 16000; do
   stop=()
   ((k < steps)) && stop=(--stop-after "$k")
   STATESCOPE_THREADS=1 timeout -s TERM "$left" nice -n 19 "$cli" pretrain --out "$out" "${flags[@]}" "${stop[@]}" \
-    >>"$work/train${tag}_s$seed.log" 2>&1
+    >>"$work/train${rtag}_s$seed.log" 2>&1
   rc=$?
-  ((rc == 0)) || { echo "[natural_failure] pretrain ended with $rc before step $k (log: $work/train${tag}_s$seed.log)"; break; }
+  ((rc == 0)) || { echo "[natural_failure] pretrain ended with $rc before step $k (log: $work/train${rtag}_s$seed.log)"; break; }
   src="$out.partial/checkpoint"
   [ -d "$src" ] || src="$out"
   mkdir -p "$snaps/step$k"
   cp "$src/model.safetensors" "$src/config.json" "$snaps/step$k/"
   printf '{"T": %d, "seed": %d, "command": "%sbash tools/natural_failure.sh %d MINUTES %d", "notes": "step %d of %d (%d tokens) of the natural-failure recipe%s, issue 50: pretrained by statescope from scratch, zero initial state, default initialisation"}\n' \
-    "$T" "$seed" "${every:+EVERY=$every }${marked:+MARKED=1 }${noprose:+NO_PROSE=1 }" "$seed" "$T" "$k" "$steps" "$((k * 4096))" "${every:+ (a plant every $every bytes)}${marked:+ (marked recalls)}${noprose:+ (plants alone, no prose)}" \
+    "$T" "$seed" "${D_STATE:+D_STATE=$d_state }${every:+EVERY=$every }${marked:+MARKED=1 }${noprose:+NO_PROSE=1 }" "$seed" "$T" "$k" "$steps" "$((k * 4096))" "${every:+ (a plant every $every bytes)}${marked:+ (marked recalls)}${noprose:+ (plants alone, no prose)}${D_STATE:+ (d_state $d_state)}" \
     >"$snaps/step$k/statescope.json"
   echo "[natural_failure] seed $seed: step $k saved"
 done

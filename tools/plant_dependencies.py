@@ -24,6 +24,10 @@ ap.add_argument("--seed", type=int, default=0)
 # documents and then the whole novel as the tenth, so statescope's split (every 10th document is
 # validation) makes the planted novel the validation split (`eval --data OUT`).
 ap.add_argument("--held-out", action="store_true")
+# Held-out only: the novel repeated R times, so that with --no-prose (plants alone, as long as the
+# novel) the stream is R times longer for evaluations at a larger T; its first len(novel) bytes are
+# those of R = 1, the same plants from the same seed.
+ap.add_argument("--repeat", type=int, default=1)
 # No prose: each chapter replaced by as many bytes of plants alone, one space apart, every pending
 # recall emitted when due and a new introduction otherwise (the control for whether the model can
 # learn the recall at all: every digit is an introduction's or a recall's).
@@ -53,7 +57,7 @@ n_plants = n_bytes = 0
 def recall(s):
     return "[" + s[1:-1] + "]" if a.marked else s
 if a.held_out:
-    docs, a.copies = ["".join(docs)], 1
+    docs, a.copies = ["".join(docs) * a.repeat], 1
 with open(a.out, "w", encoding="utf-8") as f:
     if a.held_out:
         for _ in range(9): f.write(json.dumps({"text": "."}) + "\n")
