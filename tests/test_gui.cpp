@@ -48,6 +48,9 @@
 #include "core/experiment/experiment.h"
 #include "core/experiment/spec.h"
 #include "core/store/h5file.h"
+#include "core/store/experiment_store.h"
+#include "core/store/run_label.h"
+#include "app/gui/run_set.h"
 #include "tests/scratch.h"
 #include "views/sweep_view.h"
 #include "views/attention_view.h"
@@ -825,11 +828,11 @@ TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   ASSERT_TRUE(w.add_file(qb));
   ASSERT_TRUE(w.add_file(qb));
   ASSERT_EQ(w.runs().size(), 3u);
-  EXPECT_EQ(w.runs()[0].name, "statescope_gui_cmp_a/baseline");  // each run names its file now
-  EXPECT_EQ(w.runs()[1].name, "statescope_gui_cmp_b/baseline");
-  EXPECT_EQ(w.runs()[2].name, "statescope_gui_cmp_b(2)/baseline");
+  EXPECT_EQ(w.runs()[0].name, "a/baseline");  // each run names its file now, short: what the names share goes
+  EXPECT_EQ(w.runs()[1].name, "b/baseline");
+  EXPECT_EQ(w.runs()[2].name, "b(2)/baseline");
   EXPECT_NE(w.runs()[1].color, w.runs()[0].color);
-  EXPECT_EQ(w.run_list()->model()->index(1, 0).data(Qt::ToolTipRole).toString(), qb);
+  EXPECT_EQ(w.run_list()->model()->index(1, 0).data(Qt::ToolTipRole).toString(), qb + "\nrun 'baseline'");
   EXPECT_TRUE(w.windowTitle().contains("+ 2 more"));
   w.tabs()->setCurrentIndex(2);
   QTest::qWait(50);
@@ -845,8 +848,66 @@ TEST(Gui, RunsFromSeveralFilesAreComparedSideBySide) {
   ASSERT_TRUE(w.handle_drop(&two));
   EXPECT_EQ(w.current_file(), qb);
   ASSERT_EQ(w.runs().size(), 2u);
-  EXPECT_EQ(w.runs()[0].name, "statescope_gui_cmp_b/baseline");
-  EXPECT_EQ(w.runs()[1].name, "statescope_gui_cmp_a/baseline");
+  EXPECT_EQ(w.runs()[0].name, "b/baseline");
+  EXPECT_EQ(w.runs()[1].name, "a/baseline");
+}
+
+// Issue 54 (stable run identity): a run renamed in the app keeps its new name in its file (one
+// attribute; its group, name and data untouched, so `--from FILE --only zero` still finds it), shown
+// again when the file is reopened; names that would clash or are not names are refused and change
+// nothing; files compared side by side are tagged by what tells their names apart.
+TEST(Gui, RunsAreRenamedInTheirFileAndComparedFilesGetShortTags) {
+  EXPECT_EQ(gui::short_tags({"/x/demo.h5", "/y/sweep.h5"}), (QStringList{"demo", "sweep"}));
+  EXPECT_EQ(gui::short_tags({"/x/run.h5", "/y/run.h5", "/z/run.h5"}), (QStringList{"run", "run(2)", "run(3)"}));
+  EXPECT_EQ(gui::short_tags({"exp-1.h5", "exp-12.h5"}), (QStringList{"1", "12"}));
+  EXPECT_EQ(gui::short_tags({"ab.h5", "ab-c.h5"}), (QStringList{"ab", "ab-c"}));  // a tag never vanishes
+  EXPECT_EQ(gui::short_tags({"a-very-long-name-of-an-experiment.h5", "b.h5"})[0],
+            QString("a-very-lo") + QChar(0x2026) + "experiment");
+  const std::string spec = R"({"model": "embedded", "posttrain": {"steps": 1, "batch": 2}, "policies": [{"kind": "zero"}],
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
+  const std::string dir = tmp("statescope_gui_rename");
+  fs::create_directories(dir);
+  const std::string a = dir + "/experiment-20261206-182505.h5", b = dir + "/experiment-20261206-190102.h5";
+  run_experiment(spec, "a", a);
+  fs::copy_file(a, b);
+  gui::MainWindow w;
+  w.set_quiet(true);
+  const QString qa = QString::fromStdString(a), qb = QString::fromStdString(b);
+  ASSERT_TRUE(w.open_file(qa));
+  auto names = [&] {
+    QStringList n;
+    for (const auto& r : w.runs()) n << r.name;
+    return n.join(", ").toStdString();
+  };
+  const auto bytes_of_zero = [](const std::string& f) { return H5File(f, H5File::Mode::Read).read_f64("zero/ppl/nll"); };
+  const auto before = bytes_of_zero(a);
+  ASSERT_TRUE(w.rename_run("zero", "  zero control "));
+  EXPECT_EQ(names(), "baseline, zero control");
+  {
+    H5File f(a, H5File::Mode::Read);
+    EXPECT_EQ(f.attr("zero", "display_name"), "zero control");  // the group keeps its name
+    EXPECT_EQ(run_names(f), (std::vector<std::string>{"baseline", "zero"}));
+  }
+  EXPECT_EQ(bytes_of_zero(a), before);
+  EXPECT_FALSE(w.rename_run("baseline", "zero control"));  // two runs shown alike: refused
+  EXPECT_TRUE(w.last_message().contains("zero control"));
+  EXPECT_FALSE(w.rename_run("baseline", "two\nlines"));
+  EXPECT_TRUE(w.last_message().contains("control character")) << w.last_message().toStdString();
+  EXPECT_FALSE(w.rename_run("baseline", QString(130, 'x')));
+  EXPECT_EQ(names(), "baseline, zero control");
+  EXPECT_EQ(run_display_name(H5File(a, H5File::Mode::Read), "baseline"), "");
+  ASSERT_TRUE(w.open_file(qa));  // reopened: the display name is the file's
+  EXPECT_EQ(names(), "baseline, zero control");
+  ASSERT_TRUE(w.add_file(qb));   // the two names differ only in their time: that is the tag
+  EXPECT_EQ(names(), "182505/baseline, 182505/zero control, 190102/baseline, 190102/zero");
+  EXPECT_TRUE(w.run_list()->model()->index(1, 0).data(Qt::ToolTipRole).toString().endsWith("run 'zero'"));
+  ASSERT_TRUE(w.rename_run("182505/zero control", ""));  // "" gives the group's name back
+  EXPECT_EQ(names(), "182505/baseline, 182505/zero, 190102/baseline, 190102/zero");
+  EXPECT_EQ(run_display_name(H5File(a, H5File::Mode::Read), "zero"), "");
+  ASSERT_TRUE(w.rename_run("190102/baseline", "reference"));
+  EXPECT_EQ(names(), "182505/baseline, 182505/zero, 190102/reference, 190102/zero");
+  EXPECT_EQ(run_display_name(H5File(b, H5File::Mode::Read), "baseline"), "reference");
+  EXPECT_THROW(set_run_display_name(b, "no_such_run", "x"), Error);
 }
 
 // A hybrid's state norm tab (issue 53): each row of the per-head map names its model layer and kind, the

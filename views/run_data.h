@@ -17,7 +17,10 @@ struct RunData : RunResults {
   // Where the run came from, as its file records it (empty while it runs live): its seed, model and
   // architecture, the versions and device it ran with, and a failed run's message.
   QString seed, model, architecture, versions, device, message;
-  QString in_file;  // its name in its file (`name` gains a stem when files are compared); "": name
+  QString in_file;  // its group's name in its file; "": name (a live run before it is read back)
+  // Its display name, as its file records it (core/store/run_label.h) or as just renamed; "": the
+  // group's. `name` is this (or the group's name) after its file's short tag when files are compared.
+  QString display;
   QColor color;
   bool checked = true;                       // overlaid in the views
 };

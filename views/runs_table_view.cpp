@@ -98,7 +98,7 @@ RunsTableView::RunsTableView(QWidget* parent) : QWidget(parent) {
     names.removeDuplicates();
     if (selected) selected(names);
   });
-  // A run's row: copy the command that runs it again alone (its numbers, from its file).
+  // A run's row: copy the command that runs it again alone (its numbers, from its file), or rename it.
   tree_->setContextMenuPolicy(Qt::CustomContextMenu);
   connect(tree_, &QTreeWidget::customContextMenuRequested, this, [this](const QPoint& at) {
     QTreeWidgetItem* it = tree_->itemAt(at);
@@ -108,7 +108,10 @@ RunsTableView::RunsTableView(QWidget* parent) : QWidget(parent) {
     QAction* copy = menu.addAction(tr("Copy the command that reproduces this run"));
     copy->setEnabled(!cmd.isEmpty());
     copy->setToolTip(cmd);
-    if (menu.exec(tree_->viewport()->mapToGlobal(at)) == copy) QGuiApplication::clipboard()->setText(cmd);
+    QAction* ren = rename ? menu.addAction(tr("Rename…")) : nullptr;
+    QAction* chosen = menu.exec(tree_->viewport()->mapToGlobal(at));
+    if (chosen && chosen == copy) QGuiApplication::clipboard()->setText(cmd);
+    if (chosen && chosen == ren) rename(it->data(0, Qt::UserRole + 1).toString());
   });
 }
 
@@ -142,6 +145,7 @@ void RunsTableView::show_runs() {
     QStringList cell;
     for (const auto& [k, v] : r.sweep.values) cell << QString("%1 = %2").arg(QString::fromStdString(k)).arg(v);
     const std::pair<QString, QString> more[] = {
+        {QObject::tr("run in its file"), r.in_file == r.name ? QString() : r.in_file},
         {QObject::tr("sweep cell"), cell.join(", ")}, {QObject::tr("seed"), r.seed},
         {QObject::tr("post-training steps"), r.train.empty() ? QString() : QString::number(r.train.back().step)},
         {QObject::tr("post-training time"), r.train.empty() ? QString() : QString("%1 s").arg(r.train.back().elapsed_s, 0, 'f', 1)},

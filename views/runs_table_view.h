@@ -25,6 +25,8 @@ class RunsTableView : public QWidget, public RunsView {
   // The command that reproduces the run shown as `name` (reproduce_command; its row's context menu
   // copies it); "" for a run without a file.
   QString command_of(const QString& name) const;
+  // Called with a run's shown name when its row's context menu asks to rename it (unset: no such item).
+  std::function<void(const QString&)> rename;
 
  private:
   void show_runs() override;

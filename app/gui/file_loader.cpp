@@ -4,6 +4,7 @@
 #include "core/base/error.h"
 #include "core/store/experiment_store.h"
 #include "core/store/group_io.h"
+#include "core/store/run_label.h"
 #include "core/store/run_record.h"
 
 #include <algorithm>
@@ -24,7 +25,12 @@ views::RunData to_run_data(RunRecord&& rec) {
   return r;
 }
 
-views::RunData read_run(const H5File& f, const std::string& run) { return to_run_data(read_run_record(f, run)); }
+views::RunData read_run(const H5File& f, const std::string& run) {
+  views::RunData r = to_run_data(read_run_record(f, run));
+  r.display = QString::fromStdString(run_display_name(f, run));  // a renamed run shows its display name
+  if (!r.display.isEmpty()) r.name = r.display;
+  return r;
+}
 
 views::Runs load_runs(const std::string& path, std::vector<std::string>* unreadable) {
   H5File f(path, H5File::Mode::Read);

@@ -16,6 +16,9 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
+#include <QLineEdit>
+#include <QMenu>
 #include <QLabel>
 #include <QListView>
 #include <QMenuBar>
@@ -49,6 +52,7 @@
 #include "core/experiment/sweep.h"
 #include "core/base/paths.h"
 #include "core/base/output_lock.h"
+#include "core/store/run_label.h"
 
 namespace statescope::gui {
 
@@ -84,7 +88,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   run_set_ = new RunSet(this);
   list_ = new QListView(this);
   list_->setModel(run_set_);
-  list_->setToolTip(tr("Checked runs are overlaid in every view"));
+  list_->setToolTip(tr("Checked runs are overlaid in every view; right-click a run to rename it"));
+  list_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(list_, &QListView::customContextMenuRequested, this, [this](const QPoint& at) {
+    const QModelIndex i = list_->indexAt(at);
+    if (!i.isValid()) return;
+    const QString name = run_set_->runs()[i.row()].name;
+    QMenu menu(this);
+    QAction* ren = menu.addAction(tr("Rename…"));
+    ren->setEnabled(!running_);
+    if (menu.exec(list_->viewport()->mapToGlobal(at)) == ren) ask_rename(name);
+  });
   auto* ld = new QDockWidget(tr("Runs"), this);
   ld->setObjectName("runs_dock");
   ld->setWidget(list_);
@@ -205,6 +219,7 @@ void MainWindow::build_views() {
     if (auto* t = dynamic_cast<views::RunsTableView*>(tabs_->widget(i))) {
       table_index_ = i;
       // Rows selected in the Runs table stand out in every plot (the others fade).
+      t->rename = [this](const QString& name) { ask_rename(name); };
       t->selected = [this](const QStringList& names) {
         highlighted_ = names;
         for (int k = 0; k < tabs_->count(); ++k)
@@ -307,7 +322,7 @@ std::optional<views::Runs> MainWindow::read_runs(const QString& path) {
 bool MainWindow::open_file(const QString& path) {
   auto runs = read_runs(path);
   if (!runs) return false;
-  run_set_->reset(std::move(*runs));
+  run_set_->reset(std::move(*runs), path);
   file_ = path;
   added_files_ = 0;
   // The panel shows how the file was made, so "Run" repeats (or varies) it.
@@ -333,8 +348,7 @@ bool MainWindow::add_file(const QString& path) {
   if (!loaded) return false;
   views::Runs more = std::move(*loaded);
   const int n_more = static_cast<int>(more.size());
-  if (added_files_ == 0) run_set_->prefix_names(QFileInfo(file_).completeBaseName());  // every run names its file
-  run_set_->append(std::move(more), QFileInfo(path).completeBaseName());
+  run_set_->append(std::move(more), path);  // every run names its file's short tag
   ++added_files_;
   setWindowTitle(QString("statescope — %1 + %2 more").arg(QFileInfo(file_).fileName()).arg(added_files_));
   add_recent(path);
@@ -343,6 +357,53 @@ bool MainWindow::add_file(const QString& path) {
   statusBar()->showMessage(tr("Added %1 from %2").arg(n_more == 1 ? tr("1 run") : tr("%1 runs").arg(n_more), path),
                            5000);
   return true;
+}
+
+bool MainWindow::rename_run(const QString& name, const QString& display_in) {
+  const QString display = display_in.trimmed();
+  const int row = run_set_->find(name);
+  if (row < 0) return false;
+  const views::RunData& r = run_set_->runs()[row];
+  const QString why = running_ ? tr("An experiment is running; rename runs when it has finished.")
+                      : r.file.isEmpty() || r.in_file.isEmpty() ? tr("The run has no file yet.")
+                                                               : QString();
+  if (!why.isEmpty()) {
+    error(tr("Cannot rename %1").arg(name), why);
+    return false;
+  }
+  // The name it will be shown as (its file's tag kept) must stay one run's: runs are found by it.
+  const QString base = r.display.isEmpty() ? r.in_file : r.display;
+  const QString to = r.name.left(r.name.size() - base.size()) + (display.isEmpty() ? r.in_file : display);
+  for (int i = 0; i < run_set_->size(); ++i)
+    if (i != row && run_set_->runs()[i].name == to) {
+      error(tr("Cannot rename %1").arg(name), tr("Another run is shown as \"%1\".").arg(to));
+      return false;
+    }
+  try {
+    set_run_display_name(r.file.toStdString(), r.in_file.toStdString(), display.toStdString());
+  } catch (const std::exception& e) {
+    error(tr("Cannot rename %1").arg(name), QString::fromStdString(e.what()));
+    return false;
+  }
+  const bool was_highlighted = highlighted_.removeAll(name) > 0;
+  run_set_->set_display(row, display);
+  if (was_highlighted) highlighted_ << run_set_->runs()[row].name;
+  refresh_views();
+  statusBar()->showMessage(tr("%1 is shown as %2 (written to %3)").arg(r.in_file, run_set_->runs()[row].name, r.file), 5000);
+  return true;
+}
+
+void MainWindow::ask_rename(const QString& name) {
+  const int row = run_set_->find(name);
+  if (row < 0) return;
+  const views::RunData& r = run_set_->runs()[row];
+  bool ok = false;
+  const QString d = QInputDialog::getText(this, tr("Rename run"),
+                                          tr("Display name of run '%1' in %2 (empty: its own name).\n"
+                                             "Stored in the file; the run's group and data stay as they are.")
+                                              .arg(r.in_file, QFileInfo(r.file).fileName()),
+                                          QLineEdit::Normal, r.display.isEmpty() ? r.in_file : r.display, &ok);
+  if (ok) rename_run(name, d);
 }
 
 void MainWindow::start_run(const QString& out, bool replace) {

@@ -46,8 +46,14 @@ class MainWindow : public QMainWindow {
 
   bool open_file(const QString& path);         // shows a dialog on error (unless quiet) and returns false
   // Appends another file's runs to those shown, to compare experiments side by side; each is named
-  // "<file stem>/<run>" and keeps its own file. Opens the file instead when nothing is open.
+  // "<tag>/<run>", the tag its file's short name (short_tags, run_set.h), and keeps its own file.
+  // Opens the file instead when nothing is open.
   bool add_file(const QString& path);
+  // Gives the run shown as `name` a display name ("" = its group's name again), written into its file
+  // (core/store/run_label.h: one attribute, the run's group untouched); refused while an experiment
+  // runs, for a run without a file, for a name another run shows and for a bad name (a dialog unless
+  // quiet). Returns whether it was renamed. The run list's and the Runs table's "Rename…" ask for it.
+  bool rename_run(const QString& name, const QString& display);
   // Runs the panel's spec into out_path (default: a new file). An existing out_path is replaced only
   // with `overwrite` or when the user says so (quiet: refused); until the run ends it stays as it was.
   void start_run(const QString& out_path = {}, bool overwrite = false);
@@ -111,6 +117,7 @@ class MainWindow : public QMainWindow {
   void update_recent_menu();
   void about();
   void error(const QString& title, const QString& text);
+  void ask_rename(const QString& name);  // a dialog for the run's display name, then rename_run
 
   ExperimentPanel* panel_;
   class QDockWidget* panel_dock_;

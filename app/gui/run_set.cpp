@@ -1,6 +1,7 @@
 // run_set.cpp — the window's run model (see run_set.h).
 #include "app/gui/run_set.h"
 
+#include <QFileInfo>
 #include <QPixmap>
 
 namespace statescope::gui {
@@ -21,8 +22,9 @@ QVariant RunSet::data(const QModelIndex& index, int role) const {
     }
     case Qt::CheckStateRole:
       return r.checked ? Qt::Checked : Qt::Unchecked;
-    case Qt::ToolTipRole:
-      return r.file.isEmpty() ? QVariant() : QVariant(r.file);
+    case Qt::ToolTipRole:  // the file, and the run's own name when it is shown under another
+      if (r.file.isEmpty()) return {};
+      return r.in_file.isEmpty() || r.name == r.in_file ? r.file : QString("%1\nrun '%2'").arg(r.file, r.in_file);
     default:
       return {};
   }
@@ -43,29 +45,70 @@ Qt::ItemFlags RunSet::flags(const QModelIndex& index) const {
   return Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemIsUserCheckable;
 }
 
-void RunSet::reset(views::Runs runs) {
+void RunSet::reset(views::Runs runs, const QString& file) {
   beginResetModel();
   runs_ = std::move(runs);
+  files_ = QStringList{file};
+  source_.assign(runs_.size(), 0);
   for (int i = 0; i < size(); ++i) runs_[i].color = views::run_color(i);
   endResetModel();
 }
 
-void RunSet::prefix_names(const QString& stem) {
-  for (auto& r : runs_) r.name = stem + "/" + r.name;
+void RunSet::append(views::Runs more, const QString& file) {
+  if (more.empty()) return;
+  files_ << file;
+  beginInsertRows({}, size(), size() + static_cast<int>(more.size()) - 1);
+  for (auto& r : more) {
+    r.color = views::run_color(size());
+    runs_.push_back(std::move(r));
+    source_.push_back(static_cast<int>(files_.size()) - 1);
+  }
+  endInsertRows();
+  relabel();
+}
+
+void RunSet::set_display(int row, const QString& display) {
+  runs_.at(row).display = display;
+  relabel();
+}
+
+void RunSet::relabel() {
+  const QStringList tags = short_tags(files_);
+  for (int i = 0; i < size(); ++i) {
+    auto& r = runs_[i];
+    const QString base = !r.display.isEmpty() ? r.display : !r.in_file.isEmpty() ? r.in_file : r.name;
+    r.name = files_.size() > 1 ? tags[source_[i]] + "/" + base : base;
+  }
   if (size() > 0) emit dataChanged(index(0), index(size() - 1), {Qt::DisplayRole});
 }
 
-void RunSet::append(views::Runs more, const QString& stem) {
-  if (more.empty()) return;
-  beginInsertRows({}, size(), size() + static_cast<int>(more.size()) - 1);
-  for (auto& r : more) {  // the same file added twice gets stem(2)/..., and so on
-    QString name = stem + "/" + r.name;
-    for (int k = 2; find(name) >= 0; ++k) name = QString("%1(%2)/%3").arg(stem).arg(k).arg(r.name);
-    r.name = name;
-    r.color = views::run_color(size());
-    runs_.push_back(std::move(r));
+QStringList short_tags(const QStringList& files) {
+  QStringList stems;
+  for (const auto& f : files) stems << QFileInfo(f).completeBaseName();
+  int cut = 0;  // the shared prefix, up to and including its last separator
+  if (stems.size() > 1) {
+    const QString& first = stems.front();
+    int common = static_cast<int>(first.size());
+    for (const auto& s : stems) {
+      int k = 0;
+      while (k < common && k < s.size() && s[k] == first[k]) ++k;
+      common = k;
+    }
+    for (int k = 0; k < common; ++k)
+      if (QString("-_. ").contains(first[k])) cut = k + 1;
+    for (const auto& s : stems)
+      if (s.size() <= cut) cut = 0;  // a name would vanish: keep every name whole
   }
-  endInsertRows();
+  QStringList tags;
+  for (const auto& s : stems) {
+    QString t = s.mid(cut);
+    if (t.isEmpty()) t = "(unnamed)";
+    if (t.size() > 20) t = t.left(9) + QChar(0x2026) + t.right(10);
+    QString u = t;
+    for (int k = 2; tags.contains(u); ++k) u = QString("%1(%2)").arg(t).arg(k);
+    tags << u;
+  }
+  return tags;
 }
 
 int RunSet::find(const QString& name) const {
@@ -78,10 +121,11 @@ int RunSet::touch(const QString& name) {
   if (const int i = find(name); i >= 0) return i;
   beginInsertRows({}, size(), size());
   views::RunData r;
-  r.name = name;
+  r.name = r.in_file = name;
   r.status = "running";
   r.color = views::run_color(size());
   runs_.push_back(r);
+  source_.push_back(0);
   endInsertRows();
   return size() - 1;
 }
@@ -106,6 +150,7 @@ void RunSet::replace(const views::RunData& r) {
   beginInsertRows({}, size(), size());
   copy.color = views::run_color(size());
   runs_.push_back(std::move(copy));
+  source_.push_back(0);
   endInsertRows();
 }
 

@@ -3,6 +3,8 @@
 // while an experiment runs. The run list is a view of it; every plot draws runs() from it.
 #pragma once
 #include <QAbstractListModel>
+#include <QStringList>
+#include <vector>
 
 #include "views/run_data.h"
 
@@ -23,11 +25,15 @@ class RunSet : public QAbstractListModel {
   bool setData(const QModelIndex& index, const QVariant& value, int role) override;
   Qt::ItemFlags flags(const QModelIndex& index) const override;
 
-  void reset(views::Runs runs);  // replaces every run; colours by position
-  // Comparing experiments: prefix_names("a") renames the shown runs "a/<run>"; append(more, "b")
-  // adds another file's runs as "b/<run>" ("b(2)/<run>" when taken), each keeping its own file.
-  void prefix_names(const QString& stem);
-  void append(views::Runs more, const QString& stem);
+  // Replaces every run (those of `file`, or a live run's); colours by position.
+  void reset(views::Runs runs, const QString& file = {});
+  // Comparing experiments: adds another file's runs. With two or more files each run is shown as
+  // "<tag>/<display name or group>", the tag the file's name made short (short_tags) and the same
+  // for every run of one file; each run keeps its own file.
+  void append(views::Runs more, const QString& file);
+  // A run's display name ("" = its group's name): the label changes, nothing else.
+  void set_display(int row, const QString& display);
+  int find(const QString& name) const;  // the row shown as `name`, -1 if none
 
   // Live updates from a running experiment.
   int touch(const QString& name);                        // the run's row; a new run starts "running"
@@ -39,8 +45,16 @@ class RunSet : public QAbstractListModel {
   void checks_changed();  // a run was checked or unchecked: the views redraw
 
  private:
-  int find(const QString& name) const;
+  void relabel();
   views::Runs runs_;
+  QStringList files_;        // the files shown, in the order opened (the same file twice: twice)
+  std::vector<int> source_;  // per run: its index in files_
 };
+
+// Short labels for files compared side by side: their names without the folder and extension,
+// then without the longest prefix that all share up to a '-', '_', '.' or ' ' (two timestamped
+// experiment-20261206-182505.h5 files become "182505" and "190102"), a long one elided in the
+// middle, a repeated one followed by "(2)", "(3)".
+QStringList short_tags(const QStringList& files);
 
 }  // namespace statescope::gui
