@@ -51,6 +51,8 @@
 #include "core/store/experiment_store.h"
 #include "core/store/run_label.h"
 #include "app/gui/run_set.h"
+#include "app/gui/tab_groups.h"
+#include <QTabBar>
 #include "tests/scratch.h"
 #include "views/sweep_view.h"
 #include "views/attention_view.h"
@@ -775,6 +777,56 @@ TEST(Gui, RunButtonIsAlwaysOnScreen) {
     const QRect in_window(run->mapTo(&w, QPoint(0, 0)), run->size());
     EXPECT_TRUE(w.rect().contains(in_window)) << size.width() << "x" << size.height();
   }
+}
+
+// Issue 54 item 6: the tabs come in two rows (groups, then the group's tabs) that fit beside the
+// panel at 1280 px without scroll buttons; the rows and the flat page follow each other both ways, a
+// group remembers its tab, and a one-tab group shows no second row.
+TEST(Gui, TabsAreGroupedAndFitAt1280) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  w.resize(1280, 720);
+  w.show();
+  QTest::qWait(100);
+  auto* g = w.tab_groups();
+  ASSERT_NE(g, nullptr);
+  QTabBar* groups = g->group_bar();
+  QTabBar* pages = g->page_bar();
+  EXPECT_FALSE(w.tabs()->tabBar()->isVisible());
+  QStringList names;
+  for (int k = 0; k < groups->count(); ++k) names << groups->tabText(k);
+  EXPECT_EQ(names, (QStringList{"Runs", "Loss", "States", "Memory", "Tasks", "Sweep"}));
+  EXPECT_LE(g->needed_width(), w.tabs()->width()) << "the tabs need " << g->needed_width() << " px, the area has "
+                                                  << w.tabs()->width();
+  EXPECT_LT(w.tabs()->width(), 1000);  // the check above is not vacuous: the panel takes its share
+  // Every page is reachable from the rows, and each row follows the page.
+  std::set<int> reached;
+  for (int k = 0; k < groups->count(); ++k) {
+    groups->setCurrentIndex(k);
+    const int n = pages->isVisible() ? pages->count() : 1;
+    for (int i = 0; i < n; ++i) {
+      if (pages->isVisible()) pages->setCurrentIndex(i);
+      reached.insert(w.tabs()->currentIndex());
+      if (pages->isVisible()) EXPECT_EQ(pages->tabText(i), w.tabs()->tabText(w.tabs()->currentIndex()));
+    }
+  }
+  EXPECT_EQ(static_cast<int>(reached.size()), w.tabs()->count());
+  int hist = -1, norm = -1;
+  for (int i = 0; i < w.tabs()->count(); ++i) {
+    if (w.tabs()->tabText(i) == "State histograms") hist = i;
+    if (w.tabs()->tabText(i) == "State norm") norm = i;
+  }
+  ASSERT_GE(hist, 0);
+  w.tabs()->setCurrentIndex(hist);  // the window (or a test) sets the page: the rows follow
+  EXPECT_EQ(groups->tabText(groups->currentIndex()), "States");
+  EXPECT_TRUE(pages->isVisible());
+  EXPECT_EQ(pages->tabText(pages->currentIndex()), "State histograms");
+  groups->setCurrentIndex(0);
+  EXPECT_EQ(w.tabs()->currentIndex(), 0);
+  EXPECT_FALSE(pages->isVisible());  // Runs is a group of one
+  groups->setCurrentIndex(2);  // back to States: the tab last shown there
+  EXPECT_EQ(w.tabs()->currentIndex(), hist);
+  EXPECT_NE(hist, norm);
 }
 
 // Cancelling an experiment leaves no run reading "queued": those that never started say so.

@@ -15,6 +15,9 @@ struct ViewEntry {
   const char* title;               // the tab's title (translated with QObject::tr's context "views")
   std::vector<std::string> shows;  // analysis keys it draws
   QWidget* (*make)();              // a new view; the widget is also a RunsView
+  // The group its tab sits in (the window's upper row of tabs, so that every tab fits at 1280 px),
+  // translated like the title; a group's tabs keep their order in this list.
+  const char* group;
 };
 
 const std::vector<ViewEntry>& view_registry();

@@ -43,6 +43,7 @@
 
 #include "app/gui/experiment_panel.h"
 #include "app/gui/file_loader.h"
+#include "app/gui/tab_groups.h"
 #include "views/sweep_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
@@ -227,7 +228,17 @@ void MainWindow::build_views() {
       };
     }
   }
-  setCentralWidget(tabs_);
+  // Two rows of tabs, groups above and the chosen group's tabs below, so that every tab fits at 1280 px.
+  QStringList groups;
+  for (const auto& v : views::view_registry()) groups << QCoreApplication::translate("views", v.group);
+  auto* central = new QWidget(this);
+  auto* lay = new QVBoxLayout(central);
+  lay->setContentsMargins(0, 0, 0, 0);
+  lay->setSpacing(0);
+  tab_groups_ = new TabGroups(tabs_, groups, central);
+  lay->addWidget(tab_groups_);
+  lay->addWidget(tabs_);
+  setCentralWidget(central);
 }
 
 MainWindow::~MainWindow() {

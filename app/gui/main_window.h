@@ -28,6 +28,7 @@ class RunsView;
 namespace statescope::gui {
 
 class ExperimentPanel;
+class TabGroups;
 
 // Where a run without a chosen file is written: <XDG data home>/statescope/experiments
 // (~/.local/share/statescope/experiments), each experiment a new file named by its start time.
@@ -70,7 +71,8 @@ class MainWindow : public QMainWindow {
   void fit_run_list();
 
   ExperimentPanel* panel() const { return panel_; }
-  QTabWidget* tabs() const { return tabs_; }
+  QTabWidget* tabs() const { return tabs_; }        // every view, one page each (its own tab bar hidden)
+  TabGroups* tab_groups() const { return tab_groups_; }  // the two rows of tabs that choose the page
   QListView* run_list() const { return list_; }
   RunSet* run_set() const { return run_set_; }   // the runs shown (a Qt item model)
   const views::Runs& runs() const { return run_set_->runs(); }
@@ -126,6 +128,7 @@ class MainWindow : public QMainWindow {
   RunSet* run_set_;
   QListView* list_;
   QTabWidget* tabs_;
+  TabGroups* tab_groups_ = nullptr;
   std::vector<views::RunsView*> views_;  // one per tab, in tab order
   views::LossView* loss_ = nullptr;      // also views_[loss_index_]: redrawn alone while training runs
   int loss_index_ = 0, table_index_ = 0;  // the tabs of the training loss and of the Runs table
