@@ -52,6 +52,7 @@
 #include "core/store/run_label.h"
 #include "app/gui/run_set.h"
 #include "app/gui/tab_groups.h"
+#include "app/gui/empty_page.h"
 #include <QTabBar>
 #include "tests/scratch.h"
 #include "views/sweep_view.h"
@@ -158,6 +159,57 @@ TEST(Gui, EmptyTabsSayTheAnalysisWasNotAsked) {
   EXPECT_EQ(plot.empty_hint(), why);
   plot.set_empty_hint({});
   EXPECT_TRUE(plot.empty_hint().startsWith("No results yet"));
+}
+
+// Issue 54 item 2: a tab with nothing to draw shows why over its whole view, never empty axes; an
+// analysis the experiment did not ask for comes with a button that ticks it in the panel, one the
+// model's architecture cannot take says so and offers nothing.
+TEST(Gui, EmptyTabsShowWhyInsteadOfAxesAndOfferTheAnalysis) {
+  gui::MainWindow w;
+  w.set_quiet(true);
+  w.resize(1280, 720);
+  w.show();
+  QTest::qWait(50);
+  auto page_of = [&](int tab) { return w.tabs()->widget(tab)->findChild<gui::EmptyPage*>("empty_page"); };
+  const int effrem = 4, attention = 11, per_position = 2;
+  ASSERT_EQ(w.tabs()->tabText(effrem), "EffRem");
+  ASSERT_EQ(w.tabs()->tabText(attention), "Effective attention");
+  w.tabs()->setCurrentIndex(effrem);
+  QTest::qWait(20);
+  ASSERT_NE(page_of(effrem), nullptr);
+  EXPECT_TRUE(page_of(effrem)->reason().startsWith("No results yet")) << page_of(effrem)->reason().toStdString();
+  const std::string spec = R"({"model": "embedded", "policies": [],
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})";
+  const std::string out = tmp("statescope_gui_empty.h5");
+  run_experiment(spec, "empty", out);
+  ASSERT_TRUE(w.open_file(QString::fromStdString(out)));
+  w.tabs()->setCurrentIndex(per_position);
+  QTest::qWait(20);
+  EXPECT_TRUE(page_of(per_position)->isHidden()) << "the run holds it: its plot shows";
+  w.tabs()->setCurrentIndex(effrem);
+  QTest::qWait(20);
+  gui::EmptyPage* page = page_of(effrem);
+  EXPECT_TRUE(page->isVisible());
+  EXPECT_EQ(page->geometry(), w.tabs()->widget(effrem)->rect()) << "it covers the whole view";
+  EXPECT_TRUE(page->reason().startsWith("Not in this experiment: Effective Remembrance")) << page->reason().toStdString();
+  ASSERT_TRUE(page->add_button()->isVisible());
+  auto* box = field<QCheckBox>(w.panel(), "a_effrem");
+  EXPECT_FALSE(box->isChecked());
+  page->add_button()->click();
+  EXPECT_TRUE(box->isChecked());
+  EXPECT_TRUE(page->reason().contains("Ticked in the panel: Effective Remembrance")) << page->reason().toStdString();
+  EXPECT_FALSE(page->add_button()->isVisible());
+  // A GLA run has no effective attention: the tab says the model cannot take it, and offers nothing.
+  const std::string gla = tmp("statescope_gui_empty_gla.h5");
+  run_experiment(R"({"model": "embedded-gla", "policies": [],
+    "eval": {"length": 64, "sequences": 1, "segment": 32, "batch": 1}})", "gla", gla);
+  ASSERT_TRUE(w.open_file(QString::fromStdString(gla)));
+  w.tabs()->setCurrentIndex(attention);
+  QTest::qWait(20);
+  page = page_of(attention);
+  EXPECT_TRUE(page->isVisible());
+  EXPECT_TRUE(page->reason().contains("cannot take it")) << page->reason().toStdString();
+  EXPECT_FALSE(page->add_button()->isVisible());
 }
 
 // Legends never cover data: beside the plot when it is wide enough, inside (top right) when narrow;

@@ -4,6 +4,7 @@
 #include "core/base/eval_reference.h"
 
 #include <QComboBox>
+#include <qcustomplot.h>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <algorithm>
@@ -103,6 +104,10 @@ void SweepView::redraw() {
     if (!lines.count(key)) order.push_back(key);
     lines[key].at[x].push_back(y);
   }
+  // Only seeds swept: one bar per line at its own place on x (named below it), its mean as a line and
+  // its spread as a band, rather than every line on one point at x = 0.
+  const bool seeds_only = x_field == "seed";
+  auto ticker = QSharedPointer<QCPAxisTickerText>::create();
   for (size_t li = 0; li < order.size(); ++li) {  // a colour per line, so policies are told apart
     const std::string& key = order[li];
     const Line& l = lines[key];
@@ -111,10 +116,23 @@ void SweepView::redraw() {
       double m = 0, s = 0;
       for (double y : v) m += y / static_cast<double>(v.size());
       for (double y : v) s += (y - m) * (y - m);
-      xs.push_back(x), ys.push_back(m);
-      err.push_back(v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : 0.0);
+      const double sd = v.size() > 1 ? std::sqrt(s / static_cast<double>(v.size() - 1)) : 0.0;
+      if (seeds_only) {
+        const double at = static_cast<double>(li);
+        xs = {at - 0.3, at + 0.3}, ys = {m, m}, err = {sd, sd};
+        ticker->addTick(at, QString::fromStdString(key));
+      } else {
+        xs.push_back(x), ys.push_back(m), err.push_back(sd);
+      }
     }
-    add_series(QString::fromStdString(key), run_color(static_cast<int>(li)), xs, ys, false, err);
+    QCPGraph* g = add_series(QString::fromStdString(key), run_color(static_cast<int>(li)), xs, ys, false, err);
+    if (!seeds_only) g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 5));  // a field with one value shows
+  }
+  if (seeds_only) {
+    set_labels(tr("run (its seeds pooled: mean, band one standard deviation)"), measure_->currentText());
+    plot()->xAxis->setTicker(ticker);
+  } else if (plot()->xAxis->ticker().dynamicCast<QCPAxisTickerText>()) {
+    plot()->xAxis->setTicker(QSharedPointer<QCPAxisTicker>::create());  // numbers again (log x sets its own)
   }
   reset_view();
 }

@@ -675,6 +675,24 @@ void ExperimentPanel::describe_model() {
   }
 }
 
+QString ExperimentPanel::analysis_refusal(const std::string& key) const {
+  for (const auto& [k, box] : analysis_boxes_)
+    if (k == key) {
+      const auto it = refused_.find(box);
+      return it == refused_.end() ? QString() : it->second;
+    }
+  return {};
+}
+
+bool ExperimentPanel::tick_analysis(const std::string& key) {
+  for (auto& [k, box] : analysis_boxes_)
+    if (k == key && box->isEnabled() && analysis_refusal(key).isEmpty()) {
+      box->setChecked(true);
+      return true;
+    }
+  return false;
+}
+
 void ExperimentPanel::validate() {
   const auto p = problems();
   run_action_->setEnabled(p.isEmpty() && !running_);

@@ -62,6 +62,10 @@ class ExperimentPanel : public QWidget {
   // in `default_folder`, which the field's placeholder names).
   QString output_path() const;
   void set_default_output_folder(const QString& folder);
+  // An analysis (core/analyses/list.h key) asked for in the form: why the model's architecture cannot
+  // take it ("" : it can, or the form has no box for it), and ticking its box (true when ticked).
+  QString analysis_refusal(const std::string& key) const;
+  bool tick_analysis(const std::string& key);
 
  signals:
   void run_requested();

@@ -44,6 +44,7 @@
 #include "app/gui/experiment_panel.h"
 #include "app/gui/file_loader.h"
 #include "app/gui/tab_groups.h"
+#include "app/gui/empty_page.h"
 #include "views/sweep_view.h"
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
@@ -126,6 +127,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(tabs_, &QTabWidget::currentChanged, this, [this](int) { refresh_current(); });
   redraw_->start();
+  refresh_views();  // with nothing open every tab says so (over its view: no empty axes)
   latency_ = new QTimer(this);
   latency_->setInterval(10);
   latency_->setTimerType(Qt::PreciseTimer);
@@ -214,6 +216,7 @@ void MainWindow::build_views() {
     QWidget* w = v.make();
     tabs_->addTab(w, QCoreApplication::translate("views", v.title));
     views_.push_back(views::runs_view(w));
+    empty_pages_.push_back(new EmptyPage(w));
   }
   for (int i = 0; i < tabs_->count(); ++i) {
     if (auto* l = dynamic_cast<views::LossView*>(tabs_->widget(i))) loss_ = l, loss_index_ = i;
@@ -430,6 +433,10 @@ void MainWindow::start_run(const QString& out, bool replace) {
   try {
     const auto checked = check_spec(spec.toStdString(), "the experiment panel");
     planned = plan_runs(checked).size();
+    running_asks_ = {"eval"};  // what the tabs wait for while it runs, rather than call it not asked
+    for (const auto& [key, section] : checked.analyses.sections) running_asks_.insert(key);
+    if (checked.posttrain.steps > 0 || checked.pretrain) running_asks_.insert("train");
+    if (!checked.sweep.empty()) running_asks_.insert("sweep");
     compute = QString::fromStdString(make_compute(checked.device, checked.precision, checked.scan, default_compute()).summary());
   } catch (const std::exception&) {
     planned = 0;  // the run itself reports a bad spec by name
@@ -583,6 +590,7 @@ void MainWindow::on_finished(bool ok, const QString& message) {
   // Every run, finished or cut short, already arrived through run_loaded, read back from the file
   // on the worker thread; re-reading it here would only stall the event loop (~40 ms for the demo).
   if (QFileInfo::exists(file_)) add_recent(file_);
+  refresh_views();  // tabs that said "being computed" say what they hold now
   if (ok) tabs_->setCurrentIndex(table_index_);  // the headline when the experiment ends
   if (!ok && !message.startsWith(tr("cancelled"))) error(tr("Run failed"), message);
   latency_tick();  // the time spent in here counts too
@@ -626,6 +634,43 @@ void MainWindow::refresh_current() {
   views_[i]->set_runs(rs);
   const QString why = empty_tab_reason(views::view_registry()[static_cast<size_t>(i)].shows, rs);
   for (auto* p : plots_in_tab(i)) p->set_empty_hint(why);
+  show_empty_page(i, why);
+}
+
+// A tab with nothing to draw shows why over its view, never empty axes: nothing open yet, results
+// still being computed, or the reason empty_tab_reason gives, with the analyses the panel's model
+// cannot take named and a button that ticks the others.
+void MainWindow::show_empty_page(int i, const QString& why) {
+  EmptyPage* page = empty_pages_.at(static_cast<size_t>(i));
+  const auto& shows = views::view_registry()[static_cast<size_t>(i)].shows;
+  if (run_set_->size() == 0) {
+    page->show_reason(tr("No results yet\n\nRun ▸ Run experiment (Ctrl+R) runs the panel's experiment; "
+                         "File ▸ Open shows a saved one."));
+    return;
+  }
+  if (why.isEmpty()) return page->show_reason({});
+  if (running_ && std::any_of(shows.begin(), shows.end(), [&](const std::string& k) { return running_asks_.count(k) > 0; }))
+    return page->show_reason(tr("Being computed\n\nThis tab fills as the runs that ask for it finish."));
+  QStringList refusals, labels;
+  std::vector<std::string> addable;
+  for (const auto& k : shows) {
+    const AnalysisRecord* a = find_analysis_record(k);
+    if (!a || !a->options) continue;
+    const QString label = QString::fromStdString(a->label);
+    if (const QString no = panel_->analysis_refusal(k); !no.isEmpty()) refusals << label + ": " + no;
+    else addable.push_back(k), labels << label;
+  }
+  QString text = why;
+  if (!refusals.isEmpty())
+    text += "\n\n" + tr("The panel's model cannot take it: %1").arg(refusals.join("; "));
+  if (addable.empty() || running_) return page->show_reason(text);
+  page->show_reason(text, tr("Add %1 to the experiment").arg(labels.join(", ")), [this, page, text, addable] {
+    QStringList ticked;
+    for (const auto& k : addable)
+      if (panel_->tick_analysis(k)) ticked << QString::fromStdString(find_analysis_record(k)->label);
+    page->show_reason(text + "\n\n" + tr("Ticked in the panel: %1. Run (Ctrl+R) computes it.").arg(ticked.join(", ")));
+    statusBar()->showMessage(tr("Ticked %1 under Evaluation and analyses").arg(ticked.join(", ")), 5000);
+  });
 }
 
 // Why a tab of an open experiment is empty: its analyses were not asked for ("" : not empty, or

@@ -3,6 +3,9 @@
 #pragma once
 #include <QElapsedTimer>
 #include <QMainWindow>
+#include <set>
+#include <string>
+#include <vector>
 #include <QMap>
 #include <QThread>
 #include <optional>
@@ -29,6 +32,7 @@ namespace statescope::gui {
 
 class ExperimentPanel;
 class TabGroups;
+class EmptyPage;
 
 // Where a run without a chosen file is written: <XDG data home>/statescope/experiments
 // (~/.local/share/statescope/experiments), each experiment a new file named by its start time.
@@ -120,6 +124,7 @@ class MainWindow : public QMainWindow {
   void about();
   void error(const QString& title, const QString& text);
   void ask_rename(const QString& name);  // a dialog for the run's display name, then rename_run
+  void show_empty_page(int tab, const QString& why);
 
   ExperimentPanel* panel_;
   class QDockWidget* panel_dock_;
@@ -129,6 +134,8 @@ class MainWindow : public QMainWindow {
   QListView* list_;
   QTabWidget* tabs_;
   TabGroups* tab_groups_ = nullptr;
+  std::vector<EmptyPage*> empty_pages_;  // per tab: why it has nothing to draw, over its view
+  std::set<std::string> running_asks_;   // what the running experiment computes ("eval", "train", analyses)
   std::vector<views::RunsView*> views_;  // one per tab, in tab order
   views::LossView* loss_ = nullptr;      // also views_[loss_index_]: redrawn alone while training runs
   int loss_index_ = 0, table_index_ = 0;  // the tabs of the training loss and of the Runs table
