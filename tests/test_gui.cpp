@@ -252,6 +252,47 @@ TEST(Gui, ExportsAreLightWhateverTheWindowsTheme) {
   EXPECT_EQ(plot.plot()->grab().toImage().pixelColor(2, 2), views::theme(true).plot_background) << "the window's theme is back";
 }
 
+// Issue 54 item 9: figures at a size for their page. A paper column is 3.5 x 2.6 inches at 300 dpi
+// with 8 pt text (the SVG says so), a slide 1600 x 900 at 20 pt; the window's fonts come back after.
+TEST(Gui, FiguresExportAtPaperAndSlideSizes) {
+  const auto& sizes = views::figure_sizes();
+  ASSERT_GE(sizes.size(), 4u);
+  views::PlotWidget plot("curves");
+  plot.set_labels("position (tokens)", "loss (bits/token)");
+  plot.add_series("passing", Qt::red, {1, 2, 3}, {1, 2, 3});
+  plot.set_export_caption("demo.h5 · Per-position loss · runs: passing · statescope");
+  const QFont tick_before = plot.plot()->xAxis->tickLabelFont(), label_before = plot.plot()->xAxis->labelFont();
+  const QString column = QString::fromStdString(tmp("statescope_fig_column.png"));
+  QFile::remove(column);
+  ASSERT_TRUE(plot.export_figure(column, sizes[1]));
+  const QImage img(column);
+  EXPECT_EQ(img.width(), 1050);  // 3.5 in at 300 dpi
+  EXPECT_NEAR(img.height(), 781, 1);
+  EXPECT_EQ(plot.plot()->xAxis->tickLabelFont(), tick_before);
+  EXPECT_EQ(plot.plot()->xAxis->labelFont(), label_before);
+  auto svg_of = [&](const views::FigureSize& size, const char* name) {
+    const QString p = QString::fromStdString(tmp(name));
+    QFile::remove(p);
+    EXPECT_TRUE(plot.export_figure(p, size));
+    QFile f(p);
+    EXPECT_TRUE(f.open(QIODevice::ReadOnly));
+    return QString::fromUtf8(f.readAll());
+  };
+  const QString paper = svg_of(sizes[1], "statescope_fig_column.svg");
+  EXPECT_TRUE(paper.contains("font-size=\"8\"")) << "the axis label at 8 pt";
+  EXPECT_TRUE(paper.contains("width=\"336\"")) << paper.left(400).toStdString();
+  const QString slide = svg_of(sizes[3], "statescope_fig_slide.svg");
+  EXPECT_TRUE(slide.contains("font-size=\"20\""));
+  EXPECT_FALSE(slide.contains("font-size=\"8\""));
+  gui::MainWindow w;  // the menu's choice is what exports use, and it is kept
+  w.set_quiet(true);
+  w.set_figure_size(2);
+  EXPECT_EQ(w.figure_size(), 2);
+  EXPECT_TRUE(w.findChild<QAction*>("figure_size_2")->isChecked());
+  EXPECT_FALSE(w.findChild<QAction*>("figure_size_0")->isChecked());
+  w.set_figure_size(0);
+}
+
 // A run without a chosen file lands in <XDG data home>/statescope/experiments, the folder named once.
 TEST(Gui, ExperimentsGoToTheDataFolderNamedOnce) {
   const QByteArray was = qgetenv("XDG_DATA_HOME");

@@ -1,5 +1,7 @@
 // plot_widget.cpp — shared plot behaviour (see plot_widget.h).
 #include "views/plot_widget.h"
+
+#include <functional>
 #include "views/flow_layout.h"
 
 #include "core/base/output_rule.h"
@@ -362,7 +364,57 @@ void PlotWidget::set_table(const QStringList& header, const std::vector<std::vec
 // Both exports follow the output rule (core/base/output_rule.h): written under a staging name and
 // renamed when complete, so a failed export never leaves half a file where an old one was. The file
 // dialog has asked before an existing file is replaced.
-bool PlotWidget::export_image(const QString& path, int w, int h, bool light) {
+const std::vector<FigureSize>& figure_sizes() {
+  static const std::vector<FigureSize> all{
+      {QT_TRANSLATE_NOOP("views", "1200 x 800, the window's fonts"), 1200, 800, 0, 2.0},
+      {QT_TRANSLATE_NOOP("views", "Paper, one column: 3.5 x 2.6 in, 8 pt, 300 dpi"), 336, 250, 8, 3.125},
+      {QT_TRANSLATE_NOOP("views", "Paper, full width: 7 x 3.5 in, 9 pt, 300 dpi"), 672, 336, 9, 3.125},
+      {QT_TRANSLATE_NOOP("views", "Slide: 1600 x 900, 20 pt"), 1600, 900, 20, 1.0},
+  };
+  return all;
+}
+
+bool PlotWidget::export_figure(const QString& path, const FigureSize& size, bool light) {
+  std::vector<std::function<void()>> undo;  // every font put back as it was, last changed first
+  if (size.font_pt > 0) {
+    auto at = [](QFont f, double pt) {
+      f.setPointSizeF(pt);
+      return f;
+    };
+    const double pt = size.font_pt;
+    QList<QCPAxis*> axes;
+    for (auto* rect : plot_->axisRects()) axes += rect->axes();
+    for (auto* e : plot_->plotLayout()->elements(true)) {
+      if (auto* cs = qobject_cast<QCPColorScale*>(e)) axes << cs->axis();
+      if (auto* t = qobject_cast<QCPTextElement*>(e)) {
+        undo.push_back([t, f = t->font()] { t->setFont(f); });
+        t->setFont(at(t->font(), pt + 1));  // a title a point larger
+      }
+    }
+    for (auto* a : axes) {
+      undo.push_back([a, l = a->labelFont(), k = a->tickLabelFont()] { a->setLabelFont(l), a->setTickLabelFont(k); });
+      a->setLabelFont(at(a->labelFont(), pt));
+      a->setTickLabelFont(at(a->tickLabelFont(), pt - 1));
+    }
+    if (auto* lg = plot_->legend) {
+      undo.push_back([lg, f = lg->font()] { lg->setFont(f); });
+      lg->setFont(at(lg->font(), pt - 1));
+      for (int i = 0; i < lg->itemCount(); ++i) {
+        auto* it = lg->item(i);
+        undo.push_back([it, f = it->font()] { it->setFont(f); });
+        it->setFont(at(it->font(), pt - 1));
+      }
+    }
+    undo.push_back([this, c = caption_pt_] { caption_pt_ = c; });
+    caption_pt_ = std::max(5.0, pt - 2);
+  }
+  const bool ok = export_image(path, size.width, size.height, light, size.png_scale);
+  for (auto it = undo.rbegin(); it != undo.rend(); ++it) (*it)();
+  if (!undo.empty()) plot_->replot();
+  return ok;
+}
+
+bool PlotWidget::export_image(const QString& path, int w, int h, bool light, double png_scale) {
   if (w <= 0) w = plot_->width();
   if (h <= 0) h = plot_->height();
   // A figure for a page: drawn in the light theme whatever the window's, then the window's restored.
@@ -391,6 +443,9 @@ bool PlotWidget::export_image(const QString& path, int w, int h, bool light) {
     const int row = plot_->plotLayout()->rowCount();
     plot_->plotLayout()->insertRow(row);
     caption.text = new QCPTextElement(plot_, caption_, QFont(font().family(), 8));
+    QFont cf = caption.text->font();
+    cf.setPointSizeF(caption_pt_);
+    caption.text->setFont(cf);
     caption.text->setTextColor(light || !dark_ ? QColor(60, 60, 60) : QColor(200, 200, 200));
     plot_->plotLayout()->addElement(row, 0, caption.text);
   }
@@ -399,7 +454,7 @@ bool PlotWidget::export_image(const QString& path, int w, int h, bool light) {
     StagedOutput out(path.toStdString(), OutputRule{true, {}, false});
     const QString tmp = QString::fromStdString(out.staging());
     bool ok = false;
-    if (suffix == "png") ok = plot_->savePng(tmp, w, h, 2.0);
+    if (suffix == "png") ok = plot_->savePng(tmp, w, h, png_scale);
     if (suffix == "pdf") ok = plot_->savePdf(tmp, w, h);
     if (suffix == "svg") {
       QSvgGenerator gen;

@@ -22,6 +22,20 @@ class QMouseEvent;
 
 namespace statescope::views {
 
+// A size for exported figures: logical pixels (1/96 inch; a PDF or SVG has that many points x 0.75)
+// and the point size of its text (0: the window's fonts); a PNG has png_scale device pixels per
+// logical pixel (3.125: 300 dpi for the paper sizes).
+struct FigureSize {
+  const char* name;  // as the View ▸ Figure size menu says it
+  int width, height;
+  double font_pt;
+  double png_scale;
+};
+// The sizes offered, the first the default: 1200 x 800 in the window's fonts (PNG 2400 x 1600); a
+// paper's single column (3.5 x 2.6 in, 8 pt) and full width (7 x 3.5 in, 9 pt) at 300 dpi; a 16:9
+// slide (1600 x 900, 20 pt).
+const std::vector<FigureSize>& figure_sizes();
+
 class PlotWidget : public QWidget {
   Q_OBJECT
  public:
@@ -50,8 +64,12 @@ class PlotWidget : public QWidget {
   // Table export for non-line views (heatmaps): header + rows; line views use the series.
   void set_table(const QStringList& header, const std::vector<std::vector<QString>>& rows);
 
-  bool export_image(const QString& path, int width = 0, int height = 0,
-                    bool light = true);  // .png .svg .pdf by suffix; light: the light theme whatever the window's  // .png .svg .pdf by suffix
+  // .png .svg .pdf by suffix; light: the light theme whatever the window's; a PNG is drawn at
+  // png_scale device pixels per logical pixel.
+  bool export_image(const QString& path, int width = 0, int height = 0, bool light = true, double png_scale = 2.0);
+  // The same at one of figure_sizes(): its size, and every text of the figure (titles, axis labels,
+  // tick labels, legend, colour scale, caption) at its point size while it is drawn.
+  bool export_figure(const QString& path, const struct FigureSize& size, bool light = true);
   bool export_csv(const QString& path) const;
   // A line under exported figures (PNG/SVG/PDF) naming what they show, e.g. the file and its runs; not
   // drawn in the window. "" : none.
@@ -118,6 +136,7 @@ class PlotWidget : public QWidget {
   QCheckBox* robust_;
   QCheckBox* raw_;
   QString caption_;  // set_export_caption
+  double caption_pt_ = 8;  // the caption's point size (export_figure sets it with the figure's)
   bool raw_chosen_ = false;  // the user ticked or unticked "raw": no automatic choice any more
   QStringList clipped_;
   QPointer<QCPItemText> clip_note_;

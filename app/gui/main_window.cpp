@@ -7,6 +7,7 @@
 #include "core/base/output_rule.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDateTime>
@@ -49,6 +50,7 @@
 #include "views/heatmap_view.h"
 #include "views/line_views.h"
 #include "views/runs_table_view.h"
+#include "views/plot_widget.h"
 #include "core/report/html_report.h"
 #include "core/compute/runtime.h"
 #include "core/experiment/sweep.h"
@@ -301,9 +303,29 @@ void MainWindow::build_menus() {
     export_light_ = on;
     QSettings().setValue("view/export_light", on);
   });
+  // Exported figures at a size ready for their page: the window's, a paper's column or width, a slide.
+  auto* sizes = view->addMenu(tr("Exported &figure size"));
+  auto* size_group = new QActionGroup(this);
+  figure_size_ = std::clamp(QSettings().value("view/figure_size", 0).toInt(), 0,
+                            static_cast<int>(views::figure_sizes().size()) - 1);
+  for (int i = 0; i < static_cast<int>(views::figure_sizes().size()); ++i) {
+    QAction* a = sizes->addAction(QCoreApplication::translate("views", views::figure_sizes()[static_cast<size_t>(i)].name));
+    a->setObjectName(QString("figure_size_%1").arg(i));
+    a->setCheckable(true);
+    a->setChecked(i == figure_size_);
+    size_group->addAction(a);
+    connect(a, &QAction::triggered, this, [this, i] { set_figure_size(i); });
+  }
   auto* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About statescope"), this, &MainWindow::about);
   update_recent_menu();
+}
+
+void MainWindow::set_figure_size(int index) {
+  if (index < 0 || index >= static_cast<int>(views::figure_sizes().size())) return;
+  figure_size_ = index;
+  QSettings().setValue("view/figure_size", index);
+  if (auto* a = findChild<QAction*>(QString("figure_size_%1").arg(index))) a->setChecked(true);
 }
 
 void MainWindow::error(const QString& title, const QString& text) {
@@ -753,7 +775,8 @@ QStringList MainWindow::export_tab_to(int tab, const QString& path, bool data) {
     if (part.isEmpty() || parts.contains(part)) part = QString::number(i + 1);
     parts << part;
     const QString p = plots.size() == 1 ? path : fi.dir().filePath(fi.completeBaseName() + "_" + part + "." + suffix);
-    if (data ? plots[i]->export_csv(p) : plots[i]->export_image(p, 1200, 800, export_light_))
+    if (data ? plots[i]->export_csv(p)
+             : plots[i]->export_figure(p, views::figure_sizes()[static_cast<size_t>(figure_size_)], export_light_))
       written << p;
     else
       error(tr("Export failed"), tr("Could not write %1").arg(p));

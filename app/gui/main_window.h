@@ -59,6 +59,10 @@ class MainWindow : public QMainWindow {
   // runs, for a run without a file, for a name another run shows and for a bad name (a dialog unless
   // quiet). Returns whether it was renamed. The run list's and the Runs table's "Rename…" ask for it.
   bool rename_run(const QString& name, const QString& display);
+  // The size exported figures get (an index into views::figure_sizes(), the View menu's choice, kept
+  // across sessions): what File ▸ Export plot and Export every tab write.
+  void set_figure_size(int index);
+  int figure_size() const { return figure_size_; }
   // Runs the panel's spec into out_path (default: a new file). An existing out_path is replaced only
   // with `overwrite` or when the user says so (quiet: refused); until the run ends it stays as it was.
   void start_run(const QString& out_path = {}, bool overwrite = false);
@@ -160,6 +164,7 @@ class MainWindow : public QMainWindow {
   QStringList recent_files_;
   std::vector<bool> stale_;
   bool export_light_ = true;  // View ▸ Export figures on a light background
+  int figure_size_ = 0;       // View ▸ Exported figure size: an index into views::figure_sizes()
   bool running_ = false, dirty_ = false, dirty_loss_ = false, dark_ = true, quiet_ = false;
 };
 
