@@ -20,6 +20,8 @@
 #include <QListView>
 #include <QDoubleSpinBox>
 #include <QPushButton>
+#include <QRegularExpression>
+#include <QAbstractSpinBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -326,7 +328,31 @@ TEST(Gui, PanelFollowsTheModelsArchitecture) {
   EXPECT_FALSE(att->isEnabled());
   EXPECT_FALSE(p.spec_json().isEmpty());
   field<QLineEdit>(&p, "model")->setText("embedded");
-  for (auto* c : {dt, lm, att}) EXPECT_TRUE(c->isEnabled() && c->toolTip().isEmpty()) << c->objectName().toStdString();
+  for (auto* c : {dt, lm, att})  // back to what the option does, no reason left
+    EXPECT_TRUE(c->isEnabled() && c->toolTip() == c->property("about").toString() && !c->toolTip().contains("GLA"))
+        << c->objectName().toStdString();
+}
+
+// Issue 54 item 5: every option of the panel says what it does, and those that take time say what
+// they cost (a model as loaded takes every option: none is disabled with its reason instead).
+TEST(Gui, EveryPanelOptionHasATooltipAndTheCostlyOnesSayTheirCost) {
+  gui::ExperimentPanel p;
+  QStringList missing, no_cost;
+  const QStringList costly{"steps", "batch", "eval_length", "eval_sequences", "jobs", "p_zero", "p_random", "p_fitted",
+                           "p_passing", "p_tbtt", "i_clip", "i_longmamba"};
+  for (QWidget* w : p.findChildren<QWidget*>()) {
+    const bool input = qobject_cast<QLineEdit*>(w) || qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QCheckBox*>(w) ||
+                       qobject_cast<QComboBox*>(w);
+    if (!input || w->objectName().isEmpty() || w->objectName().startsWith("qt_") || !w->parentWidget() ||
+        qobject_cast<QAbstractSpinBox*>(w->parentWidget()) || qobject_cast<QComboBox*>(w->parentWidget()))
+      continue;  // a spin box's or combo box's own line edit is part of it
+    if (w->toolTip().trimmed().isEmpty()) missing << w->objectName();
+    const bool analysis = qobject_cast<QCheckBox*>(w) && w->objectName().startsWith("a_");
+    if ((analysis || costly.contains(w->objectName())) && !w->toolTip().contains(QRegularExpression("cost|time|slow|fast|cheap|second|minute", QRegularExpression::CaseInsensitiveOption)))
+      no_cost << w->objectName();
+  }
+  EXPECT_TRUE(missing.isEmpty()) << "no tooltip: " << missing.join(", ").toStdString();
+  EXPECT_TRUE(no_cost.isEmpty()) << "no cost said: " << no_cost.join(", ").toStdString();
 }
 
 TEST(Gui, PanelDefaultsAreTheSpecDefaultsAndAnInvalidSpecLeavesTheForm) {

@@ -196,9 +196,70 @@ ExperimentPanel::ExperimentPanel(QWidget* parent) : QWidget(parent) {
   v->addWidget(button_bar_);
   v->addStretch(1);
   name_fields();
+  describe_fields();
   connect_fields();
   describe_model();
   validate();
+}
+
+// What each option does and, where it takes time, what it costs. A field's tooltip says this when
+// nothing is wrong with it, and its problem first when something is (validate).
+void ExperimentPanel::describe_fields() {
+  const QString eval_cost = tr(" Cost: one evaluation (sequences x length, twice: full context and the state-reset "
+                               "reference), no training.");
+  const QString train_cost = tr(" Cost: one post-training (steps x batch x T tokens, forward and backward) and one "
+                                "evaluation.");
+  const std::pair<QWidget*, QString> about[] = {
+      {model, tr("The model to study: a model folder (config.json and weights), 'embedded' (the demo's, built to fail "
+                 "past T), another named model, or a Hugging Face id in the local cache (the ... menu lists them). Its "
+                 "size sets the cost of everything else.")},
+      {data, tr("The corpus: 'embedded' (Austen), a folder, .jsonl, a token file, text (.gz/.xz/.zst too), Parquet or a "
+                "cached dataset id. Post-training reads its training split, evaluation its validation split. Tokenized "
+                "once into the token cache (seconds per MB, then free).")},
+      {T, tr("The training context in tokens (the model's own, as its record says): post-training windows are T "
+             "long, and loss past T is measured against the model's state reset every T/2. Cost: post-training is "
+             "linear in T.")},
+      {steps, tr("Optimizer steps for each policy run (the paper: about 500). Cost: linear; the largest part of a "
+                 "policy run's time, steps x batch x T tokens forward and backward.")},
+      {batch, tr("Sequences per post-training step. Cost: linear in it, like steps.")},
+      {lr, tr("AdamW learning rate of post-training (warmup 10 steps, cosine to 0.1x). No cost of its own.")},
+      {seed, tr("Data order, noise and initialisation: the same seed gives the same numbers. No cost.")},
+      {eval_length, tr("Positions scored per evaluation sequence (64T shows the failure far past T). Cost: linear, "
+                       "for every run, twice (the full context and the state-reset reference).")},
+      {eval_sequences, tr("Validation sequences averaged: more make smaller error bars. Cost: linear, for every run.")},
+      {jobs_, tr("Runs computed at once, each on its own thread; the numbers do not depend on it. Faster with more "
+                 "cores, at the cost of memory (one model and its activations per job).")},
+      {baseline, tr("The model as loaded, not post-trained: what every policy is compared with.") + eval_cost},
+      {p_zero, tr("Post-train from zero initial states, as pretraining did: the control with the same steps (if "
+                  "it fixes the model, the steps did, not the states).") + train_cost},
+      {p_random, tr("Post-train from random initial states, N(0, sigma^2) per entry (the paper's random noise); one "
+                    "run per sigma.") + train_cost},
+      {p_fitted, tr("Post-train from states drawn from a Gaussian fitted per layer and head to the model's own final "
+                    "states (the paper's fitted noise); one run per fit length, with a few calibration forwards.") +
+                     train_cost},
+      {p_passing, tr("State passing: each batch starts from the previous batch's final states (the paper's most "
+                     "reliable fix).") + train_cost},
+      {p_tbtt, tr("Truncated backpropagation through time: consecutive segments of one document, the state carried "
+                  "between them.") + train_cost},
+      {i_dt, tr("Training-free: every dt times the factor (the decay exp(dt A) and the input dt B x alike).") + eval_cost},
+      {i_dt_past_T, tr("The dt factor only at positions past T, like position interpolation. No cost.")},
+      {i_a, tr("Training-free: the decay rate A times the factor, the input untouched.") + eval_cost},
+      {i_clip, tr("Training-free: after every token each head's state is scaled down to the largest norm it reached "
+                  "within T on 64 zero-state training windows. Cost: those 64 windows once, then one evaluation on the "
+                  "sequential scan (slower than the fused one).")},
+      {i_reset, tr("Training-free: the whole state set to zero every period tokens, a sliding-window recurrence.") +
+                    eval_cost},
+      {reset_period, tr("Tokens between resets (e.g. 2T). No cost.")},
+      {i_longmamba, tr("Training-free: LongMamba's token filtering: in the channels that remember across T only tokens "
+                       "with a large dt enter the state. Cost: calibration on 64 windows of T, then one evaluation.")},
+      {save_models, tr("A folder that keeps each post-trained model (loadable later as a model); empty: not kept. Cost: "
+                       "disk, the model's size per run.")},
+  };
+  for (const auto& [w, text] : about) w->setToolTip(text);
+  for (auto& [key, box] : analysis_boxes_)
+    if (const AnalysisRecord* a = find_analysis_record(key)) box->setToolTip(QString::fromStdString(a->about));
+  for (QWidget* w : form_->findChildren<QWidget*>())
+    if (!w->toolTip().isEmpty()) w->setProperty("about", w->toolTip());
 }
 
 void ExperimentPanel::name_fields() {
@@ -569,7 +630,8 @@ QStringList ExperimentPanel::problems() const {
     const auto& t = views::theme(true);
     w->setStyleSheet(why.isEmpty() ? QString()
                                    : QString("background-color: %1; color: %2;").arg(t.invalid_background.name(), t.invalid_text.name()));
-    w->setToolTip(why);
+    const QString about = w->property("about").toString();  // describe_fields
+    w->setToolTip(why.isEmpty() ? about : about.isEmpty() ? why : why + "\n\n" + about);
     return why.isEmpty();
   };
   const QString m = model->text().trimmed();
@@ -595,7 +657,7 @@ QStringList ExperimentPanel::problems() const {
   for (const auto& [box, why] : refused_) {  // what the model's architecture cannot take (describe_model)
     box->setEnabled(why.isEmpty() || box->isChecked());  // a ticked one stays, to be unticked
     if (why.isEmpty() || box->isChecked()) bad(box, why.isEmpty() ? QString() : box->text() + ": " + why);
-    else box->setToolTip(why), box->setStyleSheet({});
+    else box->setToolTip(why + "\n\n" + box->property("about").toString()), box->setStyleSheet({});
   }
   QString why;
   std::vector<double> vals;

@@ -112,6 +112,7 @@ class ExperimentPanel : public QWidget {
   QWidget* build_evaluation(const ExperimentSpec& d);
   QLayout* build_buttons();
   void name_fields();
+  void describe_fields();  // every option's tooltip: what it does, what it costs (property "about")
   void connect_fields();
   void validate();
   nlohmann::json form_policies() const;  // the policies the form shows, in the form's order

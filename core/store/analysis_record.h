@@ -57,6 +57,8 @@ struct AnalysisRecord {
   // the same defaults). Throws Error naming `src` and the field. nullptr: not asked for by a spec
   // (eval, which every run has).
   nlohmann::json (*options)(const nlohmann::json& section, const std::string& src) = nullptr;
+  // What it measures and what it costs per run, in a sentence or two: the app's tooltip on its box.
+  std::string about;
 };
 
 // Every analysis: eval, then core/analyses/list.h's, in the order runs compute them and the report
