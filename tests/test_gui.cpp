@@ -119,6 +119,14 @@ void make_short(gui::ExperimentPanel* p, int steps) {
 
 std::string tmp(const char* name) { return statescope::test::scratch(name); }
 
+// A window that shows no dialogs, on screen at `size` and laid out.
+void show_quiet(gui::MainWindow& w, QSize size) {
+  w.set_quiet(true);
+  w.resize(size);
+  w.show();
+  QTest::qWait(100);
+}
+
 }  // namespace
 
 // The analysis registry and the views' registry agree: every registered analysis is drawn by some
@@ -168,10 +176,7 @@ TEST(Gui, EmptyTabsSayTheAnalysisWasNotAsked) {
 // model's architecture cannot take says so and offers nothing.
 TEST(Gui, EmptyTabsShowWhyInsteadOfAxesAndOfferTheAnalysis) {
   gui::MainWindow w;
-  w.set_quiet(true);
-  w.resize(1280, 720);
-  w.show();
-  QTest::qWait(50);
+  show_quiet(w, QSize(1280, 720));
   auto page_of = [&](int tab) { return w.tabs()->widget(tab)->findChild<gui::EmptyPage*>("empty_page"); };
   const int effrem = 4, attention = 11, per_position = 2;
   ASSERT_EQ(w.tabs()->tabText(effrem), "EffRem");
@@ -903,10 +908,7 @@ TEST(Gui, RunButtonIsAlwaysOnScreen) {
 // group remembers its tab, and a one-tab group shows no second row.
 TEST(Gui, TabsAreGroupedAndFitAt1280) {
   gui::MainWindow w;
-  w.set_quiet(true);
-  w.resize(1280, 720);
-  w.show();
-  QTest::qWait(100);
+  show_quiet(w, QSize(1280, 720));
   auto* g = w.tab_groups();
   ASSERT_NE(g, nullptr);
   QTabBar* groups = g->group_bar();

@@ -39,16 +39,18 @@ std::string per_run(const std::vector<RunRecord>& runs, std::optional<R> RunResu
   return out;
 }
 
-// The descriptor of the analysis whose result lives in RunResults::*Slot and is read by Read.
+// The descriptor of the analysis whose result lives in RunResults::*Slot and is read by Read; `about`
+// says what it measures and costs (the app's tooltip); `options` nullptr: not asked for by a spec.
 template <auto Slot, auto Read>
 AnalysisRecord make_record(std::string key, std::string group, std::string marker, std::string title, std::string label,
                            bool default_plot, void (*inspect)(const RunRecord&, std::ostream&),
                            std::string (*report)(const std::vector<RunRecord>&, const ReportContext&),
-                           nlohmann::json (*options)(const nlohmann::json&, const std::string&) = nullptr) {
+                           nlohmann::json (*options)(const nlohmann::json&, const std::string&), std::string about) {
   return AnalysisRecord{std::move(key), std::move(group), std::move(marker), std::move(title), std::move(label),
                         default_plot,
                         [](const H5File& f, const std::string& run, RunResults& into) { into.*Slot = Read(f, run); },
-                        [](const RunResults& r) { return (r.*Slot).has_value(); }, inspect, report, options};
+                        [](const RunResults& r) { return (r.*Slot).has_value(); }, inspect, report, options,
+                        std::move(about)};
 }
 
 // An analysis's `options` (analysis_record.h) from its typed reader `Parse(section, src)`: the section

@@ -90,12 +90,10 @@ nlohmann::json options_attention(const nlohmann::json& section, const std::strin
 }
 
 AnalysisRecord record_attention() {
-  AnalysisRecord r = make_record<&RunResults::attention, read_attention>("attention", "attention", "attention/M",
+  return make_record<&RunResults::attention, read_attention>("attention", "attention", "attention/M",
                                                              "Effective attention", "Effective attention", true,
-                                                             inspect_attention, report_attention, options_attention);
-  r.about =
-      "Effective attention: how much token s feeds the output at t, per head (Mamba-2: M[t, s] from dt, A, B, C; a hybrid's attention layer: its softmax), on the first 256 validation tokens, with what is left of the initial state. Cost per run: one forward and an L x L matrix per head: cheap at 256 tokens, quadratic in the length.";
-  return r;
+                                                             inspect_attention, report_attention, options_attention,
+      "Effective attention: how much token s feeds the output at t, per head (Mamba-2: M[t, s] from dt, A, B, C; a hybrid's attention layer: its softmax), on the first 256 validation tokens, with what is left of the initial state. Cost per run: one forward and an L x L matrix per head: cheap at 256 tokens, quadratic in the length.");
 }
 
 }  // namespace statescope

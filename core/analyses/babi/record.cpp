@@ -55,12 +55,10 @@ BabiOptions babi_options(const nlohmann::json& section, const std::string& src) 
 }
 
 AnalysisRecord record_babi() {
-  AnalysisRecord r = make_record<&RunResults::babi, read_babi>("babi", "babi", "babi/accuracy", "bAbI questions",
+  return make_record<&RunResults::babi, read_babi>("babi", "babi", "babi/accuracy", "bAbI questions",
                                                    "bAbI questions (zero-shot)", true, inspect_babi, report_babi,
-                                                   checked_section<babi_options>);
-  r.about =
-      "bAbI-style 'where is X?' questions hidden in long prose, accuracy by length (256 to 2048 tokens) against the last-mentioned baseline, zero-shot unless its section fine-tunes. Cost per run: 50 questions per length, one forward each; fine-tuning adds its steps.";
-  return r;
+                                                   checked_section<babi_options>,
+      "bAbI-style 'where is X?' questions hidden in long prose, accuracy by length (256 to 2048 tokens) against the last-mentioned baseline, zero-shot unless its section fine-tunes. Cost per run: 50 questions per length, one forward each; fine-tuning adds its steps.");
 }
 
 }  // namespace statescope

@@ -123,12 +123,10 @@ CopyingOptions copying_options(const nlohmann::json& section, const std::string&
 }
 
 AnalysisRecord record_copying() {
-  AnalysisRecord r = make_record<&RunResults::copying, read_copying>("copying", "copying", "copying/exact", "Copying",
+  return make_record<&RunResults::copying, read_copying>("copying", "copying", "copying/exact", "Copying",
                                                          "Copying (fresh model per policy)", true, inspect_copying,
-                                                         report_copying, checked_section<copying_options>);
-  r.about =
-      "Synthetic copying: trains a fresh small model per policy (600 steps by default, whatever model is loaded) and scores exact copies of strings up to 4L. Cost: the dearest analysis for a small model: it trains its own models, minutes on a CPU.";
-  return r;
+                                                         report_copying, checked_section<copying_options>,
+      "Synthetic copying: trains a fresh small model per policy (600 steps by default, whatever model is loaded) and scores exact copies of strings up to 4L. Cost: the dearest analysis for a small model: it trains its own models, minutes on a CPU.");
 }
 
 }  // namespace statescope

@@ -77,11 +77,9 @@ nlohmann::json options_decay(const nlohmann::json& section, const std::string& s
 }
 
 AnalysisRecord record_decay() {
-  AnalysisRecord r = make_record<&RunResults::decay, read_decay>("decay", "decay", "decay/far", "Decay timescales",
-                                                     "Decay timescales", true, inspect_decay, report_decay, options_decay);
-  r.about =
-      "Decay timescales: every head's memory length -1/(dt A) at each token, within T and far past it. Cost per run: one forward of 16T tokens over 8 sequences: cheap.";
-  return r;
+  return make_record<&RunResults::decay, read_decay>("decay", "decay", "decay/far", "Decay timescales",
+                                                     "Decay timescales", true, inspect_decay, report_decay, options_decay,
+      "Decay timescales: every head's memory length -1/(dt A) at each token, within T and far past it. Cost per run: one forward of 16T tokens over 8 sequences: cheap.");
 }
 
 }  // namespace statescope

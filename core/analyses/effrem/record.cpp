@@ -59,12 +59,10 @@ EffRemOptions effrem_options(const nlohmann::json& section, const std::string& s
 }
 
 AnalysisRecord record_effrem() {
-  AnalysisRecord r = make_record<&RunResults::effrem, read_effrem>("effrem", "effrem", "effrem/value", "Effective Remembrance",
+  return make_record<&RunResults::effrem, read_effrem>("effrem", "effrem", "effrem/value", "Effective Remembrance",
                                                        "Effective Remembrance", true, inspect_effrem, report_effrem,
-                                                       checked_section<effrem_options>);
-  r.about =
-      "Effective Remembrance EffRem_T(t): how much dropping the first t tokens still changes the prediction at T (total variation), for T to 64T. Cost per run: points x sequences forwards of each length (16 x 16 for 7 lengths by default): seconds for the demo's model, minutes at 130M.";
-  return r;
+                                                       checked_section<effrem_options>,
+      "Effective Remembrance EffRem_T(t): how much dropping the first t tokens still changes the prediction at T (total variation), for T to 64T. Cost per run: points x sequences forwards of each length (16 x 16 for 7 lengths by default): seconds for the demo's model, minutes at 130M.");
 }
 
 }  // namespace statescope

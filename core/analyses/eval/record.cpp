@@ -241,11 +241,9 @@ void inspect_eval(const RunRecord& rec, std::ostream& out) {
 }
 
 AnalysisRecord record_eval() {
-  AnalysisRecord r = make_record<&RunResults::eval, read_eval>("eval", "ppl", "ppl/nll", "Per position", "Per position", true,
-                                                   inspect_eval, report_eval);
-  r.about =
-      "Loss per position to far past T against the one yardstick, and the state norms: every run has it. Cost per run: the evaluation's sequences x length, twice (full context and the state-reset reference).";
-  return r;
+  return make_record<&RunResults::eval, read_eval>("eval", "ppl", "ppl/nll", "Per position", "Per position", true,
+                                                   inspect_eval, report_eval, nullptr,
+      "Loss per position to far past T against the one yardstick, and the state norms: every run has it. Cost per run: the evaluation's sequences x length, twice (full context and the state-reset reference).");
 }
 
 }  // namespace statescope

@@ -51,12 +51,10 @@ PasskeyOptions passkey_options(const nlohmann::json& section, const std::string&
 }
 
 AnalysisRecord record_passkey() {
-  AnalysisRecord r = make_record<&RunResults::passkey, read_passkey>("passkey", "passkey", "passkey/accuracy", "Passkey retrieval",
+  return make_record<&RunResults::passkey, read_passkey>("passkey", "passkey", "passkey/accuracy", "Passkey retrieval",
                                                          "Passkey grid (zero-shot)", true, inspect_passkey,
-                                                         report_passkey, checked_section<passkey_options>);
-  r.about =
-      "Passkey retrieval: a number hidden at a depth of filler text and asked for at its end, over a length x depth grid (4T to 64T x 5 depths, 10 samples), zero-shot unless its section fine-tunes. Cost per run: one forward per cell and sample: grows with the longest length.";
-  return r;
+                                                         report_passkey, checked_section<passkey_options>,
+      "Passkey retrieval: a number hidden at a depth of filler text and asked for at its end, over a length x depth grid (4T to 64T x 5 depths, 10 samples), zero-shot unless its section fine-tunes. Cost per run: one forward per cell and sample: grows with the longest length.");
 }
 
 }  // namespace statescope

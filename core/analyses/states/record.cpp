@@ -94,13 +94,11 @@ StateStatsOptions states_options(const nlohmann::json& section, const std::strin
 }
 
 AnalysisRecord record_states() {
-  AnalysisRecord r = make_record<&RunResults::states, read_state_stats>("states", "state_stats", "state_stats/histogram",
+  return make_record<&RunResults::states, read_state_stats>("states", "state_stats", "state_stats/histogram",
                                                             "State distributions", "State distributions", false,
                                                             inspect_state_stats, report_state_stats,
-                                                            checked_section<states_options>);
-  r.about =
-      "State distributions: histograms of the state entries at positions below and far beyond T with the Gaussian fitted within T, and the state change per token. Cost per run: one forward of 64T over 16 sequences, keeping 6 positions' states: cheap.";
-  return r;
+                                                            checked_section<states_options>,
+      "State distributions: histograms of the state entries at positions below and far beyond T with the Gaussian fitted within T, and the state change per token. Cost per run: one forward of 64T over 16 sequences, keeping 6 positions' states: cheap.");
 }
 
 }  // namespace statescope

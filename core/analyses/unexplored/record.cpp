@@ -140,13 +140,11 @@ UnexploredOptions unexplored_options(const nlohmann::json& section, const std::s
 }
 
 AnalysisRecord record_unexplored() {
-  AnalysisRecord r = make_record<&RunResults::unexplored, read_unexplored>(
+  return make_record<&RunResults::unexplored, read_unexplored>(
       "unexplored", "unexplored", "unexplored/outside", "Unexplored states",
       "Unexplored states (envelope of the training states)", true, inspect_unexplored, report_unexplored,
-      checked_section<unexplored_options>);
-  r.about =
-      "The unexplored-states detector: an envelope (Gaussian mixture) of the states met in training windows under the run's policy, then per position the share of states outside it. Cost per run: posttrain's steps of training windows replayed plus a mixture fit with 200 bootstrap rounds: the slowest analysis for large states (about 7 minutes a run for a 4-layer, d_state 64 model on 2 cores).";
-  return r;
+      checked_section<unexplored_options>,
+      "The unexplored-states detector: an envelope (Gaussian mixture) of the states met in training windows under the run's policy, then per position the share of states outside it. Cost per run: posttrain's steps of training windows replayed plus a mixture fit with 200 bootstrap rounds: the slowest analysis for large states (about 7 minutes a run for a 4-layer, d_state 64 model on 2 cores).");
 }
 
 }  // namespace statescope
