@@ -28,8 +28,8 @@ fi
 [ "$sequences" = 32 ] || suffix="${suffix}_n$sequences"
 evals="$work/eval${rtag:+_$rtag}_s$seed"
 mkdir -p "$evals"
-for snap in $(ls -d "$snaps"/step* 2>/dev/null | sort -t p -k 3 -n); do
-  k="${snap##*/step}"
+for k in $(ls "$snaps" 2>/dev/null | sed -n 's/^step//p' | sort -n); do  # in training order
+  snap="$snaps/step$k"
   out="$evals/step$k$suffix.h5"
   if [ ! -f "$out" ]; then
     spec="$evals/step$k$suffix.json"
