@@ -360,7 +360,6 @@ bool MainWindow::open_file(const QString& path) {
   if (!runs) return false;
   run_set_->reset(std::move(*runs), path);
   file_ = path;
-  added_files_ = 0;
   // The panel shows how the file was made, so "Run" repeats (or varies) it.
   QString spec_note;
   if (const std::string spec = read_spec(path.toStdString()); !spec.empty())
@@ -385,8 +384,7 @@ bool MainWindow::add_file(const QString& path) {
   views::Runs more = std::move(*loaded);
   const int n_more = static_cast<int>(more.size());
   run_set_->append(std::move(more), path);  // every run names its file's short tag
-  ++added_files_;
-  setWindowTitle(QString("statescope — %1 + %2 more").arg(QFileInfo(file_).fileName()).arg(added_files_));
+  setWindowTitle(QString("statescope — %1 + %2 more").arg(QFileInfo(file_).fileName()).arg(run_set_->files() - 1));
   add_recent(path);
   tabs_->setCurrentIndex(table_index_);
   refresh_views();
@@ -408,8 +406,7 @@ bool MainWindow::rename_run(const QString& name, const QString& display_in) {
     return false;
   }
   // The name it will be shown as (its file's tag kept) must stay one run's: runs are found by it.
-  const QString base = r.display.isEmpty() ? r.in_file : r.display;
-  const QString to = r.name.left(r.name.size() - base.size()) + (display.isEmpty() ? r.in_file : display);
+  const QString to = run_set_->shown_as(row, display);
   for (int i = 0; i < run_set_->size(); ++i)
     if (i != row && run_set_->runs()[i].name == to) {
       error(tr("Cannot rename %1").arg(name), tr("Another run is shown as \"%1\".").arg(to));
@@ -498,7 +495,6 @@ void MainWindow::start_run(const QString& out, bool replace) {
     return;
   }
   file_ = path;
-  added_files_ = 0;
   run_set_->reset({});
   refresh_views();
   set_running(true);

@@ -160,7 +160,6 @@ class MainWindow : public QMainWindow {
   QThread thread_;
   RunWorker* worker_;
   QString file_, last_message_;
-  int added_files_ = 0;  // files whose runs were added to file_'s (add_file)
   QStringList recent_files_;
   std::vector<bool> stale_;
   bool export_light_ = true;  // View ▸ Export figures on a light background

@@ -72,13 +72,19 @@ void RunSet::set_display(int row, const QString& display) {
   relabel();
 }
 
+// Run `row`'s label were its display name `display`: its file's tag (with two or more files), then
+// the display name, or its group's name.
+QString RunSet::label(int row, const QStringList& tags, const QString& display) const {
+  const auto& r = runs_[row];
+  const QString base = !display.isEmpty() ? display : !r.in_file.isEmpty() ? r.in_file : r.name;
+  return files_.size() > 1 ? tags[source_[row]] + "/" + base : base;
+}
+
+QString RunSet::shown_as(int row, const QString& display) const { return label(row, short_tags(files_), display); }
+
 void RunSet::relabel() {
   const QStringList tags = short_tags(files_);
-  for (int i = 0; i < size(); ++i) {
-    auto& r = runs_[i];
-    const QString base = !r.display.isEmpty() ? r.display : !r.in_file.isEmpty() ? r.in_file : r.name;
-    r.name = files_.size() > 1 ? tags[source_[i]] + "/" + base : base;
-  }
+  for (int i = 0; i < size(); ++i) runs_[i].name = label(i, tags, runs_[i].display);
   if (size() > 0) emit dataChanged(index(0), index(size() - 1), {Qt::DisplayRole});
 }
 

@@ -34,6 +34,9 @@ class RunSet : public QAbstractListModel {
   // A run's display name ("" = its group's name): the label changes, nothing else.
   void set_display(int row, const QString& display);
   int find(const QString& name) const;  // the row shown as `name`, -1 if none
+  // The name run `row` would be shown as with this display name (its file's tag kept).
+  QString shown_as(int row, const QString& display) const;
+  int files() const { return static_cast<int>(files_.size()); }  // the files whose runs are shown
 
   // Live updates from a running experiment.
   int touch(const QString& name);                        // the run's row; a new run starts "running"
@@ -46,6 +49,7 @@ class RunSet : public QAbstractListModel {
 
  private:
   void relabel();
+  QString label(int row, const QStringList& tags, const QString& display) const;
   views::Runs runs_;
   QStringList files_;        // the files shown, in the order opened (the same file twice: twice)
   std::vector<int> source_;  // per run: its index in files_
