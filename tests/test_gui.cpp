@@ -242,6 +242,48 @@ TEST(Gui, LegendsSitBesideThePlotWhenThereIsRoom) {
   EXPECT_FALSE(plot.legend_beside());
 }
 
+// A legend with more entries than the plot's height holds wraps into columns, each entry a full row
+// apart (QCustomPlot alone squeezes them over one another); a short one stays one column.
+TEST(Gui, ALongLegendWrapsRatherThanOverlap) {
+  views::PlotWidget plot("curves");
+  for (int i = 0; i < 40; ++i) plot.add_series(QString("run_%1").arg(i), Qt::red, {1, 2, 3}, {1, 2, 3});
+  plot.resize(1000, 420);
+  plot.show();
+  plot.replot();
+  QTest::qWait(50);
+  EXPECT_GE(plot.legend_columns(), 2);
+  QCPLegend* lg = plot.plot()->legend;
+  const int text = QFontMetrics(lg->item(0)->font()).height();
+  std::vector<QCPAbstractLegendItem*> items;
+  for (int i = 0; i < lg->itemCount(); ++i)
+    if (lg->item(i)) items.push_back(lg->item(i));
+  EXPECT_EQ(items.size(), 40u) << "every entry stays";
+  for (size_t i = 1; i < items.size(); ++i) {
+    const QRect a = items[i - 1]->outerRect(), b = items[i]->outerRect();
+    if (a.left() == b.left()) EXPECT_GE(b.top() - a.top(), text) << "entries " << i - 1 << " and " << i << " overlap";
+  }
+  EXPECT_LE(lg->outerRect().bottom(), plot.plot()->height()) << "the legend runs off the plot";
+  views::PlotWidget few("curves");
+  few.add_series("a", Qt::red, {1, 2, 3}, {1, 2, 3});
+  few.resize(1000, 420);
+  few.show();
+  few.replot();
+  QTest::qWait(50);
+  EXPECT_EQ(few.legend_columns(), 1);
+  EXPECT_TRUE(few.legend_shown());
+  // Too narrow for a column beside it: a short legend sits inside, a long one would hide the data and
+  // is left out (a note says so).
+  few.resize(400, 420);
+  plot.resize(400, 420);
+  few.replot();
+  plot.replot();
+  QTest::qWait(50);
+  EXPECT_FALSE(few.legend_beside());
+  EXPECT_TRUE(few.legend_shown());
+  EXPECT_FALSE(plot.legend_beside());
+  EXPECT_FALSE(plot.legend_shown()) << "40 entries inside a 400 x 420 plot";
+}
+
 // Exported figures are drawn in the light theme whatever the window's (a choice), and the window's
 // plot keeps its own theme afterwards.
 TEST(Gui, ExportsAreLightWhateverTheWindowsTheme) {
@@ -1473,6 +1515,48 @@ TEST(Gui, RunsTableShowsTheHeadlineWithSeedsFolded) {
   EXPECT_TRUE(ppl->highlight().isEmpty());
 }
 
+// Models of one architecture (a recipe's seeds) are described once with their count, not line by line.
+TEST(Gui, ModelsOfOneArchitectureAreDescribedOnce) {
+  gui::ExperimentPanel p;
+  field<QLineEdit>(&p, "model")->setText("embedded, embedded, embedded");
+  const QString arch = field<QLabel>(&p, "architecture")->text();
+  EXPECT_TRUE(arch.startsWith("3 models: Mamba-2")) << arch.toStdString();
+  EXPECT_FALSE(arch.contains('\n')) << arch.toStdString();
+}
+
+// In an experiment of several models, each run's Δ is against its own model's baseline ("<model>:baseline",
+// as core/experiment names a multi-model experiment's runs), not against whichever baseline came last.
+TEST(Gui, RunsTableDeltaIsAgainstTheRunsOwnModelsBaseline) {
+  auto run = [](const QString& name, double far_nats) {
+    views::RunData r;
+    r.file = "/tmp/statescope_two_models.h5", r.name = name, r.in_file = name, r.intervention = name.section(':', 1);
+    EvalResult e;
+    e.T = 4, e.length = 32, e.sequences = 1;
+    e.nll.assign(32, 1.0);
+    for (size_t p = 16; p < 32; ++p) e.nll[p] = far_nats;  // the last half: the far loss
+    e.windowed_nll = e.nll;
+    e.nll_seq.assign(e.nll.begin(), e.nll.end());
+    e.windowed_seq = e.nll_seq;
+    r.eval = e;
+    return r;
+  };
+  views::RunsTableView table;
+  table.set_runs({run("a:baseline", 2.0), run("a:passing", 1.5), run("b:baseline", 3.0), run("b:passing", 2.75)});
+  QTreeWidget* tree = table.tree();
+  int delta = -1;
+  for (int c = 0; c < tree->columnCount(); ++c)
+    if (tree->headerItem()->text(c).startsWith(QString::fromUtf8("Δ"))) delta = c;
+  ASSERT_EQ(delta, 1) << "the headline stands beside the run's name";
+  ASSERT_EQ(tree->topLevelItemCount(), 4);
+  std::map<QString, double> got;
+  for (int i = 0; i < 4; ++i) got[tree->topLevelItem(i)->text(0)] = tree->topLevelItem(i)->data(delta, Qt::UserRole).toDouble();
+  const double bits = 1 / std::log(2.0);
+  EXPECT_NEAR(got["a:baseline"], 0.0, 1e-12);
+  EXPECT_NEAR(got["b:baseline"], 0.0, 1e-12);
+  EXPECT_NEAR(got["a:passing"], -0.5 * bits, 1e-9);
+  EXPECT_NEAR(got["b:passing"], -0.25 * bits, 1e-9);
+}
+
 // An output in a folder that does not exist is refused before anything runs (a dialog; quiet: said).
 TEST(Gui, UnwritableOutputIsRefusedBeforeTheRun) {
   gui::MainWindow w;
@@ -1659,7 +1743,7 @@ TEST(Gui, RawTracesAreOffByDefaultForDenseCurves) {
 }
 
 // The heatmaps' position labels do not run into each other: on a log-spaced grid of 2048 positions
-// the labels are the powers of ten (a handful), on a linear grid at most six.
+// the labels are the powers of ten (a handful), on a linear grid a few round values.
 TEST(Gui, HeatmapPositionLabelsAreFewAndDoNotOverlap) {
   views::HeatmapWidget h("t");
   std::vector<double> x;
@@ -1677,6 +1761,13 @@ TEST(Gui, HeatmapPositionLabelsAreFewAndDoNotOverlap) {
   EXPECT_EQ(labels(), (QStringList{"1", "10", "100", "1000"}));
   h.set_map(x, y, v, false, false, "position", "row", "z");
   EXPECT_LE(labels().size(), 6);
+  // Positions 0..511 on a linear grid (effective attention at T = 256, 2T): round values, few.
+  std::vector<double> lin;
+  for (int i = 0; i < 512; ++i) lin.push_back(i);
+  h.set_map(lin, y, std::vector<double>(lin.size() * y.size(), 1.0), false, false, "s", "row", "z");
+  EXPECT_EQ(labels(), (QStringList{"0", "200", "400"}));
+  auto t = h.plot()->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  EXPECT_DOUBLE_EQ(t->ticks().lastKey(), 400.0) << "a label stands at its value's cell";
 }
 
 // Cell values are written into a heatmap only where each cell is wide enough for its text: a narrow

@@ -9,6 +9,7 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
 #include <qcustomplot.h>
 
@@ -79,7 +80,7 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
   for (int i = 0; i < nx; ++i)
     for (int j = 0; j < ny; ++j) map_->data()->setCell(i, j, v[static_cast<size_t>(j) * nx + i]);
   // Labels that do not run into each other in a narrow map: on a log-spaced grid the cell nearest
-  // each power of ten (within a factor of 2), else at most 6 evenly spaced cells.
+  // each power of ten (within a factor of 2), else round values (below).
   auto ticks = [](const std::vector<double>& c, bool log) {
     QSharedPointer<QCPAxisTickerText> t(new QCPAxisTickerText);
     const int n = static_cast<int>(c.size());
@@ -92,7 +93,27 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
       }
       if (!t->ticks().isEmpty()) return t;
     }
-    const int step = std::max(1, (n + 5) / 6);
+    // Round values (1, 2 or 5 times a power of ten, at most about 4 of them) placed where they fall
+    // between cells, on increasing coordinates; else at most 4 evenly spaced cells.
+    const bool increasing = n > 1 && std::is_sorted(c.begin(), c.end()) && c.back() > c.front();
+    if (increasing) {
+      const double raw = (c.back() - c.front()) / 4, mag = std::pow(10.0, std::floor(std::log10(raw)));
+      double step = 10 * mag;
+      for (double m : {1.0, 2.0, 5.0})
+        if (m * mag >= raw) {
+          step = m * mag;
+          break;
+        }
+      for (double d = std::ceil(c.front() / step) * step; d <= c.back() + 1e-9 * step; d += step) {
+        const auto hi = std::lower_bound(c.begin(), c.end(), d);
+        const int i = std::clamp(static_cast<int>(hi - c.begin()), 1, n - 1);
+        const double at = (i - 1) + (d - c[i - 1]) / (c[i] - c[i - 1]);
+        t->addTick(std::clamp(at, 0.0, n - 1.0), QString::number(d, 'g', 6));
+      }
+      if (t->ticks().size() >= 2) return t;
+      t->clear();
+    }
+    const int step = std::max(1, (n + 3) / 4);
     for (int i = 0; i < n; i += step) t->addTick(i, QString::number(c[i], 'g', 4));
     return t;
   };

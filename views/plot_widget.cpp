@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QFile>
 #include <QFileInfo>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPushButton>
@@ -79,7 +80,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
   plot_->legend->setSelectableParts(QCPLegend::spItems);
   plot_->plotLayout()->insertRow(0);
   plot_->plotLayout()->addElement(0, 0, new QCPTextElement(plot_, title, QFont(font().family(), 10, QFont::Bold)));
-  place_legend(false);  // beside once the widget is wide enough (resizeEvent)
+  place_legend(false);  // beside once the figure is wide enough (fit_legend, before each replot)
   plot_->setMinimumSize(300, 200);
   v->addWidget(plot_, 1);
   readout_ = new QLabel(this);
@@ -105,6 +106,7 @@ PlotWidget::PlotWidget(const QString& title, QWidget* parent) : QWidget(parent) 
     replot();
   });
   connect(plot_, &QCustomPlot::legendClick, this, &PlotWidget::legend_click);
+  connect(plot_, &QCustomPlot::beforeReplot, this, [this] { fit_legend(plot_->width(), plot_->height()); });
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* e) { hover_at(e->position()); });
 }
 
@@ -401,6 +403,7 @@ bool PlotWidget::export_figure(const QString& path, const FigureSize& size, bool
       lg->setFont(at(lg->font(), pt - 1));
       for (int i = 0; i < lg->itemCount(); ++i) {
         auto* it = lg->item(i);
+        if (!it) continue;  // an empty cell of a wrapped legend
         undo.push_back([it, f = it->font()] { it->setFont(f); });
         it->setFont(at(it->font(), pt - 1));
       }
@@ -450,6 +453,11 @@ bool PlotWidget::export_image(const QString& path, int w, int h, bool light, dou
     plot_->plotLayout()->addElement(row, 0, caption.text);
   }
   sync_overlays();
+  fit_legend(w, h);  // the figure's own size; the window's again after it (the next replot)
+  struct Refit {
+    PlotWidget* p;
+    ~Refit() { p->fit_legend(p->plot_->width(), p->plot_->height()); }
+  } refit{this};
   try {
     StagedOutput out(path.toStdString(), OutputRule{true, {}, false});
     const QString tmp = QString::fromStdString(out.staging());
@@ -527,7 +535,7 @@ void PlotWidget::hover_at(const QPointF& px) {
 
 void PlotWidget::set_legend_enabled(bool on) {
   legend_enabled_ = on;
-  place_legend(on && width() >= kLegendBesideWidth);
+  fit_legend(plot_->width(), plot_->height());
   replot();
 }
 
@@ -565,15 +573,68 @@ void PlotWidget::place_legend(bool beside) {
   }
 }
 
+// Where the legend goes for a figure of this size. Beside the plot when the figure is at least
+// kLegendBesideWidth wide and the legend takes at most half of it; there, rather than squeeze its rows
+// over one another as QCustomPlot does when they outnumber the room (text drawn on text, the last
+// entries cut off), it wraps into more columns. Else inside, top right; where it would cover more than a
+// third of the plot there it is left out, and a line at the top right says so (the Runs list shows each run's colour; hovering a
+// curve names it). The room: the figure's height less its title, axis and caption (a generous 90 px);
+// a row: its icon or its text, whichever is taller, with the item's margins.
+void PlotWidget::fit_legend(int width, int height) {
+  QCPLegend* lg = plot_->legend;
+  // The entries (a wrapped legend's grid has empty cells: item() is null there).
+  std::vector<QCPAbstractLegendItem*> items;
+  for (int i = 0; i < lg->itemCount(); ++i)
+    if (auto* it = lg->item(i)) items.push_back(it);
+  const int n = static_cast<int>(items.size());
+  int row = lg->iconSize().height();
+  for (auto* it : items) row = std::max(row, QFontMetrics(it->font()).height());
+  row += 4 + lg->rowSpacing();
+  const int room = std::max(1, height - 90);
+  const int rows = std::max(1, room / row);
+  // Beside the plot when the figure is wide enough and the legend, wrapped into as many columns as
+  // its rows need, takes at most half of it.
+  int text_w = 0;
+  for (auto* item : items)
+    if (auto* it = qobject_cast<QCPPlottableLegendItem*>(item))
+      text_w = std::max(text_w, QFontMetrics(it->font()).horizontalAdvance(it->plottable()->name()));
+  const int wrap_beside = n > rows ? rows : 0;
+  const int columns = wrap_beside > 0 ? (n + wrap_beside - 1) / wrap_beside : 1;
+  const int legend_w = columns * (lg->iconSize().width() + lg->iconTextPadding() + text_w + 16);
+  const bool shown = legend_enabled_ && n > 0;
+  const bool beside = shown && width >= kLegendBesideWidth && legend_w <= width / 2;
+  if (beside != legend_beside()) place_legend(beside);
+  // Inside, one taller than a third of the plot would hide the data: left out, and said.
+  const bool crowded = shown && !beside && n * row > room / 3;
+  const int wrap = beside ? wrap_beside : 0;
+  if (lg->wrap() != wrap) {
+    lg->setWrap(wrap);
+    lg->setFillOrder(QCPLayoutGrid::foRowsFirst, true);  // rearranged: down the first column, then the next
+  }
+  lg->setVisible(legend_enabled_ && n > 0 && !crowded);
+  if (crowded && legend_enabled_ && !legend_note_) {
+    legend_note_ = new QCPItemText(plot_);
+    legend_note_->position->setType(QCPItemPosition::ptAxisRectRatio);
+    legend_note_->position->setCoords(0.99, 0.01);  // top right, where the legend would be
+    legend_note_->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    legend_note_->setSelectable(false);
+  }
+  if (legend_note_) {
+    legend_note_->setText(tr("%1 curves: legend left out at this size (colours as in the Runs list)").arg(n));
+    legend_note_->setColor(theme(dark_).hint);
+    legend_note_->setVisible(crowded && legend_enabled_);
+  }
+}
+
+bool PlotWidget::legend_shown() const { return plot_->legend->visible(); }
+
+int PlotWidget::legend_columns() const { return plot_->legend->columnCount(); }
+
 bool PlotWidget::legend_beside() const { return qobject_cast<QCPLayoutGrid*>(plot_->plotLayout()->element(1, 0)); }
 
 void PlotWidget::resizeEvent(QResizeEvent* e) {
   QWidget::resizeEvent(e);
-  const bool beside = legend_enabled_ && width() >= kLegendBesideWidth;
-  if (beside != legend_beside()) {
-    place_legend(beside);
-    replot();
-  }
+  replot();  // where the legend goes at this size: fit_legend, before the replot
 }
 
 void PlotWidget::set_smoothing(int percent) { smooth_->setValue(percent); }

@@ -59,6 +59,7 @@ class PlotWidget : public QWidget {
   void reset_view();          // rescale to all visible data
   void replot();
   void place_legend(bool beside);
+  void fit_legend(int width, int height);  // wraps the legend, or leaves it out, for a figure of this size
   void resizeEvent(QResizeEvent* e) override;
 
   // Table export for non-line views (heatmaps): header + rows; line views use the series.
@@ -86,9 +87,14 @@ class PlotWidget : public QWidget {
   void hide_line_controls();     // log/smoothing toggles make no sense for colour maps
   void set_smoothing(int percent);  // EMA weight in percent (0: off)
   void set_legend_enabled(bool on);  // shown only when enabled and holding at least one entry
-  // Where it is: beside the plot (true) when enabled and the widget is at least kLegendBesideWidth
-  // wide, else inside it, top right.
+  // Where it is: beside the plot (true) when enabled, the figure at least kLegendBesideWidth wide and
+  // the legend (wrapped into columns as its rows need) at most half of it; else inside, top right.
   bool legend_beside() const;
+  // The legend's columns: one unless its entries outnumber what the plot's height holds (fit_legend).
+  int legend_columns() const;
+  // Whether the legend is drawn: not when disabled or empty, nor inside the plot where it would cover
+  // more than a third of it (a note says so instead; fit_legend).
+  bool legend_shown() const;
   static constexpr int kLegendBesideWidth = 480;
   // "robust y": Reset view fits y to the runs that do not dominate it (robust_range.h), names the
   // ones left out on the plot; off: every point. The loss view starts with it on.
@@ -140,6 +146,7 @@ class PlotWidget : public QWidget {
   bool raw_chosen_ = false;  // the user ticked or unticked "raw": no automatic choice any more
   QStringList clipped_;
   QPointer<QCPItemText> clip_note_;
+  QPointer<QCPItemText> legend_note_;  // "legend left out" (fit_legend)
   std::vector<Series> series_;
   QStringList table_header_;
   std::vector<std::vector<QString>> table_rows_;

@@ -128,7 +128,15 @@ void RunsTableView::show_runs() {
   // Every evaluated run summarised against its yardstick (core/store/run_summary.h).
   std::vector<Row> rows;
   std::vector<std::pair<int64_t, int64_t>> bins;  // the union, in order
-  std::map<QString, double> baseline_far;         // file -> its baseline's far loss
+  std::map<QString, double> baseline_far;         // model_key -> its baseline's far loss
+  // A run's baseline is its own model's: an experiment of several models names their runs
+  // "<model>:<policy>" (core/experiment/experiment.cpp), one baseline each.
+  auto model_key = [](const RunData& r) {
+    const QString in_file = r.in_file.isEmpty() ? r.name : r.in_file;
+    const int colon = in_file.lastIndexOf(':');
+    return r.file + "\n" + (colon < 0 ? QString() : in_file.left(colon));
+  };
+  std::vector<QString> row_model;
   bool fixed_all = true;
   for (const auto& r : runs_) {
     if (!r.eval) continue;
@@ -166,31 +174,37 @@ void RunsTableView::show_runs() {
       if (b < s.excess_se.size()) row.err[k] = s.excess_se[b];
       if (std::find(bins.begin(), bins.end(), s.bins[b]) == bins.end()) bins.push_back(s.bins[b]);
     }
-    if (r.name == "baseline" || r.name.endsWith(":baseline")) baseline_far[r.file] = s.loss_far;
+    const QString in_file = r.in_file.isEmpty() ? r.name : r.in_file;
+    if (in_file == "baseline" || in_file.endsWith(":baseline")) baseline_far[model_key(r)] = s.loss_far;
     rows.push_back(row);
+    row_model.push_back(model_key(r));
   }
   std::sort(bins.begin(), bins.end());
-  for (auto& row : rows)
-    if (auto it = baseline_far.find(row.file); it != baseline_far.end()) row.value["delta"] = row.value["far"] - it->second;
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (auto it = baseline_far.find(row_model[i]); it != baseline_far.end())
+      rows[i].value["delta"] = rows[i].value["far"] - it->second;
 
-  // Columns: what a reader looks for first, then the bins, then where the run came from.
+  // Columns: the run, then the headline (its far loss against its baseline, the excess per bin), then
+  // the state norm and the loss within T, then where the run came from: at 1280 px the headline shows
+  // beside the name without scrolling.
   struct Col {
-    QString key, title, tip;
+    QString key, title, tip;  // key: a number of the row's, or "@name", "@policy", "@status", "@file"
   };
-  std::vector<Col> cols{{"", tr("Run"), tr("run name (seed groups fold their seeds beneath)")},
-                        {"", tr("Intervention"), tr("policy or training-free intervention")},
-                        {"within", tr("Loss < T"), tr("mean loss over positions [0, T), bits/token")}};
-  cols.push_back({"norm", tr("Norm far/T"), tr("state norm over the last half of positions / at T-1, mean over layers")});
-  cols.push_back({"delta", tr("Δ far vs baseline"),
-                  tr("loss over the last half of positions minus its file's baseline run's, bits/token")});
+  std::vector<Col> cols{{"@name", tr("Run"), tr("run name (seed groups fold their seeds beneath)")},
+                        {"delta", tr("Δ far vs baseline"),
+                         tr("loss over the last half of positions minus its model's baseline run's (same file), "
+                            "bits/token")}};
   for (auto [lo, hi] : bins)
     cols.push_back({QString("bin%1_%2").arg(lo).arg(hi), tr("[%1, %2)").arg(lo).arg(hi),
                     tr("mean loss minus the yardstick's over positions [%1, %2), bits/token, ± its standard error over "
                        "sequences")
                         .arg(lo)
                         .arg(hi)});
-  cols.push_back({"", tr("Status"), {}});
-  cols.push_back({"", tr("File"), {}});
+  cols.push_back({"norm", tr("Norm far/T"), tr("state norm over the last half of positions / at T-1, mean over layers")});
+  cols.push_back({"within", tr("Loss < T"), tr("mean loss over positions [0, T), bits/token")});
+  cols.push_back({"@policy", tr("Intervention"), tr("policy or training-free intervention")});
+  cols.push_back({"@status", tr("Status"), {}});
+  cols.push_back({"@file", tr("File"), {}});
   QStringList header;
   for (const auto& c : cols) header << c.title;
   tree_->setColumnCount(static_cast<int>(cols.size()));
@@ -205,22 +219,23 @@ void RunsTableView::show_runs() {
       swatch.fill(row.color);
       it->setIcon(0, QIcon(swatch));
     }
-    it->setText(1, row.policy);
-    for (size_t c = 2; c < cols.size(); ++c) {
+    for (size_t c = 1; c < cols.size(); ++c) {
       const QString& k = cols[c].key;
-      if (k.isEmpty()) continue;
+      const int ci = static_cast<int>(c);
+      if (k == "@policy") it->setText(ci, row.policy);
+      if (k == "@status") it->setText(ci, row.status);
+      if (k == "@file") it->setText(ci, QFileInfo(row.file).fileName());
+      if (k.startsWith('@')) continue;
       const auto v = row.value.find(k);
       if (v == row.value.end()) continue;
       const auto e = row.err.find(k);
       const int prec = k == "norm" ? 2 : 3;
       QString text = (k == "delta" && v->second > 0 ? "+" : "") + num(v->second, prec);
       if (e != row.err.end() && std::isfinite(e->second)) text += " ± " + num(e->second, prec);
-      it->setText(static_cast<int>(c), text);
-      it->setData(static_cast<int>(c), Qt::UserRole, v->second);
-      it->setTextAlignment(static_cast<int>(c), Qt::AlignRight | Qt::AlignVCenter);
+      it->setText(ci, text);
+      it->setData(ci, Qt::UserRole, v->second);
+      it->setTextAlignment(ci, Qt::AlignRight | Qt::AlignVCenter);
     }
-    it->setText(static_cast<int>(cols.size()) - 2, row.status);
-    it->setText(static_cast<int>(cols.size()) - 1, QFileInfo(row.file).fileName());
     for (int c = 0; c < static_cast<int>(cols.size()); ++c) it->setToolTip(c, row.tip);
   };
 
@@ -292,6 +307,8 @@ void RunsTableView::show_runs() {
                                                 "state-reset loss) ± standard error. Click a header to sort; select runs to pick "
                                                 "them out in every plot.")));
   for (int c = 0; c < tree_->columnCount(); ++c) tree_->resizeColumnToContents(c);
+  // A long name elides (its tooltip has it whole) rather than push the headline off screen.
+  tree_->setColumnWidth(0, std::min(tree_->columnWidth(0), 260));
 }
 
 }  // namespace statescope::views

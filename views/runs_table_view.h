@@ -1,7 +1,8 @@
 // runs_table_view.h — the Runs table: the headline of an experiment on one tab. One row per run of
 // every open file: loss within T, the excess per position bin past T (± its standard error) against
 // the run's yardstick (the experiment's one yardstick where the file has it), the state-norm growth
-// (far / at T-1) and the far loss's difference from its file's baseline; the seeds of one setting
+// (far / at T-1) and the far loss's difference from its model's baseline (in its file; an experiment of
+// several models has one baseline each); the seeds of one setting
 // folded under a row of their mean ± 95% interval (Student t). Sortable by any column; selecting rows
 // highlights those runs in every plot (the window's `selected` callback).
 #pragma once

@@ -719,7 +719,14 @@ void ExperimentPanel::describe_model() {
       if (architecture_problem_.isEmpty()) architecture_problem_ = tr("Model: ") + QString::fromStdString(e.what());
     }
   }
-  architecture_->setText(model->text().trimmed().isEmpty() && !pretrain_ ? QString() : described.join("\n"));
+  // Models of one architecture (the seeds of one recipe) say it once, with their count.
+  QStringList lines;
+  for (const QString& d : described) {
+    const auto n = described.count(d);
+    const QString line = n > 1 ? tr("%1 models: %2").arg(n).arg(d) : d;
+    if (!lines.contains(line)) lines << line;
+  }
+  architecture_->setText(model->text().trimmed().isEmpty() && !pretrain_ ? QString() : lines.join("\n"));
   // The panel follows the model: an intervention or analysis its architecture cannot take (core's
   // rule, capability_check.h) is disabled with the reason, or, when ticked, named as a problem.
   std::vector<std::pair<QCheckBox*, std::function<std::string(const ModelConfig&)>>> asks{
