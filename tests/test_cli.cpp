@@ -824,7 +824,8 @@ TEST(Cli, ARunIsReproducedAloneFromItsFile) {
 TEST(Cli, HybridsPretrainPostTrainAndAblateFromASpec) {
   const std::vector<std::pair<std::string, std::string>> families{
       {"nemotron_h", R"("layers": "M*-M", "n_layer": 4, "headdim": 8, "d_state": 8, "chunk_size": 8)"},
-      {"qwen3_5", R"("layers": "G*G", "n_layer": 3, "num_heads": 2, "head_dim": 8)"}};
+      {"qwen3_5", R"("layers": "G*G", "n_layer": 3, "num_heads": 2, "head_dim": 8)"},
+      {"granite_h", R"("layers": "M*M", "n_layer": 3, "headdim": 8, "d_state": 8, "chunk_size": 8)"}};
   for (const auto& [arch, shape] : families) {
     const auto spec = tmp("hybrid_" + arch + ".json"), out = tmp("hybrid_" + arch + ".h5"), keep = tmp("hybrid_" + arch + "_models"),
                again = tmp("hybrid_" + arch + "_again");

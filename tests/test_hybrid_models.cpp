@@ -1,4 +1,4 @@
-// test_hybrid_models.cpp — the hybrids behind RecurrentLM (issue 53): Nemotron-H and Qwen3.5 opened from
+// test_hybrid_models.cpp — the hybrids behind RecurrentLM (issue 53): Nemotron-H, Qwen3.5 and Granite 4.0-H opened from
 // their transformers save_pretrained folders by load_model_dir (config.json's model_type, the family's
 // checkpoint names and buffers), their state layout (the recurrent layers counted, every layer's kind,
 // the attention caches), two pieces equal one pass on each scan, saved and read back (transformers'
@@ -6,6 +6,8 @@
 // (the ablation "recurrent state reset every T, attention untouched"), and misfit caches refused by name.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+
+#include <map>
 
 #include "core/model/blocks/attention.h"
 #include "core/model/checkpoint.h"
@@ -23,7 +25,9 @@ using test::kGolden;
 
 namespace {
 
-const std::vector<std::string> kFamilies{"hf-nemotron-h", "hf-qwen3-5"};
+const std::vector<std::string> kFamilies{"hf-nemotron-h", "hf-qwen3-5", "hf-granite-h", "hf-granite-h-dense"};
+const std::map<std::string, std::string> kArchOf{
+    {"hf-nemotron-h", "nemotron_h"}, {"hf-qwen3-5", "qwen3_5"}, {"hf-granite-h", "granite_h"}, {"hf-granite-h-dense", "granite_h"}};
 
 RecurrentLM open(const std::string& dir) { return load_model_dir(kGolden + dir, default_compute()); }
 
@@ -37,7 +41,7 @@ torch::Tensor ids_of(const std::string& dir) {
 TEST(HybridModels, OpenFromTheirFoldersAndMatchTransformersInFloat32) {
   for (const auto& dir : kFamilies) {
     auto m = open(dir);
-    EXPECT_EQ(m->architecture(), dir == "hf-nemotron-h" ? "nemotron_h" : "qwen3_5");
+    EXPECT_EQ(m->architecture(), kArchOf.at(dir));
     H5File g(kGolden + dir + "/golden.h5", H5File::Mode::Read);
     torch::NoGradGuard ng;
     const double r = test::rel(m->forward(ids_of(dir)).logits.to(torch::kFloat64), test::f64(g, "logits"));

@@ -253,10 +253,10 @@ Runner add_pretrain(CLI::App& app, const std::string& command) {
   given["v_heads"] = app.add_option("--v-heads", ps.v_heads, "Gated DeltaNet: value heads (0: --heads; more: grouped value attention)")
                          ->capture_default_str();
   given["no_short_conv"] = app.add_flag("--no-short-conv", ps.no_short_conv, "Gated DeltaNet: no short convolutions (SiLU alone on q, k, v)");
-  // The hybrids (Nemotron-H, Qwen3.5):
+  // The hybrids (Nemotron-H, Qwen3.5, Granite 4.0-H):
   given["layers"] = app.add_option("--layers", ps.layers,
                                    "hybrid: one letter per layer (nemotron_h: M Mamba-2, * attention, - MLP; qwen3_5: G Gated "
-                                   "DeltaNet, * attention), e.g. 'M-*-M-'");
+                                   "DeltaNet, * attention; granite_h: M Mamba-2, * attention), e.g. 'M-*-M-'");
   given["attention_heads"] = app.add_option("--attention-heads", ps.attention_heads, "hybrid: attention heads")->capture_default_str();
   given["kv_heads"] = app.add_option("--kv-heads", ps.kv_heads, "hybrid: attention key/value heads")->capture_default_str();
   given["attention_head_dim"] = app.add_option("--attention-head-dim", ps.attention_head_dim, "hybrid: attention head dim")

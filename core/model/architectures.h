@@ -12,6 +12,7 @@
 
 #include "core/model/gdn/arch.h"
 #include "core/model/gla/arch.h"
+#include "core/model/granite_h/arch.h"
 #include "core/model/mamba1/arch.h"
 #include "core/model/mamba2/arch.h"
 #include "core/model/nemotron_h/arch.h"
@@ -19,7 +20,7 @@
 
 namespace statescope {
 
-using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig, NemotronHConfig, Qwen35Config>;
+using ModelConfig = std::variant<Mamba2Config, Mamba1Config, GLAConfig, GatedDeltaNetConfig, NemotronHConfig, Qwen35Config, GraniteHConfig>;
 
 // Calls f(std::type_identity<Config>{}) for each architecture, in the variant's order.
 template <class F>

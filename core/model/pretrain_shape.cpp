@@ -38,10 +38,11 @@ ModelConfig shape_config(const PretrainShape& s, const std::string& where) {
 bool PretrainField::owned_by(const std::string& a) const { return std::find(archs.begin(), archs.end(), a) != archs.end(); }
 
 const std::vector<PretrainField>& pretrain_fields() {
-  static const std::vector<std::string> m2{"mamba2", "nemotron_h"}, m1{"mamba1"}, mamba{"mamba2", "mamba1", "nemotron_h"},
-      mamba_init{"mamba2", "mamba1"}, gla{"gla"}, gdn{"gated_deltanet", "qwen3_5"}, fla{"gla", "gated_deltanet", "qwen3_5"},
-      a_range{"mamba2", "gated_deltanet", "nemotron_h", "qwen3_5"}, a_log{"mamba2", "mamba1", "gated_deltanet"},
-      mlp{"gla", "gated_deltanet", "nemotron_h", "qwen3_5"}, hybrid{"nemotron_h", "qwen3_5"};
+  static const std::vector<std::string> m2{"mamba2", "nemotron_h", "granite_h"}, m1{"mamba1"},
+      mamba{"mamba2", "mamba1", "nemotron_h", "granite_h"}, mamba_init{"mamba2", "mamba1"}, gla{"gla"},
+      gdn{"gated_deltanet", "qwen3_5"}, fla{"gla", "gated_deltanet", "qwen3_5"},
+      a_range{"mamba2", "gated_deltanet", "nemotron_h", "qwen3_5", "granite_h"}, a_log{"mamba2", "mamba1", "gated_deltanet"},
+      mlp{"gla", "gated_deltanet", "nemotron_h", "qwen3_5", "granite_h"}, hybrid{"nemotron_h", "qwen3_5", "granite_h"};
   static const std::vector<PretrainField> f{
       {"headdim", "--headdim", "Mamba-2", m2},
       {"ngroups", "--ngroups", "Mamba-2", m2},

@@ -11,7 +11,7 @@
 namespace statescope {
 
 struct PretrainShape {
-  std::string arch = "mamba2";  // an architecture's key: "mamba2" | "mamba1" | "gla" | "gated_deltanet" | "nemotron_h" | "qwen3_5"
+  std::string arch = "mamba2";  // an architecture's key: "mamba2" | "mamba1" | "gla" | "gated_deltanet" | "nemotron_h" | "qwen3_5" | "granite_h"
   int64_t d_model = 64, n_layer = 2, d_state = 32, expand = 2, d_conv = 4;  // GLA: d_conv with short_conv
   int64_t headdim = 16, ngroups = 1, chunk_size = 64;  // Mamba-2
   int64_t dt_rank = 0;                                  // Mamba-1 (0: ceil(d_model / 16))
@@ -28,8 +28,9 @@ struct PretrainShape {
   // expand_v as given: GLA's value dim over d_model (unset: 1), Gated DeltaNet's value dim per head over
   // head_dim (unset: 2, fla's default).
   bool expand_v_set = false;
-  // Hybrids (Nemotron-H, Qwen3.5): the layer pattern, one letter per layer (Nemotron-H: M Mamba-2, *
-  // attention, - relu^2 MLP; Qwen3.5: G Gated DeltaNet, * attention, each followed by its MLP), n_layer
+  // Hybrids (Nemotron-H, Qwen3.5, Granite 4.0-H): the layer pattern, one letter per layer (Nemotron-H: M
+  // Mamba-2, * attention, - relu^2 MLP; Qwen3.5: G Gated DeltaNet, * attention; Granite 4.0-H: M Mamba-2,
+  // * attention; in both of the last each followed by its MLP), n_layer
   // letters; the attention layers' heads, key/value heads and head dim. The recurrent layers take the
   // fields above (Nemotron-H: Mamba-2's d_state, headdim, ngroups, expand, chunk_size, dt_limit;
   // Qwen3.5: Gated DeltaNet's num_heads, head_dim, v_heads, expand_v), the MLPs mlp_size (0: 4 x d_model).

@@ -69,18 +69,19 @@ def provenance(script, seed):
 PROVENANCE = provenance("make_golden_hybrid_blocks.py", SEED)
 
 
-def whole_model_golden(model, name, kinds, script, seed, doc):
+def whole_model_golden(model, name, kinds, script, seed, doc, logits_scale=1.0):
     """A whole hybrid's fixture (make_golden_hybrids.py): save_pretrained into
     tests/golden/<name>, then golden.h5 with one pass and two pieces (13 + 8 tokens) through transformers'
     DynamicCache, the state after the first piece per recurrent layer (ssm, conv without its oldest
-    column) and per attention layer (keys, values); logits as lm_head(last_hidden_state) in float64."""
+    column) and per attention layer (keys, values); logits as lm_head(last_hidden_state) in float64,
+    times logits_scale (Granite's 1 / logits_scaling, which its ForCausalLM applies after the head)."""
     d = fresh(os.path.join(HERE, name))
     model.save_pretrained(d, safe_serialization=True)
     g = torch.Generator().manual_seed(seed + 1)
     ids = torch.randint(0, model.config.vocab_size, (2, 21), generator=g)
 
     def logits(out):
-        return model.lm_head(out.last_hidden_state)
+        return model.lm_head(out.last_hidden_state) * logits_scale
 
     with torch.no_grad():
         whole = logits(model.model(ids, use_cache=False))

@@ -16,13 +16,22 @@ hf-qwen3-5 (Qwen3_5ForCausalLM, model_type qwen3_5_text, seed 20261209): [linear
   key/value heads of 16, zero-centred q/k norms, RoPE on the first quarter of each head, theta 1e4, the
   sigmoid output gate), each followed by the SwiGLU MLP; untied head.
 
+hf-granite-h (GraniteMoeHybridForCausalLM, model_type granitemoehybrid, seed 20261210): [linear_attention,
+  full_attention, linear_attention]: Mamba-2 (8 heads of 12, 2 groups), attention (4 query heads over 2
+  key/value heads of 12, RoPE theta 1e4, attention_multiplier 0.09 as the score scale), each layer with 4
+  SwiGLU experts (top-2, softmax over the two) beside the shared SwiGLU MLP; muP multipliers (embedding 6,
+  residual 0.3, logits / 2.5); tied head.
+hf-granite-h-dense (the same family, seed 20261211): [full_attention, linear_attention], NoPE
+  (position_embedding_type null), no experts (the shared MLP alone), attention biases, untied head, the
+  multipliers at other values.
+
 golden.h5:
   input_ids [2, 21] and logits [2, 21, vocab] of one pass from the empty state;
   the same tokens in two pieces through transformers' DynamicCache (13, then 8): the state after the
   first piece (per recurrent layer ssm [layer, batch, heads, ...] (float32 in transformers) and conv
   [layer, batch, channels, kernel-1] (oldest first); per attention layer keys and values [layer, batch,
   kv_heads, 13, head_dim], as cached) and the second piece's logits [2, 8, vocab].
-Logits are lm_head(last_hidden_state) in float64. transformers computes the scans, the RMSNorms, the
+Logits are lm_head(last_hidden_state) in float64 (Granite's divided by its logits_scaling). transformers computes the scans, the RMSNorms, the
 q/k norms and the router in float32 inside its float64 models (about 1e-7 relative; its own two pieces
 differ from its one pass by 4e-7 (Nemotron-H) and 8e-6 (Qwen3.5)); the C++ tests' tolerance says so.
 
@@ -34,14 +43,15 @@ import os
 import sys
 
 import torch
-from transformers import NemotronHConfig, NemotronHForCausalLM, Qwen3_5ForCausalLM, Qwen3_5TextConfig
+from transformers import (GraniteMoeHybridConfig, GraniteMoeHybridForCausalLM, NemotronHConfig, NemotronHForCausalLM,
+                          Qwen3_5ForCausalLM, Qwen3_5TextConfig)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # (importing it also quiets transformers' warnings)
 from make_golden_hybrid_blocks import perturb, whole_model_golden  # noqa: E402
 
 SCRIPT = "make_golden_hybrids.py"
-NEMOTRON_SEED, QWEN_SEED = 20261208, 20261209
+NEMOTRON_SEED, QWEN_SEED, GRANITE_SEED, GRANITE_DENSE_SEED = 20261208, 20261209, 20261210, 20261211
 
 
 def build(cls, cfg):
@@ -75,9 +85,36 @@ def qwen3_5():
     whole_model_golden(model, "hf-qwen3-5", model.config.layer_types, SCRIPT, QWEN_SEED, __doc__)
 
 
+def granite_h():
+    common = dict(vocab_size=96, hidden_size=48, num_attention_heads=4, num_key_value_heads=2, mamba_n_heads=8,
+                  mamba_d_head=12, mamba_n_groups=2, mamba_d_state=8, mamba_d_conv=4, mamba_chunk_size=8,
+                  shared_intermediate_size=40)
+    torch.manual_seed(GRANITE_SEED)
+    cfg = GraniteMoeHybridConfig(num_hidden_layers=3, layer_types=["linear_attention", "full_attention", "linear_attention"],
+                                 intermediate_size=24, num_local_experts=4, num_experts_per_tok=2,
+                                 position_embedding_type="rope", rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+                                 embedding_multiplier=6.0, attention_multiplier=0.09, residual_multiplier=0.3,
+                                 logits_scaling=2.5, tie_word_embeddings=True, **common)
+    model = build(GraniteMoeHybridForCausalLM, cfg)
+    whole_model_golden(model, "hf-granite-h", model.config.layer_types, SCRIPT, GRANITE_SEED, __doc__,
+                       logits_scale=1.0 / model.config.logits_scaling)
+    torch.manual_seed(GRANITE_DENSE_SEED)
+    cfg = GraniteMoeHybridConfig(num_hidden_layers=2, layer_types=["full_attention", "linear_attention"],
+                                 num_local_experts=0, position_embedding_type=None, attention_bias=True,
+                                 embedding_multiplier=2.0, attention_multiplier=0.2, residual_multiplier=0.5,
+                                 logits_scaling=0.8, tie_word_embeddings=False, **common)
+    model = build(GraniteMoeHybridForCausalLM, cfg)
+    whole_model_golden(model, "hf-granite-h-dense", model.config.layer_types, SCRIPT, GRANITE_DENSE_SEED, __doc__,
+                       logits_scale=1.0 / model.config.logits_scaling)
+
+
+FAMILIES = {"nemotron_h": nemotron_h, "qwen3_5": qwen3_5, "granite_h": granite_h}
+
+
 def main():
-    nemotron_h()
-    qwen3_5()
+    # Every family, or those named: make_golden_hybrids.py granite_h
+    for name in sys.argv[1:] or FAMILIES:
+        FAMILIES[name]()
     return 0
 
 

@@ -52,6 +52,7 @@ ForwardOutput HybridLMImpl::forward_span(const torch::Tensor& tokens, const Mode
   ForwardPrecision precision(mixed_bf16, emb.device());
   auto ids = tokens.to(emb.device(), torch::kInt64);
   auto h = emb.index_select(0, ids.reshape({-1})).view({b, ids.size(1), -1});  // [b, L, d_model]
+  if (const double m = embedding_multiplier(); m != 1.0) h = h * m;
   int64_t r = 0, a = 0;
   for (size_t i = 0; i < kinds_.size(); ++i) {
     LayerIO io;
@@ -76,6 +77,7 @@ ForwardOutput HybridLMImpl::forward_span(const torch::Tensor& tokens, const Mode
   }
   if (opt.logits_from > 0) h = h.narrow(1, opt.logits_from, h.size(1) - opt.logits_from);  // [b, L - from, d_model]
   out.logits = precision.logits(dense(final_normed(h), output_weight()));                  // [b, L, vocab]
+  if (const double m = logits_multiplier(); m != 1.0) out.logits = out.logits * m;
   if (opt.state_norms && NR > 0) {
     out.norm_per_head = torch::stack(norms, 0);                             // [NR, b, L, groups]
     out.norm = out.norm_per_head.square().sum(-1).sqrt();                  // [NR, b, L]

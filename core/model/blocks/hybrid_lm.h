@@ -57,6 +57,10 @@ class HybridLMImpl : public RecurrentLMImpl {
   virtual torch::Tensor layer(int64_t i, const torch::Tensor& h, LayerIO& io) = 0;
   // The final norm of h [b, L, d_model].
   virtual torch::Tensor final_normed(const torch::Tensor& h) const = 0;
+  // A family's scale of the embedding (Granite's embedding_multiplier) and of the logits (Granite's
+  // 1 / logits_scaling); 1: none.
+  virtual double embedding_multiplier() const { return 1.0; }
+  virtual double logits_multiplier() const { return 1.0; }
   // The value of a norm weight that leaves its input as it is (1; 0 for zero-centred norms).
   virtual double norm_identity() const { return 1.0; }
 
