@@ -24,6 +24,8 @@
 #include <QAbstractSpinBox>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QSvgRenderer>
+#include <QPainter>
 #include <QStandardItemModel>
 #include <QTableWidget>
 #include <QTabWidget>
@@ -327,12 +329,53 @@ TEST(Gui, FiguresExportAtPaperAndSlideSizes) {
     EXPECT_TRUE(f.open(QIODevice::ReadOnly));
     return QString::fromUtf8(f.readAll());
   };
+  // The SVG's text in pixels of 1/96 in (8 pt: 10.67 px), its page the preset's inches.
+  auto font_px = [](const QString& svg) {
+    std::set<double> px;
+    static const QRegularExpression re("font-size=\"([0-9.]+)\"");
+    for (auto it = re.globalMatch(svg); it.hasNext();) px.insert(it.next().captured(1).toDouble());
+    return px;
+  };
+  auto has_px = [](const std::set<double>& px, double want) {
+    return std::any_of(px.begin(), px.end(), [&](double v) { return std::abs(v - want) < 0.01; });
+  };
   const QString paper = svg_of(sizes[1], "statescope_fig_column.svg");
-  EXPECT_TRUE(paper.contains("font-size=\"8\"")) << "the axis label at 8 pt";
-  EXPECT_TRUE(paper.contains("width=\"336\"")) << paper.left(400).toStdString();
+  EXPECT_TRUE(has_px(font_px(paper), 8 * 96.0 / 72)) << "the axis label at 8 pt";
+  EXPECT_TRUE(paper.contains("width=\"88.9mm\"")) << "3.5 in: " << paper.left(400).toStdString();
+  EXPECT_TRUE(paper.contains("viewBox=\"0 0 336 ")) << paper.left(400).toStdString();
   const QString slide = svg_of(sizes[3], "statescope_fig_slide.svg");
-  EXPECT_TRUE(slide.contains("font-size=\"20\""));
-  EXPECT_FALSE(slide.contains("font-size=\"8\""));
+  EXPECT_TRUE(has_px(font_px(slide), 20 * 96.0 / 72));
+  EXPECT_FALSE(has_px(font_px(slide), 8 * 96.0 / 72));
+  // Drawn by an SVG renderer, the legend's line ends clear of its text (the SVG writer ignores the
+  // clip that keeps QCustomPlot's line inside its icon): at least 2 px of page between them.
+  {
+    QSvgRenderer r(QString::fromStdString(tmp("statescope_fig_column.svg")));
+    ASSERT_TRUE(r.isValid());
+    const int k = 4;  // device pixels per SVG pixel
+    QImage img(r.viewBox().size() * k, QImage::Format_ARGB32);
+    img.fill(Qt::white);
+    QPainter painter(&img);
+    r.render(&painter);
+    painter.end();
+    auto red = [](QColor c) { return c.red() > 200 && c.green() < 90 && c.blue() < 90; };
+    int best = 0, row = 0, end = 0;  // the swatch: the longest horizontal run of the series' red
+    for (int y = 0; y < img.height(); ++y)
+      for (int x = 0, run = 0; x < img.width(); ++x) {
+        run = red(img.pixelColor(x, y)) ? run + 1 : 0;
+        if (run > best) best = run, row = y, end = x;
+      }
+    ASSERT_GT(best, 20 * k) << "no legend line found";
+    int gap = -1;
+    for (int x = end + 1; x < std::min(img.width(), end + 40 * k) && gap < 0; ++x)
+      for (int y = std::max(0, row - 6 * k); y < std::min(img.height(), row + 6 * k); ++y) {
+        const QColor c = img.pixelColor(x, y);
+        if (!red(c) && c.red() < 140 && c.green() < 140 && c.blue() < 140) {
+          gap = x - end - 1;
+          break;
+        }
+      }
+    EXPECT_GE(gap, 2 * k) << "the legend's text touches its line";
+  }
   gui::MainWindow w;  // the menu's choice is what exports use, and it is kept
   w.set_quiet(true);
   w.set_figure_size(2);
@@ -1768,6 +1811,11 @@ TEST(Gui, HeatmapPositionLabelsAreFewAndDoNotOverlap) {
   EXPECT_EQ(labels(), (QStringList{"0", "200", "400"}));
   auto t = h.plot()->xAxis->ticker().dynamicCast<QCPAxisTickerText>();
   EXPECT_DOUBLE_EQ(t->ticks().lastKey(), 400.0) << "a label stands at its value's cell";
+  // An uneven grid (EffRem's rows: T = 256, 1024, 4096) is labelled by its cells' own values.
+  h.set_map(lin, {256, 1024, 4096}, std::vector<double>(lin.size() * 3, 1.0), false, false, "s", "T", "z");
+  auto yt = h.plot()->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  ASSERT_FALSE(yt.isNull());
+  EXPECT_EQ(yt->ticks().values(), (QStringList{"256", "1024", "4096"}));
 }
 
 // Cell values are written into a heatmap only where each cell is wide enough for its text: a narrow

@@ -93,10 +93,13 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
       }
       if (!t->ticks().isEmpty()) return t;
     }
-    // Round values (1, 2 or 5 times a power of ten, at most about 4 of them) placed where they fall
-    // between cells, on increasing coordinates; else at most 4 evenly spaced cells.
-    const bool increasing = n > 1 && std::is_sorted(c.begin(), c.end()) && c.back() > c.front();
-    if (increasing) {
+    // On an evenly spaced grid (positions 0, 1, 2, ...): round values (1, 2 or 5 times a power of
+    // ten, at most about 4 of them) placed where they fall between cells. Else (an uneven grid: T =
+    // 256, 1024, 4096) the cells' own values, at most 6 evenly spaced cells.
+    bool uniform = n > 2 && c.back() > c.front();
+    for (int i = 1; uniform && i < n; ++i)
+      uniform = std::abs((c[i] - c[i - 1]) - (c.back() - c.front()) / (n - 1)) <= 1e-6 * (c.back() - c.front());
+    if (uniform) {
       const double raw = (c.back() - c.front()) / 4, mag = std::pow(10.0, std::floor(std::log10(raw)));
       double step = 10 * mag;
       for (double m : {1.0, 2.0, 5.0})
@@ -113,7 +116,7 @@ void HeatmapWidget::set_map(const std::vector<double>& x, const std::vector<doub
       if (t->ticks().size() >= 2) return t;
       t->clear();
     }
-    const int step = std::max(1, (n + 3) / 4);
+    const int step = std::max(1, (n + 5) / 6);
     for (int i = 0; i < n; i += step) t->addTick(i, QString::number(c[i], 'g', 4));
     return t;
   };

@@ -469,6 +469,19 @@ bool PlotWidget::export_image(const QString& path, int w, int h, bool light, dou
       gen.setFileName(tmp);
       gen.setSize(QSize(w, h));
       gen.setViewBox(QRect(0, 0, w, h));
+      // The presets' pixels are 1/96 inch (figure_sizes): a 336-pixel column is 3.5 in (88.9 mm), and
+      // text in points is as wide as where the layout measured it (the generator's 72 dpi default made
+      // the page 4.7 in and the text a third smaller than its boxes).
+      gen.setResolution(96);
+      // The SVG writer ignores clipping, and QCustomPlot draws a legend's line 5 px past its icon,
+      // clipped everywhere else: widen the gap before the text so the line never touches it.
+      QCPLegend* lg = plot_->legend;
+      struct Padding {
+        QCPLegend* lg;
+        int was;
+        ~Padding() { lg->setIconTextPadding(was); }
+      } padding{lg, lg->iconTextPadding()};
+      lg->setIconTextPadding(padding.was + 6);
       gen.setTitle(plot_->objectName());
       QCPPainter painter;
       if (!painter.begin(&gen)) return false;
