@@ -10,7 +10,12 @@
 //   BENCH_TOKENS=FILE      the tokens, int32 little-endian, batch x length (default: seeded random ids)
 //   BENCH_LOGITS_OUT=FILE  write the forward's logits there, float32, (batch, length, vocab)
 // And BENCH_PRECISION=bf16: the CPU bf16 path (core/model/dense.h) on whatever bf16 units the CPU has
-// (the JSON line names them; "" = none, emulated), fp32 master weights as in training.
+// (the JSON line names them), fp32 master weights as in training; a CPU with neither runs fp32, as
+// statescope does (the line's "precision" says so).
+// BENCH_DENSE=1 (issue 55, "nothing got slower in fp32"): the projections' fp32 matmul before and
+// after the bf16 change in one run: F::linear, which every projection called before, against dense()
+// (core/model/dense.h), which they call now, at the model's in_proj and head shapes on batch x length
+// rows; alternating, best of ITERS + 1 each; one JSON line with the times and the ratios.
 #include <torch/torch.h>
 
 #include <chrono>
@@ -22,6 +27,7 @@
 #include "core/base/memory_tuning.h"
 #include "core/compute/runtime.h"
 #include "core/model/checkpoint.h"
+#include "core/model/dense.h"
 #include "core/model/mamba1/model.h"
 #include "core/model/mamba2/model.h"
 
@@ -112,7 +118,10 @@ int main(int argc, char** argv) {
     f = flops_per_token(c);
   }
   const char* precision_env = std::getenv("BENCH_PRECISION");
-  const std::string precision = precision_env ? precision_env : "fp32";
+  // bf16 as statescope runs it (core/compute/runtime.h): on a CPU with neither AMX nor AVX512-BF16 it
+  // falls back to fp32 (bf16 there is emulated, many times slower); the JSON line says so.
+  std::string precision = precision_env ? precision_env : "fp32";
+  if (precision == "bf16" && cpu_bf16_isa().empty()) precision = "fp32 (bf16 asked: no bf16 units)";
   model->mixed_bf16 = precision == "bf16";
   torch::manual_seed(0);
   auto tokens = torch::randint(0, V, {B, L}, torch::kInt64);  // (B, L)
@@ -124,6 +133,37 @@ int main(int argc, char** argv) {
       return 2;
     }
     tokens = torch::from_blob(ids.data(), {B, L}, torch::kInt32).to(torch::kInt64);
+  }
+  if (std::getenv("BENCH_DENSE")) {
+    torch::NoGradGuard ng;
+    namespace F = torch::nn::functional;
+    torch::Tensor w_in;
+    for (const auto& p : model->named_parameters())
+      if (p.key().find("in_proj.weight") != std::string::npos) {
+        w_in = p.value();
+        break;
+      }
+    const std::vector<std::pair<std::string, torch::Tensor>> ws{{"in_proj", w_in}, {"head", model->output_weight()}};
+    auto x = torch::randn({B * L, w_in.size(1)});  // [rows, d_model]
+    nlohmann::json out{{"shape", argv[2]}, {"threads", threads}, {"rows", B * L}};
+    using clock = std::chrono::steady_clock;
+    for (const auto& [name, w] : ws) {
+      double lin = 1e30, den = 1e30;
+      for (int r = 0; r < 2 * (iters + 1); ++r) {
+        const bool first_dense = r % 2;
+        auto t0 = clock::now();
+        auto y0 = first_dense ? dense(x, w) : F::linear(x, w);
+        auto t1 = clock::now();
+        auto y1 = first_dense ? F::linear(x, w) : dense(x, w);
+        auto t2 = clock::now();
+        const double a = std::chrono::duration<double>(t1 - t0).count(), b = std::chrono::duration<double>(t2 - t1).count();
+        if (r < 2) continue;  // warm-up
+        den = std::min(den, first_dense ? a : b), lin = std::min(lin, first_dense ? b : a);
+      }
+      out[name + "_linear_ms"] = lin * 1e3, out[name + "_dense_ms"] = den * 1e3, out[name + "_dense_over_linear"] = den / lin;
+    }
+    std::cout << out.dump() << std::endl;
+    return 0;
   }
   const std::string scan = argc == 6 ? argv[5] : "aten";  // fused on the CPU: the plain-loop scan (cpu_scan.h)
   ForwardOptions fo;
