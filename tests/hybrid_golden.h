@@ -53,6 +53,20 @@ inline torch::Tensor pass(RecurrentLM m, const torch::Tensor& ids, const ModelSt
   return out.logits;
 }
 
+// From a random non-zero recurrent state `init` (and no keys yet), `ids` in two pieces (7 tokens, then
+// the rest) give the logits and the state of one pass to `tol` (recurrent layer 1's ssm, attention
+// layer 0's keys), and the initial state matters.
+inline void expect_pieces_from_state(RecurrentLM m, const torch::Tensor& ids, const ModelState& init, double tol) {
+  ModelState s, p;
+  auto one = pass(m, ids, &init, &s);
+  auto a = pass(m, ids.narrow(1, 0, 7), &init, &p);
+  auto b = pass(m, ids.narrow(1, 7, ids.size(1) - 7), &p, &p);
+  EXPECT_LT(rel(torch::cat({a, b}, 1), one), tol);
+  EXPECT_LT(rel(p[1].ssm, s[1].ssm), tol);
+  EXPECT_LT(rel(p.attention[0].keys, s.attention[0].keys), tol);
+  EXPECT_GT(rel(pass(m, ids), one), 1e-6) << "the initial state matters";
+}
+
 // The whole-model checks (see above); `tol` bounds the logits and the state.
 inline void check_against_transformers(RecurrentLM m, const std::string& dir, double tol) {
   H5File g(kGolden + dir + "/golden.h5", H5File::Mode::Read);

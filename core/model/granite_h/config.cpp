@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/model/blocks/hybrid_mamba2.h"
 #include "core/model/config_json.h"
 #include "core/model/mamba2/arch.h"
 #include "core/model/pretrain_shape.h"
@@ -119,21 +120,15 @@ GraniteHConfig parse_granite_h(const nlohmann::json& j, const std::string& sourc
 }
 
 Mamba2Config mamba_layers(const GraniteHConfig& c) {
-  Mamba2Config m;
-  m.n_layer = c.count(LayerKind::Mamba2), m.vocab_size = c.vocab_size;
-  m.d_model = c.d_model, m.d_state = c.d_state, m.headdim = c.mamba_head_dim, m.ngroups = c.n_groups;
-  m.d_conv = c.conv_kernel, m.chunk_size = c.chunk_size, m.expand = c.mamba_expand;
-  m.d_inner_override = c.mamba_heads * c.mamba_head_dim;
-  m.conv_bias = c.conv_bias, m.proj_bias = c.proj_bias, m.norm_eps = c.norm_eps, m.norm_per_group = true;
-  m.dt_limit_lo = c.dt_limit_lo, m.dt_limit_hi = c.dt_limit_hi;
+  Mamba2Config m = hybrid_mamba2_layers(c);
+  m.expand = c.mamba_expand;
   return m;
 }
 
 int64_t GraniteHConfig::parameter_count() const {
   const int64_t H = d_model, V = vocab_size, hd = head_dim();
   const Mamba2Config m = mamba_layers(*this);
-  const int64_t mamba = m.in_proj_rows() * H + (proj_bias ? m.in_proj_rows() + H : 0) + m.conv_dim() * conv_kernel +
-                        (conv_bias ? m.conv_dim() : 0) + 3 * m.nheads() + m.d_inner() + m.d_inner() * H;
+  const int64_t mamba = mamba2_mixer_parameters(m);
   const int64_t attention = 2 * H * heads * hd + 2 * H * kv_heads * hd + (attention_bias ? heads * hd + 2 * kv_heads * hd + H : 0);
   const int64_t ffn = 3 * H * shared_intermediate + (experts > 0 ? experts * H + experts * 3 * H * intermediate : 0);
   return (tie_embeddings ? 1 : 2) * V * H + H + n_layer * (2 * H + ffn) + count(LayerKind::Mamba2) * mamba +

@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "core/base/error.h"
+#include "core/model/blocks/mamba2_terms.h"
 #include "core/model/dense.h"
 
 namespace statescope {
@@ -52,14 +53,7 @@ torch::Tensor GraniteHLMImpl::layer(int64_t i, const torch::Tensor& h0, LayerIO&
 }
 
 SelectiveScanTerms GraniteHLMImpl::scan_terms(const torch::Tensor& mixer_input, int64_t layer, const LayerState* init) {
-  int64_t r = 0;
-  for (auto& m : mixers)
-    if (auto* mixer = std::get_if<Mamba2Mixer>(&m)) {
-      if (r++ != layer) continue;
-      const Mamba2ScanInputs in = (*mixer)->scan_inputs(mixer_input, init);
-      return {in.dt, in.A, in.B, in.C, /*per_channel_A=*/false, mamba.nheads() / mamba.ngroups};
-    }
-  throw Error("scan_terms: recurrent layer " + std::to_string(layer) + " of " + std::to_string(r));
+  return mamba2_scan_terms(mixers, mamba, mixer_input, layer, init);
 }
 
 torch::Tensor GraniteHLMImpl::final_normed(const torch::Tensor& h) const { return rms_norm(h, final_norm->weight, cfg.norm_eps); }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/error.h"
+#include "core/model/blocks/hybrid_mamba2.h"
 #include "core/model/config_json.h"
 #include "core/model/mamba2/arch.h"
 #include "core/model/pretrain_shape.h"
@@ -98,21 +99,12 @@ NemotronHConfig parse_nemotron_h(const nlohmann::json& j, const std::string& sou
   return c;
 }
 
-Mamba2Config mamba_layers(const NemotronHConfig& c) {
-  Mamba2Config m;
-  m.n_layer = c.count(LayerKind::Mamba2), m.vocab_size = c.vocab_size;
-  m.d_model = c.d_model, m.d_state = c.d_state, m.headdim = c.mamba_head_dim, m.ngroups = c.n_groups;
-  m.d_conv = c.conv_kernel, m.chunk_size = c.chunk_size, m.d_inner_override = c.mamba_heads * c.mamba_head_dim;
-  m.conv_bias = c.conv_bias, m.proj_bias = c.proj_bias, m.norm_eps = c.norm_eps, m.norm_per_group = true;
-  m.dt_limit_lo = c.dt_limit_lo, m.dt_limit_hi = c.dt_limit_hi;
-  return m;
-}
+Mamba2Config mamba_layers(const NemotronHConfig& c) { return hybrid_mamba2_layers(c); }
 
 int64_t NemotronHConfig::parameter_count() const {
   const int64_t H = d_model, V = vocab_size;
   const Mamba2Config m = mamba_layers(*this);
-  const int64_t mamba = m.in_proj_rows() * H + (proj_bias ? m.in_proj_rows() + H : 0) + m.conv_dim() * conv_kernel +
-                        (conv_bias ? m.conv_dim() : 0) + 3 * m.nheads() + m.d_inner() + m.d_inner() * H;
+  const int64_t mamba = mamba2_mixer_parameters(m);
   const int64_t attention = 2 * H * heads * head_dim + 2 * H * kv_heads * head_dim;
   const int64_t mlp = 2 * H * intermediate;
   const int64_t X = latent > 0 ? latent : H;
