@@ -128,15 +128,10 @@ void RunsTableView::show_runs() {
   // Every evaluated run summarised against its yardstick (core/store/run_summary.h).
   std::vector<Row> rows;
   std::vector<std::pair<int64_t, int64_t>> bins;  // the union, in order
-  std::map<QString, double> baseline_far;         // model_key -> its baseline's far loss
   // A run's baseline is its own model's: an experiment of several models names their runs
   // "<model>:<policy>" (core/experiment/experiment.cpp), one baseline each.
-  auto model_key = [](const RunData& r) {
-    const QString in_file = r.in_file.isEmpty() ? r.name : r.in_file;
-    const int colon = in_file.lastIndexOf(':');
-    return r.file + "\n" + (colon < 0 ? QString() : in_file.left(colon));
-  };
-  std::vector<QString> row_model;
+  std::map<QString, double> baseline_far;  // file + "\n" + model -> its baseline's far loss
+  std::vector<QString> row_model;          // per row: its file + "\n" + model
   bool fixed_all = true;
   for (const auto& r : runs_) {
     if (!r.eval) continue;
@@ -175,9 +170,11 @@ void RunsTableView::show_runs() {
       if (std::find(bins.begin(), bins.end(), s.bins[b]) == bins.end()) bins.push_back(s.bins[b]);
     }
     const QString in_file = r.in_file.isEmpty() ? r.name : r.in_file;
-    if (in_file == "baseline" || in_file.endsWith(":baseline")) baseline_far[model_key(r)] = s.loss_far;
+    const int colon = in_file.lastIndexOf(':');
+    const QString model = r.file + "\n" + (colon < 0 ? QString() : in_file.left(colon));
+    if (in_file.mid(colon + 1) == "baseline") baseline_far[model] = s.loss_far;
     rows.push_back(row);
-    row_model.push_back(model_key(r));
+    row_model.push_back(model);
   }
   std::sort(bins.begin(), bins.end());
   for (size_t i = 0; i < rows.size(); ++i)
